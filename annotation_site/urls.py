@@ -1,0 +1,11 @@
+from django.contrib import admin
+from django.urls import include, path
+
+admin.site.site_header = "Reflection coherence studies"
+admin.site.site_title = "Reflection studies admin"
+admin.site.index_title = "Studies, materials and annotators"
+
+urlpatterns = [
+    path("admin/", admin.site.urls),
+    path("", include("studies.urls")),
+]

@@ -1,0 +1,83 @@
+"""Shared fixtures.
+
+Tests marked ``postgres`` or ``broker`` need the real services. Without them
+(a laptop with nothing running) they are skipped with a reason; in CI (CI=true)
+a missing service is a failure, so nothing is silently skipped there.
+"""
+
+import json
+import os
+from datetime import timedelta
+
+import pytest
+from django.conf import settings
+
+from studies.importers import materials_import
+from studies.services import study_create
+
+IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
+
+
+def _missing(reason: str) -> None:
+    if IN_CI:
+        pytest.fail(f"CI must run this test: {reason}")
+    pytest.skip(reason)
+
+
+@pytest.fixture(autouse=True)
+def _require_services(request):
+    if request.node.get_closest_marker("postgres"):
+        if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+            _missing("needs PostgreSQL: set DATABASE_URL=postgres://...")
+    if request.node.get_closest_marker("broker"):
+        if not settings.CELERY_BROKER_URL:
+            _missing("needs a Redis broker: set CELERY_BROKER_URL=redis://...")
+
+
+def materials_doc(n_contexts: int = 3, stages=("GPT-2 stage", "GPT-3 stage")) -> dict:
+    """A small, valid JSON materials document: per context a human reflection and two
+    synthetic reflections per stage."""
+    contexts = []
+    for i in range(1, n_contexts + 1):
+        contexts.append(
+            {
+                "id": f"dlg-{i}",
+                "turns": [
+                    {"role": "therapist", "text": f"What brings you here today ({i})?"},
+                    {"role": "client", "text": f"I keep worrying about problem number {i}."},
+                ],
+                "human_reflection": f"Problem {i} has been weighing on you.",
+                "synthetic": [
+                    {
+                        "stage": stage,
+                        "source": stage.split()[0],
+                        "text": f"{stage} candidate {j} for dialogue {i}.",
+                        "generation": {"model": stage.split()[0].lower(), "decoding": "greedy"},
+                    }
+                    for stage in stages
+                    for j in (1, 2)
+                ],
+            }
+        )
+    return {"contexts": contexts}
+
+
+@pytest.fixture
+def study(db):
+    """A draft study with two stages, two groups, the default categories and consent."""
+    return study_create(
+        slug="pilot",
+        title="Pilot study",
+        stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+        groups=["Layperson", "Expert"],
+        information_sheet="What the study is about.",
+        consent_text="I agree to take part.",
+        seed=1234,
+    )
+
+
+@pytest.fixture
+def loaded_study(study):
+    """``study`` with three contexts imported (one batch per stage and context)."""
+    materials_import(study=study, content=json.dumps(materials_doc()), fmt="json")
+    return study
