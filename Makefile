@@ -1,0 +1,54 @@
+# Two commands on a fresh machine with Python 3.11: `make demo` and `make test`.
+PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
+VENV := .venv
+BIN := $(VENV)/bin
+STAMP := $(VENV)/.installed-stamp
+HOST ?= 127.0.0.1
+PORT ?= 8000
+
+.PHONY: install demo test lint format migrate serve worker beat clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# Re-installs only when pyproject.toml changed since the last install.
+$(STAMP): pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e ".[dev]"
+	touch $(STAMP)
+
+install: $(STAMP)
+
+migrate: install
+	$(BIN)/python manage.py migrate --noinput
+
+demo: migrate
+	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+serve: migrate
+	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+
+worker: install
+	$(BIN)/celery -A annotation_site worker --loglevel=info
+
+beat: install
+	$(BIN)/celery -A annotation_site beat --loglevel=info
+
+# Uses DATABASE_URL and CELERY_BROKER_URL when set; otherwise SQLite, and tests that
+# need PostgreSQL or a broker are skipped with a reason.
+test: install
+	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+lint: install
+	$(BIN)/ruff check .
+	$(BIN)/ruff format --check .
+	$(BIN)/python manage.py check
+	$(BIN)/python manage.py makemigrations --check --dry-run
+
+format: install
+	$(BIN)/ruff check --fix .
+	$(BIN)/ruff format .
+
+clean:
+	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .ruff_cache

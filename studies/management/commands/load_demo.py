@@ -1,0 +1,81 @@
+"""Create (or refresh) the demo study, a researcher login and annotator links."""
+
+import json
+from datetime import timedelta
+from pathlib import Path
+
+from django.contrib.auth import get_user_model
+from django.core.management.base import BaseCommand
+from django.db import transaction
+from django.urls import reverse
+
+from studies.importers import materials_import
+from studies.models import Study
+from studies.services import annotators_create, study_create
+
+DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+RESEARCHER_USERNAME = "researcher"
+RESEARCHER_PASSWORD = "demo-researcher"  # demo only; printed so the quick start works
+ANNOTATORS_PER_GROUP = 4
+
+
+class Command(BaseCommand):
+    help = "Load the demo study (idempotent), a researcher login, and print annotator links."
+
+    def add_arguments(self, parser):
+        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+
+    @transaction.atomic
+    def handle(self, *args, base_url: str, **options):
+        config = json.loads((DEMO_DIR / "study.json").read_text(encoding="utf-8"))
+        study = Study.objects.filter(slug=config["slug"]).first()
+        if study is None:
+            tutorial = config["tutorial"]
+            study = study_create(
+                slug=config["slug"],
+                title=config["title"],
+                description=config["description"],
+                contact_email=config["contact_email"],
+                information_sheet=config["information_sheet"],
+                consent_text=config["consent_text"],
+                tutorial_intro=tutorial["intro"],
+                tutorial_example_turns=tutorial["example_turns"],
+                tutorial_example_notes=tutorial["example_notes"],
+                tutorial_empathy_explanation=tutorial["empathy_explanation"],
+                stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+                groups=["Layperson", "Expert"],
+                status=Study.Status.OPEN,
+                seed=20261121,
+            )
+            for category in study.categories.all():
+                example = config["categories"].get(category.slug, {})
+                category.example_reflection = example.get("example_reflection", "")
+                category.example_explanation = example.get("example_explanation", "")
+                category.save(update_fields=["example_reflection", "example_explanation"])
+            self.stdout.write(f'Created the demo study "{study.title}".')
+        summary = materials_import(
+            study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
+        )
+        self.stdout.write(f"Materials: {summary}")
+
+        User = get_user_model()
+        researcher = User.objects.filter(username=RESEARCHER_USERNAME).first()
+        if researcher is None:
+            User.objects.create_superuser(RESEARCHER_USERNAME, password=RESEARCHER_PASSWORD)
+
+        for group in study.groups.all():
+            missing = ANNOTATORS_PER_GROUP - group.annotators.count()
+            if missing > 0:
+                annotators_create(group=group, count=missing)
+
+        base = base_url.rstrip("/")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Researcher (study admin):"))
+        self.stdout.write(f"  {base}{reverse('admin:index')}")
+        self.stdout.write(f"  username: {RESEARCHER_USERNAME}")
+        self.stdout.write(f"  password: {RESEARCHER_PASSWORD}")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Annotator invitation links (one per person):"))
+        for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
+            link = reverse("studies:invitation", args=[annotator.access_token])
+            self.stdout.write(f"  {annotator.pseudonym:<14} {base}{link}")

@@ -1,0 +1,96 @@
+"""The task wiring against a real Celery worker process and a real Redis broker."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+from django.db import connection
+
+from analysis.models import AnalysisRun
+from annotation_site.celery import app as celery_app
+from analysis.services import analysis_run_enqueue
+from studies.models import Annotator, Assignment, Batch
+from studies.services import Answer, annotators_create, assignment_create, judgement_record
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = [pytest.mark.postgres, pytest.mark.broker, pytest.mark.django_db(transaction=True)]
+
+
+def _database_url_of_test_db() -> str:
+    """The worker must read the test database this process writes to."""
+    s = connection.settings_dict
+    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
+    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+
+
+@pytest.fixture
+def celery_worker_process(tmp_path):
+    env = {**os.environ, "DATABASE_URL": _database_url_of_test_db(), "DJANGO_CONN_MAX_AGE": "0"}
+    celery_app.control.purge()  # messages left by earlier runs on this broker
+    log_path = tmp_path / "worker.log"
+    log = log_path.open("w")
+    proc = subprocess.Popen(
+        [
+            sys.executable, "-m", "celery", "-A", "annotation_site", "worker",
+            "--pool=solo", "--concurrency=1",
+            "--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=info",
+        ],
+        cwd=ROOT,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
+    )
+    try:
+        deadline = time.monotonic() + 60
+        while "ready." not in log_path.read_text():
+            assert proc.poll() is None, f"worker exited:\n{log_path.read_text()}"
+            assert time.monotonic() < deadline, f"worker not ready:\n{log_path.read_text()}"
+            time.sleep(0.2)
+        yield proc
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+        log.close()
+        print(log_path.read_text()[-3000:])  # shown by pytest when the test fails
+
+
+def _wait_for(run: AnalysisRun, statuses: set[str], timeout: float = 60) -> AnalysisRun:
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        run.refresh_from_db()
+        if run.status in statuses:
+            return run
+        time.sleep(0.25)
+    raise AssertionError(f"run {run.pk} still {run.status!r} after {timeout}s")
+
+
+def test_worker_runs_an_enqueued_analysis_and_stores_its_report(loaded_study, celery_worker_process):
+    group = loaded_study.groups.get(name="Layperson")
+    annotator: Annotator = annotators_create(group=group, count=1)[0]
+    batch = Batch.objects.filter(stage__study=loaded_study, stage__position=1).first()
+    assignment = assignment_create(annotator=annotator, batch=batch)
+    for reflection_id in assignment.order:
+        judgement_record(
+            assignment=assignment,
+            reflection=batch.reflections.get(pk=reflection_id),
+            answer=Answer(coherent=True, empathy=4),
+        )
+    Assignment.objects.filter(pk=assignment.pk).update(
+        status=Assignment.Status.SUBMITTED, submitted_at=assignment.assigned_at
+    )
+
+    run = analysis_run_enqueue(study=loaded_study)
+    run = _wait_for(run, {AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED})
+
+    assert run.status == AnalysisRun.Status.DONE, run.error
+    # Three non-attention items (human + 2 synthetic), one annotator, all coherent.
+    assert run.result["n_judgements"] == 3
+    stage = run.result["groups"]["Layperson"]["stages"]["GPT-2 stage"]
+    assert stage == {"n_judgements": 3, "n_items": 3, "n_annotators": 1, "coherent_rate": 1.0}
+    assert run.started_at is not None and run.finished_at >= run.started_at
