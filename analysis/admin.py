@@ -14,8 +14,16 @@ class AnalysisRunAdmin(admin.ModelAdmin):
     list_display = ("__str__", "study", "status", "progress", "created_at", "duration")
     list_filter = ("status", "study")
     readonly_fields = (
-        "study", "status", "progress", "parameters_pretty", "result_pretty", "error",
-        "requested_by", "created_at", "started_at", "finished_at",
+        "study",
+        "status",
+        "progress",
+        "parameters_pretty",
+        "result_pretty",
+        "error",
+        "requested_by",
+        "created_at",
+        "started_at",
+        "finished_at",
     )
     exclude = ("parameters", "result")
 

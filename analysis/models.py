@@ -12,7 +12,9 @@ class AnalysisRun(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
-    study = models.ForeignKey("studies.Study", on_delete=models.CASCADE, related_name="analysis_runs")
+    study = models.ForeignKey(
+        "studies.Study", on_delete=models.CASCADE, related_name="analysis_runs"
+    )
     parameters = models.JSONField(default=dict, blank=True)
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
     progress = models.PositiveSmallIntegerField(default=0, help_text="Percent done.")
@@ -40,7 +42,9 @@ class AnalysisRun(models.Model):
                 condition=~Q(status="failed") | (~Q(error="") & Q(finished_at__isnull=False)),
                 name="analysis_run_failed_has_error",
             ),
-            models.CheckConstraint(condition=Q(progress__lte=100), name="analysis_run_progress_range"),
+            models.CheckConstraint(
+                condition=Q(progress__lte=100), name="analysis_run_progress_range"
+            ),
             models.CheckConstraint(
                 condition=Q(finished_at__isnull=True)
                 | Q(started_at__isnull=True)

@@ -56,7 +56,8 @@ def analysis_run_enqueue(*, study: Study, parameters: dict | None = None, user=N
             analysis_run_task.delay(run.pk)
         except OperationalError as exc:
             analysis_run_fail(
-                run_id=run.pk, error=f"The task queue could not be reached ({exc}); try again later."
+                run_id=run.pk,
+                error=f"The task queue could not be reached ({exc}); try again later.",
             )
 
     transaction.on_commit(send)
@@ -76,7 +77,12 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
     """Compute the report of run ``run_id`` and store it. Idempotent: a redelivered
     task overwrites the same row; a run already done is left alone."""
     with transaction.atomic():
-        run = AnalysisRun.objects.select_for_update().select_related("study").filter(pk=run_id).first()
+        run = (
+            AnalysisRun.objects.select_for_update()
+            .select_related("study")
+            .filter(pk=run_id)
+            .first()
+        )
         if run is None:
             logger.warning("Analysis run %s no longer exists; nothing to do.", run_id)
             return None

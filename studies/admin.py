@@ -73,7 +73,12 @@ class AnnotatorGroupInline(admin.TabularInline):
 class ErrorCategoryInline(admin.StackedInline):
     model = ErrorCategory
     extra = 0
-    fields = (("slug", "label", "order", "bit"), "definition", "example_reflection", "example_explanation")
+    fields = (
+        ("slug", "label", "order", "bit"),
+        "definition",
+        "example_reflection",
+        "example_explanation",
+    )
     classes = ("collapse",)
 
 
@@ -101,7 +106,9 @@ class ImportMaterialsForm(forms.Form):
 
 class CreateAnnotatorsForm(forms.Form):
     group = forms.ModelChoiceField(queryset=AnnotatorGroup.objects.none())
-    count = forms.IntegerField(min_value=1, max_value=1000, initial=10, label="Number of annotators")
+    count = forms.IntegerField(
+        min_value=1, max_value=1000, initial=10, label="Number of annotators"
+    )
 
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
@@ -110,7 +117,15 @@ class CreateAnnotatorsForm(forms.Form):
 
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
-    list_display = ("title", "slug", "status", "overlap_k", "batches_per_stage", "n_contexts", "n_annotators")
+    list_display = (
+        "title",
+        "slug",
+        "status",
+        "overlap_k",
+        "batches_per_stage",
+        "n_contexts",
+        "n_annotators",
+    )
     list_filter = ("status",)
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
@@ -141,8 +156,13 @@ class StudyAdmin(admin.ModelAdmin):
         qs = super().get_queryset(request)
         if request.resolver_match and request.resolver_match.url_name.endswith("changelist"):
             qs = qs.defer(
-                "description", "information_sheet", "consent_text", "tutorial_intro",
-                "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
+                "description",
+                "information_sheet",
+                "consent_text",
+                "tutorial_intro",
+                "tutorial_example_turns",
+                "tutorial_example_notes",
+                "tutorial_empathy_explanation",
             ).annotate(
                 _n_contexts=Count("contexts", distinct=True),
                 _n_annotators=Count("annotators", distinct=True),
@@ -163,7 +183,10 @@ class StudyAdmin(admin.ModelAdmin):
         if not change and not study.categories.exists():
             error_categories_create_defaults(study=study)
         if consent_version_sync(study=study, user=request.user) is not None and change:
-            messages.info(request, "The information sheet or consent text changed: a new consent version was created.")
+            messages.info(
+                request,
+                "The information sheet or consent text changed: a new consent version was created.",
+            )
 
     def get_urls(self):
         urls = [
@@ -235,9 +258,14 @@ class StudyAdmin(admin.ModelAdmin):
             except ValidationError as exc:
                 form.add_error(None, exc)
             else:
-                messages.success(request, f"Created {len(created)} annotators. Send each their own link.")
+                messages.success(
+                    request, f"Created {len(created)} annotators. Send each their own link."
+                )
         links = [
-            (a.pseudonym, request.build_absolute_uri(reverse("studies:invitation", args=[a.access_token])))
+            (
+                a.pseudonym,
+                request.build_absolute_uri(reverse("studies:invitation", args=[a.access_token])),
+            )
             for a in created
         ]
         context = {
@@ -256,7 +284,14 @@ class StudyAdmin(admin.ModelAdmin):
 class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
     list_display = ("study", "number", "created_at", "created_by")
     list_filter = ("study",)
-    readonly_fields = ("study", "number", "information_sheet", "consent_text", "created_at", "created_by")
+    readonly_fields = (
+        "study",
+        "number",
+        "information_sheet",
+        "consent_text",
+        "created_at",
+        "created_by",
+    )
 
 
 @admin.register(Stage)
@@ -357,7 +392,10 @@ class BatchAdmin(admin.ModelAdmin):
             super()
             .get_queryset(request)
             .defer("context__turns")
-            .annotate(_n_items=Count("items", distinct=True), _n_assignments=Count("assignments", distinct=True))
+            .annotate(
+                _n_items=Count("items", distinct=True),
+                _n_assignments=Count("assignments", distinct=True),
+            )
         )
 
     @admin.display(description="items", ordering="_n_items")
@@ -386,17 +424,46 @@ class AnnotatorForm(forms.ModelForm):
 @admin.register(Annotator)
 class AnnotatorAdmin(admin.ModelAdmin):
     form = AnnotatorForm
-    list_display = ("pseudonym", "group", "study", "consented", "created_at", "last_seen_at", "is_active")
+    list_display = (
+        "pseudonym",
+        "group",
+        "study",
+        "consented",
+        "created_at",
+        "last_seen_at",
+        "is_active",
+    )
     list_filter = ("study", "group", "is_active", "platform")
     search_fields = ("pseudonym", "platform_participant_id")
     list_select_related = ("group", "study")
     readonly_fields = (
-        "study", "group", "pseudonym", "invitation_link", "platform", "platform_participant_id",
-        "consented_version", "consented_at", "tutorial_completed_at", "created_at", "last_seen_at",
+        "study",
+        "group",
+        "pseudonym",
+        "invitation_link",
+        "platform",
+        "platform_participant_id",
+        "consented_version",
+        "consented_at",
+        "tutorial_completed_at",
+        "created_at",
+        "last_seen_at",
     )
-    fields = ("pseudonym", "study", "group", "invitation_link", "is_active", "email",
-              "platform", "platform_participant_id", "consented_version", "consented_at",
-              "tutorial_completed_at", "created_at", "last_seen_at")
+    fields = (
+        "pseudonym",
+        "study",
+        "group",
+        "invitation_link",
+        "is_active",
+        "email",
+        "platform",
+        "platform_participant_id",
+        "consented_version",
+        "consented_at",
+        "tutorial_completed_at",
+        "created_at",
+        "last_seen_at",
+    )
 
     def has_add_permission(self, request):
         # Annotators are created in bulk with numbered pseudonyms: "Create annotators"
@@ -416,11 +483,23 @@ class AnnotatorAdmin(admin.ModelAdmin):
 class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Judgement
     extra = 0
-    fields = ("reflection", "coherent", "categories", "most_evident", "empathy", "seconds_spent", "updated_at")
+    fields = (
+        "reflection",
+        "coherent",
+        "categories",
+        "most_evident",
+        "empathy",
+        "seconds_spent",
+        "updated_at",
+    )
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).select_related("reflection", "assignment__batch__stage__study")
+        return (
+            super()
+            .get_queryset(request)
+            .select_related("reflection", "assignment__batch__stage__study")
+        )
 
     def categories(self, obj):
         return judgement_category_labels(obj)
@@ -480,8 +559,22 @@ def judgement_most_evident_label(obj: Judgement) -> str:
 
 @admin.register(Assignment)
 class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("annotator", "batch", "status", "is_recurring", "attention_passed", "assigned_at", "submitted_at")
-    list_filter = ("status", "attention_passed", "is_recurring", "batch__stage__study", "batch__stage")
+    list_display = (
+        "annotator",
+        "batch",
+        "status",
+        "is_recurring",
+        "attention_passed",
+        "assigned_at",
+        "submitted_at",
+    )
+    list_filter = (
+        "status",
+        "attention_passed",
+        "is_recurring",
+        "batch__stage__study",
+        "batch__stage",
+    )
     search_fields = ("annotator__pseudonym", "batch__context__external_id")
     list_select_related = ("annotator", "batch__stage", "batch__context")
     inlines = (JudgementInline,)
@@ -492,8 +585,21 @@ class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAd
 
 @admin.register(Judgement)
 class JudgementAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("annotator", "reflection_source", "coherent", "categories", "most_evident", "empathy_label", "updated_at")
-    list_filter = ("coherent", "reflection__kind", "assignment__batch__stage__study", "assignment__batch__stage")
+    list_display = (
+        "annotator",
+        "reflection_source",
+        "coherent",
+        "categories",
+        "most_evident",
+        "empathy_label",
+        "updated_at",
+    )
+    list_filter = (
+        "coherent",
+        "reflection__kind",
+        "assignment__batch__stage__study",
+        "assignment__batch__stage",
+    )
     search_fields = ("assignment__annotator__pseudonym", "reflection__text")
     list_select_related = ("assignment__annotator", "assignment__batch__stage", "reflection")
 

@@ -27,7 +27,13 @@ from .models import Batch, BatchItem, DialogueContext, Reflection, Study
 from .protocol import ATTENTION_SOURCE, HUMAN_SOURCE, TURN_ROLES
 
 GENERATION_COLUMNS = ("model", "decoding", "p", "prompt_type", "complexity")
-CSV_REQUIRED_COLUMNS = ("annomi_dialogue_id", "stage", "dialogue_context", "reflection_source", "reflection")
+CSV_REQUIRED_COLUMNS = (
+    "annomi_dialogue_id",
+    "stage",
+    "dialogue_context",
+    "reflection_source",
+    "reflection",
+)
 CSV_OPTIONAL_COLUMNS = ("kind", *GENERATION_COLUMNS)
 KINDS = ("human", "synthetic", "attention_check")
 
@@ -58,7 +64,12 @@ class ImportSummary:
     @property
     def changed(self) -> bool:
         return any(
-            (self.contexts_created, self.reflections_created, self.batches_created, self.batches_updated)
+            (
+                self.contexts_created,
+                self.reflections_created,
+                self.batches_created,
+                self.batches_updated,
+            )
         )
 
     def __str__(self) -> str:
@@ -95,7 +106,12 @@ class _ContextSpec:
 
 # Names of the same piece of information in the two formats.
 _NAMES = {
-    "csv": {"text": "reflection", "source": "reflection_source", "stage": "stage", "human": "reflection"},
+    "csv": {
+        "text": "reflection",
+        "source": "reflection_source",
+        "stage": "stage",
+        "human": "reflection",
+    },
     "json": {"text": "text", "source": "source", "stage": "stage", "human": "human_reflection"},
 }
 
@@ -141,7 +157,9 @@ def _parse_json(raw: str, issues: list[ImportIssue]) -> list[_ContextSpec]:
     try:
         data = json.loads(raw)
     except json.JSONDecodeError as exc:
-        issues.append(ImportIssue(f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}"))
+        issues.append(
+            ImportIssue(f"line {exc.lineno}, column {exc.colno}", f"invalid JSON: {exc.msg}")
+        )
         return []
     if not isinstance(data, dict) or not isinstance(data.get("contexts"), list):
         issues.append(ImportIssue("file", 'expected an object with a "contexts" list'))
@@ -181,11 +199,15 @@ def _parse_json(raw: str, issues: list[ImportIssue]) -> list[_ContextSpec]:
                     continue
                 generation = raw_item.get("generation") or {}
                 if not isinstance(generation, dict):
-                    issues.append(ImportIssue(_loc("json", item_where, "generation"), "must be an object"))
+                    issues.append(
+                        ImportIssue(_loc("json", item_where, "generation"), "must be an object")
+                    )
                     continue
                 item = _Item(
                     _clean_text(raw_item.get("stage")) or None,
-                    _clean_text(raw_item.get("source")) if kind == "synthetic" else ATTENTION_SOURCE,
+                    _clean_text(raw_item.get("source"))
+                    if kind == "synthetic"
+                    else ATTENTION_SOURCE,
                     _clean_text(raw_item.get("text")),
                     kind,
                     generation if kind == "synthetic" else {},
@@ -221,7 +243,9 @@ def _parse_csv(raw: str, issues: list[ImportIssue]) -> list[_ContextSpec]:
             continue
         spec = specs.get(external_id)
         if spec is None:
-            spec = specs[external_id] = _ContextSpec(external_id, f'dialogue "{external_id}" (first in {at})', "csv")
+            spec = specs[external_id] = _ContextSpec(
+                external_id, f'dialogue "{external_id}" (first in {at})', "csv"
+            )
 
         context_cell = (row["dialogue_context"] or "").strip()
         if context_cell:
@@ -245,10 +269,14 @@ def _parse_csv(raw: str, issues: list[ImportIssue]) -> list[_ContextSpec]:
                 )
 
         source = (row["reflection_source"] or "").strip()
-        kind = (row.get("kind") or "").strip() or ("human" if source == HUMAN_SOURCE else "synthetic")
+        kind = (row.get("kind") or "").strip() or (
+            "human" if source == HUMAN_SOURCE else "synthetic"
+        )
         if kind not in KINDS:
             issues.append(
-                ImportIssue(_loc("csv", at, "kind"), f"unknown kind {kind!r} (expected {', '.join(KINDS)})")
+                ImportIssue(
+                    _loc("csv", at, "kind"), f"unknown kind {kind!r} (expected {', '.join(KINDS)})"
+                )
             )
             continue
         if kind == "attention_check":
@@ -263,7 +291,14 @@ def _parse_csv(raw: str, issues: list[ImportIssue]) -> list[_ContextSpec]:
                     issues.append(ImportIssue(_loc("csv", at, "p"), f"not a number: {value!r}"))
             elif value:
                 generation[column] = value
-        item = _Item((row["stage"] or "").strip() or None, source, (row["reflection"] or "").strip(), kind, generation, at)
+        item = _Item(
+            (row["stage"] or "").strip() or None,
+            source,
+            (row["reflection"] or "").strip(),
+            kind,
+            generation,
+            at,
+        )
         if kind == "human":
             if spec.human is None:
                 spec.human = item
@@ -292,7 +327,9 @@ def _check(study: Study, specs: list[_ContextSpec], issues: list[ImportIssue]) -
     """Check parsed specs against each other and the study; append every problem."""
     stages = dict(study.stages.order_by("position").values_list("name", "id"))
     if not stages:
-        issues.append(ImportIssue("study", f'"{study.slug}" has no stages; add them in the admin first'))
+        issues.append(
+            ImportIssue("study", f'"{study.slug}" has no stages; add them in the admin first')
+        )
     if not specs:
         issues.append(ImportIssue("file", "contains no contexts"))
     existing = {
@@ -305,13 +342,18 @@ def _check(study: Study, specs: list[_ContextSpec], issues: list[ImportIssue]) -
     for spec in specs:
         fmt = spec.fmt
         if spec.external_id in first_seen:
-            issues.append(ImportIssue(spec.where, f"duplicate dialogue id (also {first_seen[spec.external_id]})"))
+            issues.append(
+                ImportIssue(
+                    spec.where, f"duplicate dialogue id (also {first_seen[spec.external_id]})"
+                )
+            )
         first_seen.setdefault(spec.external_id, spec.where)
         if spec.human is None:
             issues.append(
                 ImportIssue(
                     _loc(fmt, spec.where, "human") if fmt == "json" else spec.where,
-                    "missing human reflection" + (" (a row with source Human)" if fmt == "csv" else ""),
+                    "missing human reflection"
+                    + (" (a row with source Human)" if fmt == "csv" else ""),
                 )
             )
         elif not spec.human.text:
@@ -326,7 +368,11 @@ def _check(study: Study, specs: list[_ContextSpec], issues: list[ImportIssue]) -
                 continue
             if item.kind == "synthetic":
                 if not item.stage:
-                    issues.append(ImportIssue(_loc(fmt, item.where, "stage"), "a synthetic reflection needs a stage"))
+                    issues.append(
+                        ImportIssue(
+                            _loc(fmt, item.where, "stage"), "a synthetic reflection needs a stage"
+                        )
+                    )
                 if not item.source:
                     issues.append(ImportIssue(_loc(fmt, item.where, "source"), "empty source"))
             if item.source == HUMAN_SOURCE:
@@ -355,7 +401,10 @@ def _check(study: Study, specs: list[_ContextSpec], issues: list[ImportIssue]) -
             )
             if clash is not None:
                 issues.append(
-                    ImportIssue(_loc(fmt, item.where, "text"), f"duplicate reflection (same text as {clash.where})")
+                    ImportIssue(
+                        _loc(fmt, item.where, "text"),
+                        f"duplicate reflection (same text as {clash.where})",
+                    )
                 )
             else:
                 checked.append(item)
@@ -373,12 +422,20 @@ def _check(study: Study, specs: list[_ContextSpec], issues: list[ImportIssue]) -
         if context is not None:
             if spec.turns is not None and context.turns != spec.turns:
                 issues.append(
-                    ImportIssue(spec.where, "this dialogue id is already in the study with a different context")
+                    ImportIssue(
+                        spec.where,
+                        "this dialogue id is already in the study with a different context",
+                    )
                 )
-            old_human = next((r for r in context.reflections.all() if r.kind == Reflection.Kind.HUMAN), None)
+            old_human = next(
+                (r for r in context.reflections.all() if r.kind == Reflection.Kind.HUMAN), None
+            )
             if old_human and spec.human and spec.human.text and old_human.text != spec.human.text:
                 issues.append(
-                    ImportIssue(spec.where, "this dialogue is already in the study with a different human reflection")
+                    ImportIssue(
+                        spec.where,
+                        "this dialogue is already in the study with a different human reflection",
+                    )
                 )
     return stages
 
@@ -419,12 +476,15 @@ def materials_import(*, study: Study, content: bytes | str, fmt: str) -> ImportS
     elif fmt == "csv":
         specs = _parse_csv(content, issues)
     else:
-        raise MaterialsImportError([ImportIssue("file", f"unknown format {fmt!r}: use json or csv")])
-    if issues:
+        raise MaterialsImportError(
+            [ImportIssue("file", f"unknown format {fmt!r}: use json or csv")]
+        )
+    if issues and not specs:
         raise MaterialsImportError(issues)
 
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
+        # Check everything that parsed too, so one attempt lists every problem.
         stages = _check(study, specs, issues)
         if issues:
             raise MaterialsImportError(issues)
@@ -468,8 +528,12 @@ def _write_context(
     attention_by_stage = {a.stage: a for a in spec.attention if a.stage}
     stage_names = [name for name in stages if any(s.stage == name for s in spec.synthetic)]
     for stage_name in stage_names:
-        batch, batch_created = Batch.objects.get_or_create(stage_id=stages[stage_name], context=context)
-        synthetic = [_get_reflection(context, s, summary) for s in spec.synthetic if s.stage == stage_name]
+        batch, batch_created = Batch.objects.get_or_create(
+            stage_id=stages[stage_name], context=context
+        )
+        synthetic = [
+            _get_reflection(context, s, summary) for s in spec.synthetic if s.stage == stage_name
+        ]
         given = attention_by_stage.get(stage_name) or attention_all
         if given is not None:
             attention = _get_reflection(context, given, summary)
@@ -499,7 +563,8 @@ def _write_context(
             return
         batch.items.all().delete()
         BatchItem.objects.bulk_create(
-            BatchItem(batch=batch, reflection_id=rid, position=pos) for pos, rid in enumerate(wanted, 1)
+            BatchItem(batch=batch, reflection_id=rid, position=pos)
+            for pos, rid in enumerate(wanted, 1)
         )
         if batch_created:
             summary.batches_created += 1
@@ -532,7 +597,9 @@ def _existing_or_generated_attention(
     if existing is not None:
         return existing
     own_texts = {spec.human.text, *(s.text for s in spec.synthetic)}
-    candidates = [(eid, text) for eid, text in pool if eid != spec.external_id and text not in own_texts]
+    candidates = [
+        (eid, text) for eid, text in pool if eid != spec.external_id and text not in own_texts
+    ]
     if not candidates:
         return None
     rng = random.Random(f"{study.seed}/attention/{spec.external_id}")

@@ -41,7 +41,9 @@ class Study(models.Model):
 
     slug = models.SlugField(max_length=64, unique=True, help_text="Lower-case letters, digits, _")
     title = models.CharField(max_length=200)
-    description = models.TextField(blank=True, help_text="For researchers; not shown to annotators.")
+    description = models.TextField(
+        blank=True, help_text="For researchers; not shown to annotators."
+    )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     contact_email = models.EmailField(
         blank=True, help_text="Shown to annotators on the information sheet."
@@ -68,9 +70,7 @@ class Study(models.Model):
         blank=True, help_text="How the 5-point agreement question works (shown to annotators)."
     )
 
-    overlap_k = models.PositiveSmallIntegerField(
-        "annotators per batch per group (k)", default=3
-    )
+    overlap_k = models.PositiveSmallIntegerField("annotators per batch per group (k)", default=3)
     batches_per_stage = models.PositiveSmallIntegerField(
         "batches per annotator per stage (m)", default=5
     )
@@ -132,7 +132,9 @@ class ConsentVersion(models.Model):
 
 class Stage(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="stages")
-    position = models.PositiveSmallIntegerField(help_text="1, 2, ...: annotators do stages in order.")
+    position = models.PositiveSmallIntegerField(
+        help_text="1, 2, ...: annotators do stages in order."
+    )
     name = models.CharField(max_length=100, help_text='e.g. "GPT-2 stage"')
     min_wait = models.DurationField(
         default=timedelta(days=3),
@@ -235,8 +237,12 @@ class DialogueContext(models.Model):
     class Meta:
         ordering = ["study", "external_id"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "external_id"], name="context_external_id_unique"),
-            models.CheckConstraint(condition=~Q(external_id=""), name="context_external_id_not_empty"),
+            models.UniqueConstraint(
+                fields=["study", "external_id"], name="context_external_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(external_id=""), name="context_external_id_not_empty"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -249,7 +255,9 @@ class Reflection(models.Model):
         SYNTHETIC = "synthetic", "Synthetic"
         ATTENTION_CHECK = "attention_check", "Attention check"
 
-    context = models.ForeignKey(DialogueContext, on_delete=models.CASCADE, related_name="reflections")
+    context = models.ForeignKey(
+        DialogueContext, on_delete=models.CASCADE, related_name="reflections"
+    )
     text = models.TextField()
     source = models.CharField(
         max_length=100, help_text=f'"{HUMAN_SOURCE}" for the human reflection, else e.g. "GPT-2".'
@@ -270,7 +278,9 @@ class Reflection(models.Model):
                 fields=["context", "source", "text"], name="reflection_unique_in_context"
             ),
             models.UniqueConstraint(
-                fields=["context"], condition=Q(kind="human"), name="reflection_one_human_per_context"
+                fields=["context"],
+                condition=Q(kind="human"),
+                name="reflection_one_human_per_context",
             ),
             models.CheckConstraint(condition=~Q(text=""), name="reflection_text_not_empty"),
             models.CheckConstraint(condition=~Q(source=""), name="reflection_source_not_empty"),
@@ -302,7 +312,9 @@ class Batch(models.Model):
         verbose_name_plural = "batches"
         ordering = ["stage", "context"]
         constraints = [
-            models.UniqueConstraint(fields=["stage", "context"], name="batch_one_per_stage_context"),
+            models.UniqueConstraint(
+                fields=["stage", "context"], name="batch_one_per_stage_context"
+            ),
         ]
 
     def __str__(self) -> str:
@@ -318,8 +330,13 @@ class BatchItem(models.Model):
         ordering = ["batch", "position"]
         constraints = [
             models.UniqueConstraint(fields=["batch", "reflection"], name="batch_item_unique"),
-            models.UniqueConstraint(fields=["batch", "position"], name="batch_item_position_unique"),
+            models.UniqueConstraint(
+                fields=["batch", "position"], name="batch_item_position_unique"
+            ),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id} #{self.position}"
 
 
 class Annotator(models.Model):
@@ -332,7 +349,9 @@ class Annotator(models.Model):
     group = models.ForeignKey(AnnotatorGroup, on_delete=models.PROTECT, related_name="annotators")
     number = models.PositiveIntegerField()
     pseudonym = models.CharField(max_length=120, help_text='"<group prefix> <number>"')
-    access_token = models.CharField(max_length=64, unique=True, default=new_access_token, editable=False)
+    access_token = models.CharField(
+        max_length=64, unique=True, default=new_access_token, editable=False
+    )
     is_active = models.BooleanField(
         default=True, help_text="Untick to disable this annotator's invitation link."
     )
@@ -357,7 +376,9 @@ class Annotator(models.Model):
     class Meta:
         ordering = ["study", "group", "number"]
         constraints = [
-            models.UniqueConstraint(fields=["study", "pseudonym"], name="annotator_pseudonym_unique"),
+            models.UniqueConstraint(
+                fields=["study", "pseudonym"], name="annotator_pseudonym_unique"
+            ),
             models.UniqueConstraint(fields=["group", "number"], name="annotator_number_unique"),
             models.UniqueConstraint(
                 fields=["study", "platform", "platform_participant_id"],
@@ -490,7 +511,8 @@ class Judgement(models.Model):
                 name="judgement_mee_among_selected",
             ),
             models.CheckConstraint(
-                condition=Q(empathy__isnull=True) | Q(coherent=True, empathy__gte=1, empathy__lte=5),
+                condition=Q(empathy__isnull=True)
+                | Q(coherent=True, empathy__gte=1, empathy__lte=5),
                 name="judgement_empathy_only_when_coherent",
             ),
             models.CheckConstraint(

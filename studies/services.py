@@ -236,7 +236,9 @@ def answer_encode(
         if answer.categories:
             errors["categories"] = "Error categories can only be chosen when the answer is No."
         if answer.most_evident is not None:
-            errors["most_evident"] = "A most evident error can only be chosen when the answer is No."
+            errors["most_evident"] = (
+                "A most evident error can only be chosen when the answer is No."
+            )
         if answer.empathy is None and require_complete:
             errors["empathy"] = "Choose how much you agree with the statement."
     else:
@@ -287,9 +289,7 @@ def judgement_record(
     """
     now = now or timezone.now()
     assignment = (
-        Assignment.objects.select_for_update()
-        .select_related("batch__stage")
-        .get(pk=assignment.pk)
+        Assignment.objects.select_for_update().select_related("batch__stage").get(pk=assignment.pk)
     )
     if assignment.status not in (Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS):
         raise ValidationError(

@@ -26,4 +26,6 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     request.session[SESSION_ANNOTATOR] = annotator.pk
     annotator.last_seen_at = timezone.now()
     annotator.save(update_fields=["last_seen_at"])
-    return render(request, "studies/welcome.html", {"annotator": annotator, "study": annotator.study})
+    return render(
+        request, "studies/welcome.html", {"annotator": annotator, "study": annotator.study}
+    )

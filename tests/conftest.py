@@ -26,12 +26,11 @@ def _missing(reason: str) -> None:
 
 @pytest.fixture(autouse=True)
 def _require_services(request):
-    if request.node.get_closest_marker("postgres"):
-        if settings.DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
-            _missing("needs PostgreSQL: set DATABASE_URL=postgres://...")
-    if request.node.get_closest_marker("broker"):
-        if not settings.CELERY_BROKER_URL:
-            _missing("needs a Redis broker: set CELERY_BROKER_URL=redis://...")
+    is_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
+    if request.node.get_closest_marker("postgres") and not is_postgres:
+        _missing("needs PostgreSQL: set DATABASE_URL=postgres://...")
+    if request.node.get_closest_marker("broker") and not settings.CELERY_BROKER_URL:
+        _missing("needs a Redis broker: set CELERY_BROKER_URL=redis://...")
 
 
 def materials_doc(n_contexts: int = 3, stages=("GPT-2 stage", "GPT-3 stage")) -> dict:

@@ -39,9 +39,8 @@ class GroupFactory(factory.django.DjangoModelFactory):
 class StaffUserFactory(factory.django.DjangoModelFactory):
     class Meta:
         model = get_user_model()
-        skip_postgeneration_save = True
 
     username = factory.Sequence(lambda n: f"researcher{n}")
     is_staff = True
     is_superuser = True
-    password = factory.PostGenerationMethodCall("set_password", "pw-for-tests-only")
+    password = factory.django.Password("pw-for-tests-only")

@@ -6,33 +6,105 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     initial = True
 
     dependencies = [
-        ('studies', '0001_initial'),
+        ("studies", "0001_initial"),
         migrations.swappable_dependency(settings.AUTH_USER_MODEL),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='AnalysisRun',
+            name="AnalysisRun",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('parameters', models.JSONField(blank=True, default=dict)),
-                ('status', models.CharField(choices=[('queued', 'Queued'), ('running', 'Running'), ('done', 'Done'), ('failed', 'Failed')], default='queued', max_length=10)),
-                ('progress', models.PositiveSmallIntegerField(default=0, help_text='Percent done.')),
-                ('result', models.JSONField(blank=True, null=True)),
-                ('error', models.TextField(blank=True)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('started_at', models.DateTimeField(blank=True, null=True)),
-                ('finished_at', models.DateTimeField(blank=True, null=True)),
-                ('requested_by', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.SET_NULL, related_name='+', to=settings.AUTH_USER_MODEL)),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='analysis_runs', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("parameters", models.JSONField(blank=True, default=dict)),
+                (
+                    "status",
+                    models.CharField(
+                        choices=[
+                            ("queued", "Queued"),
+                            ("running", "Running"),
+                            ("done", "Done"),
+                            ("failed", "Failed"),
+                        ],
+                        default="queued",
+                        max_length=10,
+                    ),
+                ),
+                (
+                    "progress",
+                    models.PositiveSmallIntegerField(default=0, help_text="Percent done."),
+                ),
+                ("result", models.JSONField(blank=True, null=True)),
+                ("error", models.TextField(blank=True)),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                ("started_at", models.DateTimeField(blank=True, null=True)),
+                ("finished_at", models.DateTimeField(blank=True, null=True)),
+                (
+                    "requested_by",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.SET_NULL,
+                        related_name="+",
+                        to=settings.AUTH_USER_MODEL,
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="analysis_runs",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['-created_at'],
-                'constraints': [models.CheckConstraint(condition=models.Q(('status__in', ['queued', 'running', 'done', 'failed'])), name='analysis_run_status_valid'), models.CheckConstraint(condition=models.Q(models.Q(('status', 'done'), _negated=True), models.Q(('finished_at__isnull', False), ('result__isnull', False)), _connector='OR'), name='analysis_run_done_has_result'), models.CheckConstraint(condition=models.Q(models.Q(('status', 'failed'), _negated=True), models.Q(models.Q(('error', ''), _negated=True), ('finished_at__isnull', False)), _connector='OR'), name='analysis_run_failed_has_error'), models.CheckConstraint(condition=models.Q(('progress__lte', 100)), name='analysis_run_progress_range'), models.CheckConstraint(condition=models.Q(('finished_at__isnull', True), ('started_at__isnull', True), ('finished_at__gte', models.F('started_at')), _connector='OR'), name='analysis_run_finished_after_started')],
+                "ordering": ["-created_at"],
+                "constraints": [
+                    models.CheckConstraint(
+                        condition=models.Q(("status__in", ["queued", "running", "done", "failed"])),
+                        name="analysis_run_status_valid",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("status", "done"), _negated=True),
+                            models.Q(("finished_at__isnull", False), ("result__isnull", False)),
+                            _connector="OR",
+                        ),
+                        name="analysis_run_done_has_result",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            models.Q(("status", "failed"), _negated=True),
+                            models.Q(
+                                models.Q(("error", ""), _negated=True),
+                                ("finished_at__isnull", False),
+                            ),
+                            _connector="OR",
+                        ),
+                        name="analysis_run_failed_has_error",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(("progress__lte", 100)),
+                        name="analysis_run_progress_range",
+                    ),
+                    models.CheckConstraint(
+                        condition=models.Q(
+                            ("finished_at__isnull", True),
+                            ("started_at__isnull", True),
+                            ("finished_at__gte", models.F("started_at")),
+                            _connector="OR",
+                        ),
+                        name="analysis_run_finished_after_started",
+                    ),
+                ],
             },
         ),
     ]

@@ -10,8 +10,8 @@ import pytest
 from django.db import connection
 
 from analysis.models import AnalysisRun
-from annotation_site.celery import app as celery_app
 from analysis.services import analysis_run_enqueue
+from annotation_site.celery import app as celery_app
 from studies.models import Annotator, Assignment, Batch
 from studies.services import Answer, annotators_create, assignment_create, judgement_record
 
@@ -34,9 +34,18 @@ def celery_worker_process(tmp_path):
     log = log_path.open("w")
     proc = subprocess.Popen(
         [
-            sys.executable, "-m", "celery", "-A", "annotation_site", "worker",
-            "--pool=solo", "--concurrency=1",
-            "--without-heartbeat", "--without-gossip", "--without-mingle", "--loglevel=info",
+            sys.executable,
+            "-m",
+            "celery",
+            "-A",
+            "annotation_site",
+            "worker",
+            "--pool=solo",
+            "--concurrency=1",
+            "--without-heartbeat",
+            "--without-gossip",
+            "--without-mingle",
+            "--loglevel=info",
         ],
         cwd=ROOT,
         env=env,
@@ -70,7 +79,9 @@ def _wait_for(run: AnalysisRun, statuses: set[str], timeout: float = 60) -> Anal
     raise AssertionError(f"run {run.pk} still {run.status!r} after {timeout}s")
 
 
-def test_worker_runs_an_enqueued_analysis_and_stores_its_report(loaded_study, celery_worker_process):
+def test_worker_runs_an_enqueued_analysis_and_stores_its_report(
+    loaded_study, celery_worker_process
+):
     group = loaded_study.groups.get(name="Layperson")
     annotator: Annotator = annotators_create(group=group, count=1)[0]
     batch = Batch.objects.filter(stage__study=loaded_study, stage__position=1).first()
