@@ -9,8 +9,9 @@ from contextvars import ContextVar
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.db.models import Count
+from django.db.models.functions import Substr
 from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
@@ -40,6 +41,11 @@ from .services import (
     consent_version_sync,
     error_categories_create_defaults,
 )
+
+
+def _is_changelist(request) -> bool:
+    match = getattr(request, "resolver_match", None)
+    return bool(match and match.url_name and match.url_name.endswith("changelist"))
 
 
 class ReadOnlyAdminMixin:
@@ -154,7 +160,7 @@ class StudyAdmin(admin.ModelAdmin):
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
-        if request.resolver_match and request.resolver_match.url_name.endswith("changelist"):
+        if _is_changelist(request):
             qs = qs.defer(
                 "description",
                 "information_sheet",
@@ -213,7 +219,7 @@ class StudyAdmin(admin.ModelAdmin):
     def _study_or_404(self, request, study_id) -> Study:
         study = get_object_or_404(Study, pk=study_id)
         if not self.has_change_permission(request, study):
-            raise PermissionError
+            raise PermissionDenied
         return study
 
     def import_materials_view(self, request: HttpRequest, study_id: int):
@@ -343,21 +349,27 @@ class ReflectionInline(admin.TabularInline):
 
 @admin.register(DialogueContext)
 class DialogueContextAdmin(admin.ModelAdmin):
-    list_display = ("external_id", "study", "n_turns", "n_reflections")
+    list_display = ("external_id", "study", "n_reflections", "n_batches", "created_at")
     list_filter = ("study",)
-    search_fields = ("external_id", "reflections__text")
+    search_fields = ("external_id",)
     inlines = (ReflectionInline,)
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_n_reflections=Count("reflections"))
-
-    @admin.display(description="turns")
-    def n_turns(self, obj):
-        return len(obj.turns or [])
+        qs = super().get_queryset(request)
+        if _is_changelist(request):
+            qs = qs.defer("turns").annotate(
+                _n_reflections=Count("reflections", distinct=True),
+                _n_batches=Count("batches", distinct=True),
+            )
+        return qs
 
     @admin.display(description="reflections", ordering="_n_reflections")
     def n_reflections(self, obj):
         return obj._n_reflections
+
+    @admin.display(description="batches", ordering="_n_batches")
+    def n_batches(self, obj):
+        return obj._n_batches
 
 
 @admin.register(Reflection)
@@ -367,9 +379,18 @@ class ReflectionAdmin(admin.ModelAdmin):
     search_fields = ("text", "context__external_id")
     list_select_related = ("context",)
 
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if _is_changelist(request):
+            qs = qs.defer("text", "generation", "context__turns").annotate(
+                _preview=Substr("text", 1, 91)
+            )
+        return qs
+
     @admin.display(description="text")
     def short_text(self, obj):
-        return obj.text if len(obj.text) <= 90 else obj.text[:87] + "…"
+        text = obj._preview
+        return text if len(text) <= 90 else text[:87] + "…"
 
 
 class BatchItemInline(admin.TabularInline):

@@ -78,7 +78,7 @@ class ImportSummary:
         return (
             f"{self.contexts_created} contexts, {self.reflections_created} reflections and "
             f"{self.batches_created} batches created; {self.batches_updated} batches updated; "
-            f"{self.attention_checks_generated} attention checks generated."
+            f"attention checks generated: {self.attention_checks_generated}."
         )
 
 
@@ -588,9 +588,13 @@ def _existing_or_generated_attention(
     pool: list[tuple[str, str]],
     summary: ImportSummary,
 ) -> Reflection | None:
+    # The batch's own check, else one generated earlier for this context. A check the
+    # file gave for one stage is never reused in another.
     existing = (
         batch.reflections.filter(kind=Reflection.Kind.ATTENTION_CHECK).first()
-        or context.reflections.filter(kind=Reflection.Kind.ATTENTION_CHECK, source=ATTENTION_SOURCE)
+        or context.reflections.filter(
+            kind=Reflection.Kind.ATTENTION_CHECK, generation__has_key="taken_from_dialogue"
+        )
         .order_by("id")
         .first()
     )

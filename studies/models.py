@@ -4,7 +4,7 @@ Invariants live in the database (unique and check constraints) so the admin, the
 importers and raw ORM writes all obey them. Rules that span tables (a batch's
 reflections belong to its context, a judgement's reflection belongs to its
 assignment's batch, an annotator's group belongs to their study) are checked by the
-services and, on PostgreSQL, by composite foreign keys added in migration 0002.
+services and, on PostgreSQL, by triggers added in migration 0002.
 """
 
 import secrets

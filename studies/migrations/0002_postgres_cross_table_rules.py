@@ -1,16 +1,20 @@
 """Cross-table invariants as PostgreSQL triggers.
 
 Check constraints cannot look at other tables, so these rules are enforced by
-triggers (raising check_violation, which Django reports as IntegrityError). The
+triggers raising ``check_violation`` (Django reports it as IntegrityError). The
 services check the same rules first with friendly messages; the triggers are the
 last line of defence for raw writes. On SQLite (the zero-setup demo) only the
 services check them.
+
+Each rule is guarded from both sides: the row that points elsewhere is checked on
+insert and update (RULES), and the rows it points to cannot be moved or removed
+from under it (GUARDS).
 """
 
 from django.db import migrations
 
+# table: (condition TRUE when NEW is invalid, message)
 RULES = {
-    # table: (function body condition that is TRUE when the row is invalid, message)
     "studies_annotator": (
         "(SELECT study_id FROM studies_annotatorgroup WHERE id = NEW.group_id) <> NEW.study_id",
         "annotator group belongs to another study",
@@ -40,32 +44,98 @@ RULES = {
     ),
 }
 
+# name: (table, events, condition TRUE when the change would break a rule, message).
+# In DELETE triggers only OLD exists; conditions are written accordingly.
+GUARDS = {
+    "studies_annotatorgroup_guard": (
+        "studies_annotatorgroup",
+        "UPDATE OF study_id",
+        "NEW.study_id <> OLD.study_id"
+        " AND EXISTS (SELECT 1 FROM studies_annotator WHERE group_id = OLD.id)",
+        "a group with annotators cannot move to another study",
+    ),
+    "studies_stage_guard": (
+        "studies_stage",
+        "UPDATE OF study_id",
+        "NEW.study_id <> OLD.study_id"
+        " AND EXISTS (SELECT 1 FROM studies_batch WHERE stage_id = OLD.id)",
+        "a stage with batches cannot move to another study",
+    ),
+    "studies_dialoguecontext_guard": (
+        "studies_dialoguecontext",
+        "UPDATE OF study_id",
+        "NEW.study_id <> OLD.study_id"
+        " AND EXISTS (SELECT 1 FROM studies_batch WHERE context_id = OLD.id)",
+        "a context with batches cannot move to another study",
+    ),
+    "studies_reflection_guard": (
+        "studies_reflection",
+        "UPDATE OF context_id",
+        "NEW.context_id <> OLD.context_id"
+        " AND EXISTS (SELECT 1 FROM studies_batchitem WHERE reflection_id = OLD.id)",
+        "a reflection in a batch cannot move to another context",
+    ),
+    "studies_batch_guard": (
+        "studies_batch",
+        "UPDATE OF context_id",
+        "NEW.context_id <> OLD.context_id"
+        " AND EXISTS (SELECT 1 FROM studies_batchitem WHERE batch_id = OLD.id)",
+        "a batch with items cannot move to another context",
+    ),
+    "studies_assignment_guard": (
+        "studies_assignment",
+        "UPDATE OF batch_id",
+        "NEW.batch_id <> OLD.batch_id"
+        " AND EXISTS (SELECT 1 FROM studies_judgement WHERE assignment_id = OLD.id)",
+        "an assignment with judgements cannot move to another batch",
+    ),
+    "studies_batchitem_guard": (
+        "studies_batchitem",
+        "UPDATE OF batch_id, reflection_id OR DELETE",
+        "(TG_OP = 'DELETE' OR NEW.batch_id <> OLD.batch_id"
+        " OR NEW.reflection_id <> OLD.reflection_id)"
+        " AND EXISTS (SELECT 1 FROM studies_judgement j JOIN studies_assignment a"
+        " ON a.id = j.assignment_id WHERE a.batch_id = OLD.batch_id"
+        " AND j.reflection_id = OLD.reflection_id)",
+        "a batch item that has judgements cannot be moved or removed",
+    ),
+}
+
+
+def _trigger_sql(name: str, table: str, events: str, condition: str, message: str) -> str:
+    return f"""
+        CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN
+            IF {condition} THEN
+                RAISE EXCEPTION '{message}' USING ERRCODE = 'check_violation';
+            END IF;
+            IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
+            RETURN NEW;
+        END $$;
+        CREATE TRIGGER {name} BEFORE {events} ON {table}
+            FOR EACH ROW EXECUTE FUNCTION {name}();
+    """
+
 
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
     for table, (condition, message) in RULES.items():
         schema_editor.execute(
-            f"""
-            CREATE FUNCTION {table}_rule() RETURNS trigger LANGUAGE plpgsql AS $$
-            BEGIN
-                IF {condition} THEN
-                    RAISE EXCEPTION '{message}' USING ERRCODE = 'check_violation';
-                END IF;
-                RETURN NEW;
-            END $$;
-            CREATE TRIGGER {table}_rule BEFORE INSERT OR UPDATE ON {table}
-                FOR EACH ROW EXECUTE FUNCTION {table}_rule();
-            """
+            _trigger_sql(f"{table}_rule", table, "INSERT OR UPDATE", condition, message)
         )
+    for name, (table, events, condition, message) in GUARDS.items():
+        schema_editor.execute(_trigger_sql(name, table, events, condition, message))
 
 
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    for table in RULES:
+    names = [(f"{table}_rule", table) for table in RULES]
+    names += [(name, table) for name, (table, *_rest) in GUARDS.items()]
+    for name, table in names:
         schema_editor.execute(
-            f"DROP TRIGGER IF EXISTS {table}_rule ON {table}; DROP FUNCTION IF EXISTS {table}_rule();"
+            f"DROP TRIGGER IF EXISTS {name} ON {table}; DROP FUNCTION IF EXISTS {name}();"
         )
 
 

@@ -19,8 +19,10 @@ def _counts():
 def test_import_materials_command_imports_the_example_csv(study):
     out = StringIO()
     call_command("import_materials", "pilot", str(EXAMPLES / "materials.csv"), stdout=out)
-    assert "2 contexts, 8 reflections and 4 batches created" in out.getvalue()
-    assert "1 attention checks generated" in out.getvalue()
+    # ex-1 brings its own check for the GPT-2 stage only; its GPT-3 batch and both
+    # batches of ex-2 get checks generated from the other dialogue.
+    assert "2 contexts, 9 reflections and 4 batches created" in out.getvalue()
+    assert "attention checks generated: 2." in out.getvalue()
 
 
 def test_import_materials_command_twice_changes_nothing(study):
