@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test lint format migrate serve worker beat clean
+.PHONY: install demo test lint format migrate serve worker beat screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -49,6 +49,16 @@ lint: install
 format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
+
+# Re-captures docs/screenshots/*.png from a throwaway demo database (needs Debian's chromium).
+screenshots: install
+	rm -f /tmp/screenshots-demo.sqlite3
+	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py migrate -v0
+	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py load_demo >/dev/null
+	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py runserver 127.0.0.1:8799 --noreload & \
+	  server=$$!; sleep 3; \
+	  $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799; status=$$?; \
+	  kill $$server; exit $$status
 
 clean:
 	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .ruff_cache
