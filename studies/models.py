@@ -39,6 +39,10 @@ class Study(models.Model):
         OPEN = "open", "Open"
         CLOSED = "closed", "Closed"
 
+    class AttentionPolicy(models.TextChoices):
+        RECORD = "record", "Record the outcome only"
+        REJECT = "reject", "Reject the assignment and release its slot"
+
     slug = models.SlugField(max_length=64, unique=True, help_text="Lower-case letters, digits, _")
     title = models.CharField(max_length=200)
     description = models.TextField(
@@ -77,6 +81,18 @@ class Study(models.Model):
     batch_time_limit = models.DurationField(
         default=timedelta(minutes=30), help_text="Time allowed per batch, e.g. 00:30:00."
     )
+    avoid_recurrence = models.BooleanField(
+        "avoid recurring contexts where possible",
+        default=False,
+        help_text="Off by default: the protocol assigns batches at random, so an annotator "
+        "may meet a context again in a later stage (recorded as recurring).",
+    )
+    attention_failure_policy = models.CharField(
+        "failed attention check",
+        max_length=10,
+        choices=AttentionPolicy.choices,
+        default=AttentionPolicy.RECORD,
+    )
     seed = models.PositiveIntegerField(
         default=new_study_seed,
         help_text="Seeds every random choice of the study (attention checks, shuffles, "
@@ -100,6 +116,10 @@ class Study(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(batch_time_limit__gt=timedelta(0)), name="study_time_limit_positive"
+            ),
+            models.CheckConstraint(
+                condition=Q(attention_failure_policy__in=["record", "reject"]),
+                name="study_attention_policy_valid",
             ),
         ]
 
@@ -406,6 +426,15 @@ class Annotator(models.Model):
 
 
 class Assignment(models.Model):
+    """One annotator's work on one batch.
+
+    ``group`` and ``stage`` repeat the annotator's group and the batch's stage (kept
+    consistent by a PostgreSQL trigger) so that the database itself can cap the work:
+    an active assignment holds one of the k ``group_slot``s of its batch for its group
+    and one of the m ``annotator_slot``s of its annotator in its stage; expired and
+    rejected assignments release both.
+    """
+
     class Status(models.TextChoices):
         ASSIGNED = "assigned", "Assigned"
         IN_PROGRESS = "in_progress", "In progress"
@@ -413,8 +442,17 @@ class Assignment(models.Model):
         EXPIRED = "expired", "Expired"
         REJECTED = "rejected", "Rejected"
 
+    ACTIVE = ("assigned", "in_progress", "submitted")
+    OPEN = ("assigned", "in_progress")
+
     annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="assignments")
     batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="assignments")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.PROTECT, related_name="assignments")
+    stage = models.ForeignKey(Stage, on_delete=models.PROTECT, related_name="assignments")
+    group_slot = models.PositiveSmallIntegerField(help_text="1..k among the group's annotators.")
+    annotator_slot = models.PositiveSmallIntegerField(
+        help_text="1..m among the annotator's batches in the stage."
+    )
     order = models.JSONField(
         help_text="This annotator's shuffled order of the batch's reflection ids (stable)."
     )
@@ -423,8 +461,15 @@ class Assignment(models.Model):
         default=False, help_text="The annotator already judged this context in an earlier stage."
     )
     assigned_at = models.DateTimeField()
+    expires_at = models.DateTimeField(help_text="Not submitted by then: the assignment expires.")
     started_at = models.DateTimeField(null=True, blank=True)
     submitted_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    rejected_at = models.DateTimeField(null=True, blank=True)
+    rejected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rejection_reason = models.TextField(blank=True)
     attention_passed = models.BooleanField(
         null=True, blank=True, help_text="Outcome of the hidden attention check (set on submit)."
     )
@@ -432,9 +477,31 @@ class Assignment(models.Model):
 
     class Meta:
         ordering = ["-assigned_at"]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="assignment_open_deadline"),
+            models.Index(
+                fields=["annotator", "stage", "status"], name="assignment_annotator_stage"
+            ),
+        ]
         constraints = [
             # One batch per (stage, context), so this is also "one per context per stage".
             models.UniqueConstraint(fields=["annotator", "batch"], name="assignment_unique"),
+            # At most k active assignments per batch and group, at most m per annotator
+            # and stage: the services pick free slots, these indexes refuse a double.
+            models.UniqueConstraint(
+                fields=["batch", "group", "group_slot"],
+                condition=Q(status__in=["assigned", "in_progress", "submitted"]),
+                name="assignment_group_slot_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "stage", "annotator_slot"],
+                condition=Q(status__in=["assigned", "in_progress", "submitted"]),
+                name="assignment_annotator_slot_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(group_slot__gte=1, annotator_slot__gte=1),
+                name="assignment_slots_positive",
+            ),
             models.CheckConstraint(
                 condition=Q(
                     status__in=["assigned", "in_progress", "submitted", "expired", "rejected"]
@@ -442,12 +509,26 @@ class Assignment(models.Model):
                 name="assignment_status_valid",
             ),
             models.CheckConstraint(
+                condition=Q(expires_at__gt=F("assigned_at")),
+                name="assignment_expires_after_assigned",
+            ),
+            models.CheckConstraint(
                 condition=~Q(status="submitted") | Q(submitted_at__isnull=False),
                 name="assignment_submitted_has_time",
             ),
             models.CheckConstraint(
-                condition=~Q(status__in=["assigned", "in_progress"]) | Q(submitted_at__isnull=True),
-                name="assignment_open_not_submitted",
+                condition=~Q(status__in=["assigned", "in_progress"])
+                | Q(submitted_at__isnull=True, expired_at__isnull=True, rejected_at__isnull=True),
+                name="assignment_open_not_closed",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="expired") | Q(expired_at__isnull=False),
+                name="assignment_expired_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="rejected")
+                | (Q(rejected_at__isnull=False) & ~Q(rejection_reason="")),
+                name="assignment_rejected_has_reason",
             ),
             models.CheckConstraint(
                 condition=Q(started_at__isnull=True) | Q(started_at__gte=F("assigned_at")),
@@ -461,6 +542,50 @@ class Assignment(models.Model):
 
     def __str__(self) -> str:
         return f"{self.annotator} – {self.batch}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN
+
+
+class WaitExemption(models.Model):
+    """A researcher lets one annotator start a stage without its minimum wait."""
+
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="wait_exemptions"
+    )
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="wait_exemptions")
+    reason = models.TextField(blank=True)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="wait_exemption_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} may start {self.stage} without waiting"
+
+
+class StageUnlockNotice(models.Model):
+    """An e-mail told the annotator that their waiting period for a stage is over."""
+
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="unlock_notices"
+    )
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="+")
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="unlock_notice_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} told {self.stage} is open"
 
 
 class Judgement(models.Model):

@@ -13,7 +13,8 @@ from under it (GUARDS).
 
 from django.db import migrations
 
-# table: (condition TRUE when NEW is invalid, message)
+# trigger name (the table it guards is the name without a suffix after the model):
+# (condition TRUE when NEW is invalid, message)
 RULES = {
     "studies_annotator": (
         "(SELECT study_id FROM studies_annotatorgroup WHERE id = NEW.group_id) <> NEW.study_id",
@@ -30,11 +31,21 @@ RULES = {
         "batch item reflection belongs to another context than its batch",
     ),
     "studies_assignment": (
-        "(SELECT g.study_id FROM studies_annotator a JOIN studies_annotatorgroup g"
-        " ON g.id = a.group_id WHERE a.id = NEW.annotator_id)"
-        " <> (SELECT s.study_id FROM studies_batch b JOIN studies_stage s ON s.id = b.stage_id"
-        " WHERE b.id = NEW.batch_id)",
-        "assignment batch belongs to another study than its annotator",
+        "(SELECT group_id FROM studies_annotator WHERE id = NEW.annotator_id) <> NEW.group_id"
+        " OR (SELECT stage_id FROM studies_batch WHERE id = NEW.batch_id) <> NEW.stage_id"
+        " OR (SELECT study_id FROM studies_annotator WHERE id = NEW.annotator_id)"
+        " <> (SELECT study_id FROM studies_stage WHERE id = NEW.stage_id)",
+        "assignment group, stage or study does not match its annotator and batch",
+    ),
+    # Slots above the study's k or m are refused when taken (a researcher may lower k
+    # or m later without invalidating work already handed out).
+    "studies_assignment_limits": (
+        "(TG_OP = 'INSERT' OR NEW.group_slot <> OLD.group_slot"
+        " OR NEW.annotator_slot <> OLD.annotator_slot)"
+        " AND EXISTS (SELECT 1 FROM studies_stage st JOIN studies_study s ON s.id = st.study_id"
+        " WHERE st.id = NEW.stage_id"
+        " AND (NEW.group_slot > s.overlap_k OR NEW.annotator_slot > s.batches_per_stage))",
+        "assignment slot exceeds the study's overlap k or batches per stage m",
     ),
     "studies_judgement": (
         "NOT EXISTS (SELECT 1 FROM studies_assignment a JOIN studies_batchitem bi"
@@ -102,12 +113,17 @@ GUARDS = {
 }
 
 
+def _table(rule_name: str) -> str:
+    return "_".join(rule_name.split("_")[:2])
+
+
 def _trigger_sql(name: str, table: str, events: str, condition: str, message: str) -> str:
+    quoted = message.replace("'", "''")
     return f"""
         CREATE FUNCTION {name}() RETURNS trigger LANGUAGE plpgsql AS $$
         BEGIN
             IF {condition} THEN
-                RAISE EXCEPTION '{message}' USING ERRCODE = 'check_violation';
+                RAISE EXCEPTION '{quoted}' USING ERRCODE = 'check_violation';
             END IF;
             IF TG_OP = 'DELETE' THEN RETURN OLD; END IF;
             RETURN NEW;
@@ -120,9 +136,9 @@ def _trigger_sql(name: str, table: str, events: str, condition: str, message: st
 def forwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    for table, (condition, message) in RULES.items():
+    for name, (condition, message) in RULES.items():
         schema_editor.execute(
-            _trigger_sql(f"{table}_rule", table, "INSERT OR UPDATE", condition, message)
+            _trigger_sql(f"{name}_rule", _table(name), "INSERT OR UPDATE", condition, message)
         )
     for name, (table, events, condition, message) in GUARDS.items():
         schema_editor.execute(_trigger_sql(name, table, events, condition, message))
@@ -131,7 +147,7 @@ def forwards(apps, schema_editor):
 def backwards(apps, schema_editor):
     if schema_editor.connection.vendor != "postgresql":
         return
-    names = [(f"{table}_rule", table) for table in RULES]
+    names = [(f"{name}_rule", _table(name)) for name in RULES]
     names += [(name, table) for name, (table, *_rest) in GUARDS.items()]
     for name, table in names:
         schema_editor.execute(

@@ -37,7 +37,6 @@ from studies.services import (
     annotator_validate,
     annotators_create,
     assignment_create,
-    context_validate,
     judgement_record,
     study_category_bits,
     study_create,
@@ -368,9 +367,8 @@ def test_context_external_id_may_repeat_in_another_study(loaded_study):
 
 def test_context_validate_rejects_a_duplicate_external_id(loaded_study):
     with pytest.raises(ValidationError) as excinfo:
-        context_validate(
-            context=DialogueContext(study=loaded_study, external_id="dlg-1", turns=TURNS)
-        )
+        # What the admin form runs: model validation, constraints included.
+        DialogueContext(study=loaded_study, external_id="dlg-1", turns=TURNS).full_clean()
     assert "Dialogue context with this Study and External id already exists." in messages(excinfo)
 
 
@@ -381,7 +379,7 @@ def test_context_external_id_cannot_be_empty(study):
 
 def test_context_validate_rejects_an_empty_external_id(study):
     with pytest.raises(ValidationError) as excinfo:
-        context_validate(context=DialogueContext(study=study, external_id="", turns=TURNS))
+        DialogueContext(study=study, external_id="", turns=TURNS).full_clean()
     assert "This field cannot be blank." in messages(excinfo, "external_id")
 
 
@@ -557,8 +555,13 @@ def test_an_annotator_gets_a_batch_once(assignment):
         Assignment.objects.create(
             annotator=assignment.annotator,
             batch=assignment.batch,
+            group=assignment.group,
+            stage=assignment.stage,
+            group_slot=2,
+            annotator_slot=2,
             order=assignment.order,
             assigned_at=timezone.now(),
+            expires_at=timezone.now() + timedelta(minutes=30),
         )
 
 
@@ -581,7 +584,7 @@ def test_submitted_assignment_needs_a_submission_time(assignment):
 
 @pytest.mark.parametrize("status", [Assignment.Status.ASSIGNED, Assignment.Status.IN_PROGRESS])
 def test_open_assignment_cannot_have_a_submission_time(assignment, status):
-    with violates(Assignment, "assignment_open_not_submitted"):
+    with violates(Assignment, "assignment_open_not_closed"):
         Assignment.objects.filter(pk=assignment.pk).update(
             status=status, submitted_at=timezone.now()
         )
@@ -840,10 +843,95 @@ def test_judgement_record_rejects_a_reflection_outside_the_batch(assignment):
 @pytest.mark.postgres
 def test_assignment_for_a_batch_of_another_study_is_rejected_by_postgres(annotator, other_study):
     foreign = Batch.objects.filter(stage__study=other_study).first()
-    with trigger_rejects("assignment batch belongs to another study than its annotator"):
+    now = timezone.now()
+    with trigger_rejects("assignment group, stage or study does not match its annotator"):
         Assignment.objects.create(
-            annotator=annotator, batch=foreign, order=[1], assigned_at=timezone.now()
+            annotator=annotator,
+            batch=foreign,
+            group=annotator.group,
+            stage=foreign.stage,
+            group_slot=1,
+            annotator_slot=1,
+            order=[1],
+            assigned_at=now,
+            expires_at=now + timedelta(minutes=30),
         )
+
+
+def _raw_assignment(annotator, batch, **fields):
+    now = timezone.now()
+    values = {
+        "group": annotator.group,
+        "stage": batch.stage,
+        "group_slot": 1,
+        "annotator_slot": 1,
+        "order": [1],
+        "assigned_at": now,
+        "expires_at": now + timedelta(minutes=30),
+        **fields,
+    }
+    return Assignment.objects.create(annotator=annotator, batch=batch, **values)
+
+
+@pytest.mark.postgres
+def test_assignment_group_or_stage_must_match_annotator_and_batch_on_postgres(
+    annotator, batch, study
+):
+    expert = study.groups.get(name="Expert")
+    with trigger_rejects("assignment group, stage or study does not match"):
+        _raw_assignment(annotator, batch, group=expert)
+    other_stage = study.stages.exclude(pk=batch.stage_id).get()
+    with trigger_rejects("assignment group, stage or study does not match"):
+        _raw_assignment(annotator, batch, stage=other_stage)
+
+
+@pytest.mark.postgres
+def test_assignment_slots_beyond_k_or_m_are_rejected_by_postgres(annotator, batch):
+    with trigger_rejects("assignment slot exceeds the study's overlap k or batches per stage m"):
+        _raw_assignment(annotator, batch, group_slot=4)  # k = 3
+    with trigger_rejects("assignment slot exceeds the study's overlap k or batches per stage m"):
+        _raw_assignment(annotator, batch, annotator_slot=6)  # m = 5
+
+
+def test_two_active_assignments_cannot_share_a_group_slot(loaded_study, layperson, batch):
+    first, second = annotators_create(group=layperson, count=2)
+    _raw_assignment(first, batch, group_slot=1)
+    with violates(Assignment, "assignment_group_slot_unique"):
+        _raw_assignment(second, batch, group_slot=1)
+
+
+def test_an_expired_assignment_releases_its_group_slot(loaded_study, layperson, batch):
+    first, second = annotators_create(group=layperson, count=2)
+    now = timezone.now()
+    _raw_assignment(first, batch, group_slot=1, status="expired", expired_at=now)
+    assert _raw_assignment(second, batch, group_slot=1).group_slot == 1
+
+
+def test_an_annotator_cannot_hold_two_active_assignments_in_one_workload_slot(
+    annotator, loaded_study
+):
+    stage1 = loaded_study.stages.get(position=1)
+    first, second = Batch.objects.filter(stage=stage1)[:2]
+    _raw_assignment(annotator, first, annotator_slot=1)
+    with violates(Assignment, "assignment_annotator_slot_unique"):
+        _raw_assignment(annotator, second, annotator_slot=1)
+
+
+def test_rejected_assignment_needs_a_reason_and_time(assignment):
+    with violates(Assignment, "assignment_rejected_has_reason"):
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status="rejected", rejected_at=timezone.now(), rejection_reason=""
+        )
+
+
+def test_expired_assignment_needs_its_time(assignment):
+    with violates(Assignment, "assignment_expired_has_time"):
+        Assignment.objects.filter(pk=assignment.pk).update(status="expired")
+
+
+def test_assignment_deadline_must_follow_assignment(assignment):
+    with violates(Assignment, "assignment_expires_after_assigned"):
+        Assignment.objects.filter(pk=assignment.pk).update(expires_at=assignment.assigned_at)
 
 
 def test_assignment_create_rejects_a_batch_of_another_study(annotator, other_study):

@@ -6,7 +6,15 @@ import pytest
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils import timezone
 
-from studies.models import Annotator, Assignment, Batch, ConsentVersion, Judgement, Reflection
+from studies.models import (
+    Annotator,
+    Assignment,
+    Batch,
+    ConsentVersion,
+    Judgement,
+    Reflection,
+    Study,
+)
 from studies.services import (
     Answer,
     annotators_create,
@@ -208,6 +216,7 @@ def test_assignment_order_is_stable(assignment):
 
 
 def test_assignment_orders_differ_between_annotators(loaded_study, layperson):
+    Study.objects.filter(pk=loaded_study.pk).update(overlap_k=6)
     batch = batch_of(loaded_study, 1, "dlg-1")
     in_position_order = list(batch.items.values_list("reflection_id", flat=True))
     orders = [
@@ -234,23 +243,34 @@ def test_first_stage_assignment_is_not_recurring(assignment):
     assert assignment.is_recurring is False
 
 
-def test_assignment_is_recurring_when_the_annotator_had_the_context_in_stage_1(
+def _judge_human(assignment):
+    human = assignment.batch.reflections.get(kind=Reflection.Kind.HUMAN)
+    judgement_record(assignment=assignment, reflection=human, answer=Answer(True, empathy=4))
+
+
+def test_assignment_is_recurring_when_the_annotator_judged_the_context_in_stage_1(
     loaded_study, annotator
 ):
-    assignment_create(annotator=annotator, batch=batch_of(loaded_study, 1, "dlg-1"))
+    _judge_human(assignment_create(annotator=annotator, batch=batch_of(loaded_study, 1, "dlg-1")))
     second = assignment_create(annotator=annotator, batch=batch_of(loaded_study, 2, "dlg-1"))
     assert second.is_recurring is True
 
 
-def test_assignment_is_not_recurring_for_a_context_new_to_the_annotator(loaded_study, annotator):
+def test_a_context_assigned_but_never_judged_is_not_recurring(loaded_study, annotator):
     assignment_create(annotator=annotator, batch=batch_of(loaded_study, 1, "dlg-1"))
+    second = assignment_create(annotator=annotator, batch=batch_of(loaded_study, 2, "dlg-1"))
+    assert second.is_recurring is False
+
+
+def test_assignment_is_not_recurring_for_a_context_new_to_the_annotator(loaded_study, annotator):
+    _judge_human(assignment_create(annotator=annotator, batch=batch_of(loaded_study, 1, "dlg-1")))
     second = assignment_create(annotator=annotator, batch=batch_of(loaded_study, 2, "dlg-2"))
     assert second.is_recurring is False
 
 
 def test_recurrence_is_per_annotator(loaded_study, layperson):
     first, second = annotators_create(group=layperson, count=2)
-    assignment_create(annotator=first, batch=batch_of(loaded_study, 1, "dlg-1"))
+    _judge_human(assignment_create(annotator=first, batch=batch_of(loaded_study, 1, "dlg-1")))
     later = assignment_create(annotator=second, batch=batch_of(loaded_study, 2, "dlg-1"))
     assert later.is_recurring is False
 
@@ -403,7 +423,13 @@ def test_saving_again_revises_the_answer(assignment, synthetic, bits):
 def test_answers_on_a_closed_assignment_are_rejected(assignment, synthetic, status, shown):
     judgement_record(assignment=assignment, reflection=synthetic, answer=Answer(True, empathy=3))
     other = assignment.batch.reflections.get(kind=Reflection.Kind.HUMAN)
-    Assignment.objects.filter(pk=assignment.pk).update(status=status, submitted_at=timezone.now())
+    now = timezone.now()
+    closed = {
+        Assignment.Status.SUBMITTED: {"submitted_at": now},
+        Assignment.Status.EXPIRED: {"expired_at": now},
+        Assignment.Status.REJECTED: {"rejected_at": now, "rejection_reason": "Spam."},
+    }[status]
+    Assignment.objects.filter(pk=assignment.pk).update(status=status, **closed)
 
     for reflection, answer in [
         (synthetic, Answer(True, empathy=1)),  # revising an existing answer
@@ -411,9 +437,12 @@ def test_answers_on_a_closed_assignment_are_rejected(assignment, synthetic, stat
     ]:
         with pytest.raises(ValidationError) as excinfo:
             judgement_record(assignment=assignment, reflection=reflection, answer=answer)
-        assert excinfo.value.messages == [
-            f"This batch is {shown}; answers can no longer be changed."
-        ]
+        expected = (
+            "The time for this batch ran out; answers can no longer be changed."
+            if status == Assignment.Status.EXPIRED
+            else f"This batch is {shown}; answers can no longer be changed."
+        )
+        assert excinfo.value.messages == [expected]
     judgement = Judgement.objects.get()
     assert (judgement.reflection_id, judgement.empathy) == (synthetic.pk, 3)
 

@@ -1,0 +1,60 @@
+"""Writes on studies (HackSoft style): every rule a write must obey lives here.
+
+Views, the admin, management commands, the API and Celery tasks call these
+functions, so the rules cannot drift apart between interfaces. Validation errors are
+``django.core.exceptions.ValidationError`` with field-keyed messages.
+"""
+
+from .assignments import (
+    NoWorkAvailable,
+    StageLocked,
+    StageState,
+    annotator_stage_states,
+    assignment_claim,
+    assignment_create,
+    assignment_expire,
+    assignment_reject,
+    assignment_shuffled_order,
+    assignment_submit,
+    assignments_expire_overdue,
+    stage_unlock_time,
+    unlock_notifications_send,
+    wait_exemption_grant,
+)
+from .judgements import Answer, EncodedAnswer, answer_encode, judgement_record, study_category_bits
+from .studies import (
+    annotator_validate,
+    annotators_create,
+    consent_version_current,
+    consent_version_sync,
+    error_categories_create_defaults,
+    study_create,
+)
+
+__all__ = [
+    "Answer",
+    "EncodedAnswer",
+    "NoWorkAvailable",
+    "StageLocked",
+    "StageState",
+    "annotator_stage_states",
+    "annotator_validate",
+    "annotators_create",
+    "answer_encode",
+    "assignment_claim",
+    "assignment_create",
+    "assignment_expire",
+    "assignment_reject",
+    "assignment_shuffled_order",
+    "assignment_submit",
+    "assignments_expire_overdue",
+    "consent_version_current",
+    "consent_version_sync",
+    "error_categories_create_defaults",
+    "judgement_record",
+    "stage_unlock_time",
+    "study_category_bits",
+    "study_create",
+    "unlock_notifications_send",
+    "wait_exemption_grant",
+]

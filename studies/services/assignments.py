@@ -1,0 +1,552 @@
+"""Handing out, submitting, expiring and rejecting batches (BRIEF §3).
+
+The rules:
+
+* **Overlap**: a batch has at most k active (assigned, in progress or submitted)
+  assignments per annotator group, so it ends with exactly k valid ones.
+* **Workload**: an annotator has at most m active assignments per stage and at most
+  one per context per stage, chosen at random among the batches that still need
+  their group, preferring the least-filled batches; reproducible from the study seed.
+* **Stages in order**: stage s+1 opens for an annotator once stage s is complete for
+  them (see ``annotator_stage_states``) and its minimum wait has passed since their
+  own last submission in stage s, unless a researcher granted an exemption.
+* **Expiry and rejection** release the slots; saved answers stay, marked by the
+  assignment's status, and analysis leaves them out by default.
+
+Annotator-facing interfaces (pages, API) call ``assignment_claim``; it is the one
+path by which annotators get work, so the stage rules cannot be bypassed.
+"""
+
+import random
+import time
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.core.mail import send_mail
+from django.db import IntegrityError, transaction
+from django.db.models import Count, Max, Q
+from django.urls import reverse
+from django.utils import timezone
+
+from ..models import (
+    Annotator,
+    Assignment,
+    Batch,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Stage,
+    StageUnlockNotice,
+    Study,
+    WaitExemption,
+)
+
+ACTIVE = Assignment.ACTIVE
+OPEN = Assignment.OPEN
+ATTENTION_EXPECTED_CATEGORY = "off_topic"
+CLAIM_ATTEMPTS = 5
+
+
+class NoWorkAvailable(Exception):
+    """Nothing to hand out right now (a normal outcome, shown as a friendly page)."""
+
+    def __init__(self, message: str, *, finished: bool = False):
+        super().__init__(message)
+        self.finished = finished
+
+
+class StageLocked(Exception):
+    """The annotator's next stage is not open to them yet."""
+
+    def __init__(self, stage: Stage, unlocks_at: datetime | None):
+        self.stage = stage
+        self.unlocks_at = unlocks_at
+        when = f"at {unlocks_at:%Y-%m-%d %H:%M} UTC" if unlocks_at else "after the previous stage"
+        super().__init__(f"{stage.name} opens for you {when}.")
+
+
+# --- stage states -----------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StageState:
+    """Where an annotator stands in one stage.
+
+    ``status``: ``done``, ``in_progress`` (an open assignment), ``open`` (may claim),
+    ``waiting`` (the minimum wait runs until ``unlocks_at``) or ``locked`` (an earlier
+    stage is not complete).
+    """
+
+    stage: Stage
+    status: str
+    submitted: int
+    open: int
+    target: int
+    unlocks_at: datetime | None
+    last_submitted_at: datetime | None
+
+
+def _claimable_batches(*, annotator: Annotator, stage: Stage, k: int):
+    """Batches of ``stage`` the annotator has never had and their group still needs,
+    with their number of active assignments for the group."""
+    group_active = Q(assignments__status__in=ACTIVE, assignments__group_id=annotator.group_id)
+    return (
+        Batch.objects.filter(stage=stage)
+        .exclude(assignments__annotator=annotator)
+        .annotate(n_active=Count("assignments", filter=group_active))
+        .filter(n_active__lt=k)
+    )
+
+
+def annotator_stage_states(
+    *, annotator: Annotator, now: datetime | None = None
+) -> list[StageState]:
+    """Every stage of the annotator's study, in order, with its state for them.
+
+    A stage is complete for an annotator when nothing of theirs is open in it and
+    either they submitted m batches, or they submitted at least one and no batch is
+    left for them, or they already have work in a later stage (so a slot that opens up
+    later never reopens a stage they have left).
+    """
+    now = now or timezone.now()
+    study = annotator.study
+    m = study.batches_per_stage
+    stages = list(study.stages.order_by("position"))
+    counts = {
+        row["stage_id"]: row
+        for row in Assignment.objects.filter(annotator=annotator)
+        .values("stage_id")
+        .annotate(
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            open=Count("id", filter=Q(status__in=OPEN)),
+            any_active=Count("id", filter=Q(status__in=ACTIVE)),
+            last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
+        )
+    }
+    exempt = set(
+        WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
+    )
+    later_started = {
+        stage.pk: any(counts.get(s.pk, {}).get("any_active") for s in stages[i + 1 :])
+        for i, stage in enumerate(stages)
+    }
+
+    states: list[StageState] = []
+    previous: StageState | None = None
+    for stage in stages:
+        row = counts.get(stage.pk, {})
+        submitted, open_, last = row.get("submitted", 0), row.get("open", 0), row.get("last")
+        unlocks_at = None
+        if previous is not None and previous.status != "done":
+            status = "locked"
+        else:
+            if previous is not None and stage.pk not in exempt:
+                unlocks_at = previous.last_submitted_at + stage.min_wait
+            if open_:
+                status = "in_progress"
+            elif submitted >= m or (
+                submitted
+                and (
+                    later_started[stage.pk]
+                    or not _claimable_batches(
+                        annotator=annotator, stage=stage, k=study.overlap_k
+                    ).exists()
+                )
+            ):
+                status = "done"
+            elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
+                status = "waiting"
+            else:
+                status = "open"
+        state = StageState(stage, status, submitted, open_, m, unlocks_at, last)
+        states.append(state)
+        previous = state
+    return states
+
+
+def stage_unlock_time(*, annotator: Annotator, stage: Stage) -> datetime | None:
+    """When ``stage`` opens (or opened) for ``annotator``; None while an earlier stage is
+    incomplete, and for the first stage."""
+    for state in annotator_stage_states(annotator=annotator):
+        if state.stage.pk == stage.pk:
+            return state.unlocks_at
+    raise ValidationError({"stage": "This stage belongs to another study."})
+
+
+# --- claiming ------------------------------------------------------------------------------
+
+
+def assignment_shuffled_order(*, batch: Batch, annotator: Annotator) -> list[int]:
+    """The annotator's own order of the batch's reflections, reproducible from the
+    study seed (an audit can recompute it)."""
+    seed = Study.objects.filter(stages__batches=batch).values_list("seed", flat=True).get()
+    ids = list(batch.items.order_by("position").values_list("reflection_id", flat=True))
+    random.Random(f"{seed}/order/{annotator.pk}/{batch.pk}").shuffle(ids)
+    return ids
+
+
+def _is_recurring(*, annotator: Annotator, batch: Batch, stage: Stage) -> bool:
+    return Judgement.objects.filter(
+        assignment__annotator=annotator,
+        assignment__batch__context_id=batch.context_id,
+        assignment__stage__position__lt=stage.position,
+    ).exists()
+
+
+def _insert(
+    *, annotator: Annotator, batch: Batch, stage: Stage, group_slot: int, now: datetime
+) -> Assignment:
+    study = annotator.study
+    used = set(
+        Assignment.objects.filter(annotator=annotator, stage=stage, status__in=ACTIVE).values_list(
+            "annotator_slot", flat=True
+        )
+    )
+    free = sorted(set(range(1, study.batches_per_stage + 1)) - used)
+    if not free:
+        raise ValidationError(
+            {
+                "batch": f"{annotator.pseudonym} already has {study.batches_per_stage} batches in {stage.name}."
+            }
+        )
+    order = assignment_shuffled_order(batch=batch, annotator=annotator)
+    if not order:
+        raise ValidationError({"batch": "This batch has no reflections."})
+    return Assignment.objects.create(
+        annotator=annotator,
+        batch=batch,
+        group_id=annotator.group_id,
+        stage=stage,
+        group_slot=group_slot,
+        annotator_slot=free[0],
+        order=order,
+        assigned_at=now,
+        expires_at=now + study.batch_time_limit,
+        is_recurring=_is_recurring(annotator=annotator, batch=batch, stage=stage),
+    )
+
+
+def _free_group_slot(*, batch: Batch, annotator: Annotator, k: int) -> int | None:
+    taken = set(
+        Assignment.objects.filter(
+            batch=batch, group_id=annotator.group_id, status__in=ACTIVE
+        ).values_list("group_slot", flat=True)
+    )
+    return next((slot for slot in range(1, k + 1) if slot not in taken), None)
+
+
+@transaction.atomic
+def assignment_create(
+    *, annotator: Annotator, batch: Batch, now: datetime | None = None
+) -> Assignment:
+    """Give this particular ``batch`` to ``annotator`` (tests, admin repairs).
+
+    Checks the pairing, overlap k and workload m, but not stage order or waiting
+    periods: annotators get work only through ``assignment_claim``, which does.
+    Locks the batch row so concurrent calls count the same slots.
+    """
+    now = now or timezone.now()
+    batch = Batch.objects.select_for_update().select_related("stage__study").get(pk=batch.pk)
+    annotator = Annotator.objects.select_related("study").get(pk=annotator.pk)
+    if batch.stage.study_id != annotator.study_id:
+        raise ValidationError({"batch": "This batch belongs to another study."})
+    if Assignment.objects.filter(annotator=annotator, batch=batch).exists():
+        raise ValidationError({"batch": f"{annotator.pseudonym} already has this batch."})
+    slot = _free_group_slot(batch=batch, annotator=annotator, k=annotator.study.overlap_k)
+    if slot is None:
+        raise ValidationError(
+            {
+                "batch": f"This batch already has {annotator.study.overlap_k} annotators of this group."
+            }
+        )
+    return _insert(annotator=annotator, batch=batch, stage=batch.stage, group_slot=slot, now=now)
+
+
+def _candidate_order(
+    *, annotator: Annotator, stage: Stage, study: Study, candidates: list[tuple[int, int, int]]
+) -> list[int]:
+    """Batch ids in the order to try: least-filled first (and, if the study asks,
+    non-recurring first), ties broken by a shuffle seeded from the study seed, the
+    annotator and how many batches they have had, so an audit can replay it."""
+    n_had = Assignment.objects.filter(annotator=annotator).count()
+    rng = random.Random(f"{study.seed}/claim/{annotator.pk}/{stage.pk}/{n_had}")
+    shuffled = sorted(candidates)
+    rng.shuffle(shuffled)
+    seen_contexts: set[int] = set()
+    if study.avoid_recurrence:
+        seen_contexts = set(
+            Judgement.objects.filter(
+                assignment__annotator=annotator, assignment__stage__position__lt=stage.position
+            ).values_list("assignment__batch__context_id", flat=True)
+        )
+    shuffled.sort(key=lambda c: (c[2] in seen_contexts, c[1]))
+    return [batch_id for batch_id, _, _ in shuffled]
+
+
+def assignment_claim(*, annotator: Annotator, now: datetime | None = None) -> Assignment:
+    """The annotator's current batch, or a new one for their current stage.
+
+    Raises ``StageLocked`` (with the unlock time) or ``NoWorkAvailable``. Expired
+    assignments of the study are released first.
+
+    Locking, inside one transaction on PostgreSQL: the annotator row first, so one
+    person's claims (double clicks, two tabs) run one after the other; then candidate
+    batch rows one at a time with ``SKIP LOCKED``, so concurrent claimers spread over
+    different batches instead of queueing on the same one. The group's slots of a
+    batch are counted only while holding that batch's lock, and the partial unique
+    indexes on (batch, group, group_slot) and (annotator, stage, annotator_slot)
+    refuse any double that slipped through. If every candidate was locked by someone
+    else, the claim is retried a few times before answering "no work".
+    """
+    now = now or timezone.now()
+    assignments_expire_overdue(study_id=annotator.study_id, now=now)
+    for attempt in range(CLAIM_ATTEMPTS):
+        try:
+            result = _claim_once(annotator=annotator, now=now)
+        except IntegrityError:
+            result = None  # a concurrent claim took the slot first: try again
+        if result is not None:
+            return result
+        time.sleep(0.02 * (attempt + 1))
+    raise NoWorkAvailable(
+        "Many people are asking for work at this moment. Please try again in a minute."
+    )
+
+
+@transaction.atomic
+def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
+    annotator = (
+        Annotator.objects.select_for_update(of=("self",))
+        .select_related("study", "group")
+        .get(pk=annotator.pk)
+    )
+    study = annotator.study
+    if study.status != Study.Status.OPEN:
+        raise NoWorkAvailable("This study is not open at the moment.")
+    if not annotator.is_active:
+        raise NoWorkAvailable("Your invitation has been withdrawn.")
+    if annotator.consented_at is None:
+        raise ValidationError("Please read the information sheet and give your consent first.")
+    current = annotator.assignments.filter(status__in=OPEN).order_by("assigned_at").first()
+    if current is not None:
+        if current.expires_at > now:
+            return current
+        assignment_expire(assignment=current, now=now)
+    state = next(
+        (s for s in annotator_stage_states(annotator=annotator, now=now) if s.status != "done"),
+        None,
+    )
+    if state is None:
+        raise NoWorkAvailable("You have completed every stage of this study.", finished=True)
+    if state.status in ("locked", "waiting"):
+        raise StageLocked(state.stage, state.unlocks_at)
+
+    candidates = list(
+        _claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(
+            "id", "n_active", "context_id"
+        )
+    )
+    if not candidates:
+        raise NoWorkAvailable(
+            f"All batches of {state.stage.name} have enough annotators of your group right now."
+        )
+    skipped = False
+    for batch_id in _candidate_order(
+        annotator=annotator, stage=state.stage, study=study, candidates=candidates
+    ):
+        batch = Batch.objects.select_for_update(skip_locked=True).filter(pk=batch_id).first()
+        if batch is None:
+            skipped = True
+            continue
+        slot = _free_group_slot(batch=batch, annotator=annotator, k=study.overlap_k)
+        if slot is None:
+            continue
+        try:
+            with transaction.atomic():  # savepoint: losing a race on a slot keeps the claim usable
+                return _insert(
+                    annotator=annotator, batch=batch, stage=state.stage, group_slot=slot, now=now
+                )
+        except IntegrityError:
+            skipped = True
+    if skipped:
+        return None
+    raise NoWorkAvailable(
+        f"All batches of {state.stage.name} have enough annotators of your group right now."
+    )
+
+
+# --- submitting, expiring, rejecting ---------------------------------------------------------
+
+
+def _attention_outcome(*, assignment: Assignment) -> bool | None:
+    """Passed when the attention-check item was answered No with Off-topic among the
+    chosen categories; None for a batch without an attention-check item."""
+    attention = Judgement.objects.filter(
+        assignment=assignment, reflection__kind=Reflection.Kind.ATTENTION_CHECK
+    ).first()
+    if attention is None:
+        return None
+    off_topic = ErrorCategory.objects.filter(
+        study_id=assignment.stage.study_id, slug=ATTENTION_EXPECTED_CATEGORY
+    ).first()
+    return (
+        not attention.coherent
+        and off_topic is not None
+        and bool(attention.error_flags & off_topic.mask)
+    )
+
+
+def assignment_submit(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Submit a batch whose every item is answered. Final; idempotent for a batch
+    already submitted. Records the attention-check outcome; a failure rejects the
+    assignment when the study says so (the annotator is not told). Locks the
+    assignment row."""
+    now = now or timezone.now()
+    expire_if_overdue(assignment_id=assignment.pk, now=now)
+    with transaction.atomic():
+        return _submit(assignment_id=assignment.pk, now=now)
+
+
+def _submit(*, assignment_id: int, now: datetime) -> Assignment:
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("stage__study")
+        .get(pk=assignment_id)
+    )
+    if assignment.submitted_at is not None:
+        # Submitted already (a double click, a retried request), perhaps rejected since
+        # for its attention check, which the annotator is not told.
+        return assignment
+    if assignment.status == Assignment.Status.EXPIRED:
+        raise ValidationError("The time for this batch ran out before it was submitted.")
+    if assignment.status not in OPEN:
+        raise ValidationError(
+            f"This batch is {assignment.get_status_display().lower()} and cannot be submitted."
+        )
+    answered = set(assignment.judgements.values_list("reflection_id", flat=True))
+    missing = [rid for rid in assignment.order if rid not in answered]
+    if missing:
+        raise ValidationError(
+            f"{len(missing)} of {len(assignment.order)} response candidates are not answered yet."
+        )
+    assignment.attention_passed = _attention_outcome(assignment=assignment)
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    study = assignment.stage.study
+    if assignment.attention_passed is False and study.attention_failure_policy == (
+        Study.AttentionPolicy.REJECT
+    ):
+        assignment.status = Assignment.Status.REJECTED
+        assignment.rejected_at = now
+        assignment.rejection_reason = "Failed the attention check (rejected automatically)."
+    assignment.save()
+    return assignment
+
+
+def expire_if_overdue(*, assignment_id: int, now: datetime) -> bool:
+    """Expire this assignment if its time is up (in its own transaction, so the expiry
+    stands even when the caller then refuses the request)."""
+    return bool(
+        Assignment.objects.filter(pk=assignment_id, status__in=OPEN, expires_at__lte=now).update(
+            status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now
+        )
+    )
+
+
+def assignment_expire(*, assignment: Assignment, now: datetime | None = None) -> int:
+    """Expire one open assignment; its answers stay, its slots are released."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(pk=assignment.pk, status__in=OPEN).update(
+        status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now
+    )
+
+
+def assignments_expire_overdue(*, study_id: int | None = None, now: datetime | None = None) -> int:
+    """Expire every open assignment past its deadline (lazily on claims, and by the
+    periodic task). Returns how many expired."""
+    now = now or timezone.now()
+    qs = Assignment.objects.filter(status__in=OPEN, expires_at__lte=now)
+    if study_id is not None:
+        qs = qs.filter(stage__study_id=study_id)
+    return qs.update(status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now)
+
+
+@transaction.atomic
+def assignment_reject(
+    *, assignment: Assignment, reason: str, by=None, now: datetime | None = None
+) -> Assignment:
+    """A researcher invalidates an assignment; its slot goes to the next annotator."""
+    now = now or timezone.now()
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Give a reason for the rejection."})
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status not in ACTIVE:
+        raise ValidationError(
+            f"Only assigned, in-progress or submitted work can be rejected; this one is "
+            f"{assignment.get_status_display().lower()}."
+        )
+    assignment.status = Assignment.Status.REJECTED
+    assignment.rejected_at = now
+    assignment.rejected_by = by
+    assignment.rejection_reason = reason
+    assignment.save(
+        update_fields=["status", "rejected_at", "rejected_by", "rejection_reason", "updated_at"]
+    )
+    return assignment
+
+
+def wait_exemption_grant(
+    *, annotator: Annotator, stage: Stage, by=None, reason: str = ""
+) -> WaitExemption:
+    """Let ``annotator`` start ``stage`` without its minimum wait (recorded)."""
+    if stage.study_id != annotator.study_id:
+        raise ValidationError({"stage": "This stage belongs to another study."})
+    if not stage.study.stages.filter(position__lt=stage.position).exists():
+        raise ValidationError({"stage": "The first stage has no waiting period."})
+    exemption, _ = WaitExemption.objects.get_or_create(
+        annotator=annotator, stage=stage, defaults={"granted_by": by, "reason": reason}
+    )
+    return exemption
+
+
+# --- notifications ---------------------------------------------------------------------------
+
+
+def unlock_notifications_send(*, now: datetime | None = None, base_url: str = "") -> int:
+    """E-mail each annotator (with a stored address) whose waiting period for their
+    next stage has ended, once per stage. Returns the number of e-mails sent."""
+    now = now or timezone.now()
+    sent = 0
+    annotators = (
+        Annotator.objects.filter(is_active=True, study__status=Study.Status.OPEN)
+        .exclude(email="")
+        .select_related("study")
+    )
+    for annotator in annotators.iterator(chunk_size=500):
+        notified = set(annotator.unlock_notices.values_list("stage_id", flat=True))
+        for state in annotator_stage_states(annotator=annotator, now=now):
+            if (
+                state.status == "open"
+                and state.unlocks_at is not None
+                and state.stage.min_wait.total_seconds() > 0
+                and state.unlocks_at <= now
+                and state.stage.pk not in notified
+            ):
+                link = base_url + reverse("studies:invitation", args=[annotator.access_token])
+                send_mail(
+                    subject=f"{annotator.study.title}: the next stage is open for you",
+                    message=(
+                        f"Hello {annotator.pseudonym},\n\n{state.stage.name} of "
+                        f'"{annotator.study.title}" is now open for you. Continue with your '
+                        f"personal link:\n{link}\n\nThank you for taking part."
+                    ),
+                    from_email=None,
+                    recipient_list=[annotator.email],
+                )
+                StageUnlockNotice.objects.create(
+                    annotator=annotator, stage=state.stage, sent_at=now
+                )
+                sent += 1
+    return sent

@@ -1,0 +1,129 @@
+"""Writes on studies, consent versions and annotators."""
+
+from collections.abc import Iterable
+from datetime import timedelta
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.db.models import Max
+
+from ..models import Annotator, AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
+from ..protocol import DEFAULT_ERROR_CATEGORIES
+
+# --- studies ----------------------------------------------------------------------
+
+
+def error_categories_create_defaults(*, study: Study) -> list[ErrorCategory]:
+    """Give ``study`` the five categories of BRIEF §4 (no-op for those it already has)."""
+    existing = set(study.categories.values_list("slug", flat=True))
+    created = ErrorCategory.objects.bulk_create(
+        ErrorCategory(
+            study=study,
+            slug=c.slug,
+            label=c.label,
+            definition=c.definition,
+            order=c.order,
+            bit=c.bit,
+        )
+        for c in DEFAULT_ERROR_CATEGORIES
+        if c.slug not in existing
+    )
+    return created
+
+
+@transaction.atomic
+def study_create(
+    *,
+    slug: str,
+    title: str,
+    stages: Iterable[tuple[str, timedelta]] = (),
+    groups: Iterable[str] = (),
+    user=None,
+    **fields,
+) -> Study:
+    """Create a study with its stages (in order), groups and the default categories.
+
+    ``fields`` are further Study fields (overlap_k, information_sheet, ...).
+    """
+    study = Study(slug=slug, title=title, **fields)
+    study.full_clean()
+    study.save()
+    for position, (name, min_wait) in enumerate(stages, start=1):
+        stage = Stage(study=study, position=position, name=name, min_wait=min_wait)
+        stage.full_clean()
+        stage.save()
+    for name in groups:
+        group = AnnotatorGroup(study=study, name=name, pseudonym_prefix=name)
+        group.full_clean()
+        group.save()
+    error_categories_create_defaults(study=study)
+    consent_version_sync(study=study, user=user)
+    return study
+
+
+def consent_version_current(*, study: Study) -> ConsentVersion | None:
+    return study.consent_versions.order_by("-number").first()
+
+
+@transaction.atomic
+def consent_version_sync(*, study: Study, user=None) -> ConsentVersion | None:
+    """Snapshot the study's information sheet and consent text as a new version when
+    they differ from the latest version. Returns the new version, or None if unchanged
+    (or if either text is still empty, so there is nothing to consent to yet).
+
+    Locks the study row so two concurrent edits cannot take the same version number.
+    """
+    if not study.information_sheet.strip() or not study.consent_text.strip():
+        return None
+    Study.objects.select_for_update().filter(pk=study.pk).first()
+    latest = consent_version_current(study=study)
+    if (
+        latest is not None
+        and latest.information_sheet == study.information_sheet
+        and latest.consent_text == study.consent_text
+    ):
+        return None
+    return ConsentVersion.objects.create(
+        study=study,
+        number=(latest.number + 1) if latest else 1,
+        information_sheet=study.information_sheet,
+        consent_text=study.consent_text,
+        created_by=user,
+    )
+
+
+# --- annotators --------------------------------------------------------------------
+
+
+@transaction.atomic
+def annotators_create(*, group: AnnotatorGroup, count: int, email: str = "") -> list[Annotator]:
+    """Create ``count`` pseudonymous annotators numbered after the group's highest.
+
+    Locks the group row so concurrent calls cannot hand out the same number.
+    """
+    if not 1 <= count <= 1000:
+        raise ValidationError({"count": "Create between 1 and 1000 annotators at a time."})
+    group = AnnotatorGroup.objects.select_for_update().select_related("study").get(pk=group.pk)
+    start = (group.annotators.aggregate(m=Max("number"))["m"] or 0) + 1
+    annotators = [
+        Annotator(
+            study=group.study,
+            group=group,
+            number=n,
+            pseudonym=f"{group.pseudonym_prefix} {n}",
+            email=email,
+        )
+        for n in range(start, start + count)
+    ]
+    return Annotator.objects.bulk_create(annotators)
+
+
+def annotator_validate(*, annotator: Annotator) -> None:
+    """Cross-table rule the admin form and services share: group belongs to the study
+    and the pseudonym is "<prefix> <number>"."""
+    if annotator.group_id and annotator.study_id and annotator.group.study_id != annotator.study_id:
+        raise ValidationError({"group": "This group belongs to another study."})
+    if annotator.group_id and annotator.number:
+        expected = f"{annotator.group.pseudonym_prefix} {annotator.number}"
+        if annotator.pseudonym != expected:
+            raise ValidationError({"pseudonym": f'The pseudonym must be "{expected}".'})
