@@ -18,6 +18,8 @@ from django.db.models.lookups import GreaterThan
 from .protocol import EMPATHY_SCALE, HUMAN_SOURCE
 from .validators import validate_generation_metadata, validate_turns, validate_turns_or_empty
 
+# Study slugs appear in URLs (hyphens welcome); category slugs become CSV column names.
+STUDY_SLUG_REGEX = r"^[a-z0-9][a-z0-9_-]*$"
 SLUG_REGEX = r"^[a-z][a-z0-9_]*$"
 # A prefix must not end in a digit or a space: "Layperson 3" must split back into
 # ("Layperson", 3), which is how published data names groups (BRIEF §6).
@@ -43,7 +45,9 @@ class Study(models.Model):
         RECORD = "record", "Record the outcome only"
         REJECT = "reject", "Reject the assignment and release its slot"
 
-    slug = models.SlugField(max_length=64, unique=True, help_text="Lower-case letters, digits, _")
+    slug = models.SlugField(
+        max_length=64, unique=True, help_text="Lower-case letters, digits, - and _"
+    )
     title = models.CharField(max_length=200)
     description = models.TextField(
         blank=True, help_text="For researchers; not shown to annotators."
@@ -106,7 +110,9 @@ class Study(models.Model):
         verbose_name_plural = "studies"
         ordering = ["-created_at"]
         constraints = [
-            models.CheckConstraint(condition=Q(slug__regex=SLUG_REGEX), name="study_slug_format"),
+            models.CheckConstraint(
+                condition=Q(slug__regex=STUDY_SLUG_REGEX), name="study_slug_format"
+            ),
             models.CheckConstraint(
                 condition=Q(status__in=["draft", "open", "closed"]), name="study_status_valid"
             ),
@@ -175,7 +181,7 @@ class Stage(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.name
+        return f"{self.name} ({self.study.slug})"
 
 
 class AnnotatorGroup(models.Model):
@@ -201,7 +207,7 @@ class AnnotatorGroup(models.Model):
         ]
 
     def __str__(self) -> str:
-        return self.name
+        return f"{self.name} ({self.study.slug})"
 
 
 class ErrorCategory(models.Model):
@@ -648,3 +654,68 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment.annotator}: {'Yes' if self.coherent else 'No'}"
+
+
+# Messages shown in forms (the admin) when a check constraint refuses a value; the
+# database raises the same constraint by name for raw writes.
+CHECK_MESSAGES = {
+    "study_slug_format": "Use lower-case letters, digits, hyphens and underscores only.",
+    "study_status_valid": "Status must be draft, open or closed.",
+    "study_overlap_k_positive": "At least one annotator per batch and group is needed.",
+    "study_batches_per_stage_positive": "Each annotator needs at least one batch per stage.",
+    "study_time_limit_positive": "The time allowed per batch must be longer than zero.",
+    "study_attention_policy_valid": "Choose what a failed attention check does.",
+    "consent_version_positive": "Consent versions are numbered from 1.",
+    "stage_position_positive": "Stage positions start at 1.",
+    "stage_name_not_empty": "A stage needs a name.",
+    "stage_min_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "group_name_not_empty": "A group needs a name.",
+    "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
+    '(annotators are named "<prefix> <number>").',
+    "category_slug_format": "Use lower-case letters, digits and underscores, starting with a letter.",
+    "category_bit_range": "A category's storage bit must be between 0 and 30.",
+    "context_external_id_not_empty": "A context needs its dialogue id.",
+    "reflection_text_not_empty": "A reflection needs text.",
+    "reflection_source_not_empty": "A reflection needs a source.",
+    "reflection_kind_valid": "Kind must be human, synthetic or attention check.",
+    "reflection_human_kind_matches_source": f'The human reflection has the source "{HUMAN_SOURCE}", '
+    "and only it does.",
+    "annotator_number_positive": "Annotator numbers start at 1.",
+    "annotator_platform_valid": "Unknown crowd platform.",
+    "annotator_platform_id_with_platform": "A platform participant id needs its platform, and "
+    "the other way round.",
+    "annotator_consent_version_and_time": "Consent needs both the version and the time.",
+    "assignment_slots_positive": "Slots are numbered from 1.",
+    "assignment_status_valid": "Unknown assignment status.",
+    "assignment_expires_after_assigned": "The deadline must come after the assignment.",
+    "assignment_submitted_has_time": "A submitted assignment needs its submission time.",
+    "assignment_open_not_closed": "An open assignment cannot have a submission, expiry or "
+    "rejection time.",
+    "assignment_expired_has_time": "An expired assignment needs its expiry time.",
+    "assignment_rejected_has_reason": "A rejection needs a reason and a time.",
+    "assignment_started_after_assigned": "Work cannot start before the batch was assigned.",
+    "assignment_submitted_after_assigned": "A batch cannot be submitted before it was assigned.",
+    "judgement_categories_only_when_incoherent": "Error categories can only be chosen when the "
+    "answer is No.",
+    "judgement_mee_only_when_incoherent": "A most evident error can only be chosen when the "
+    "answer is No.",
+    "judgement_mee_among_selected": "The most evident error must be one of the chosen categories.",
+    "judgement_empathy_only_when_coherent": "The 1–5 rating is only given when the answer is Yes.",
+    "judgement_seconds_not_negative": "Time spent cannot be negative.",
+}
+
+for _model in (
+    Study,
+    ConsentVersion,
+    Stage,
+    AnnotatorGroup,
+    ErrorCategory,
+    DialogueContext,
+    Reflection,
+    Annotator,
+    Assignment,
+    Judgement,
+):
+    for _constraint in _model._meta.constraints:
+        if isinstance(_constraint, models.CheckConstraint):
+            _constraint.violation_error_message = CHECK_MESSAGES[_constraint.name]

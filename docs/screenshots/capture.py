@@ -45,7 +45,7 @@ def main() -> None:
         page.click("text=Demo: coherence of counselling reflections")
         page.wait_for_selector("text=Materials and progress")
         page.screenshot(path=OUT / "admin-study.png")
-        page.locator("fieldset:has-text('Materials and progress')").screenshot(
+        page.locator("#capacity").screenshot(
             path=OUT / "admin-study-progress.png"
         )
         study_url = page.url

@@ -20,6 +20,12 @@ RULES = {
         "(SELECT study_id FROM studies_annotatorgroup WHERE id = NEW.group_id) <> NEW.study_id",
         "annotator group belongs to another study",
     ),
+    "studies_annotator_consent": (
+        "NEW.consented_version_id IS NOT NULL AND"
+        " (SELECT study_id FROM studies_consentversion WHERE id = NEW.consented_version_id)"
+        " <> NEW.study_id",
+        "annotator consent version belongs to another study",
+    ),
     "studies_batch": (
         "(SELECT study_id FROM studies_stage WHERE id = NEW.stage_id)"
         " <> (SELECT study_id FROM studies_dialoguecontext WHERE id = NEW.context_id)",
@@ -52,6 +58,12 @@ RULES = {
         " ON bi.batch_id = a.batch_id WHERE a.id = NEW.assignment_id"
         " AND bi.reflection_id = NEW.reflection_id)",
         "judgement reflection is not part of the batch of its assignment",
+    ),
+    "studies_judgement_categories": (
+        "(NEW.error_flags & ~COALESCE((SELECT bit_or(1 << c.bit) FROM studies_errorcategory c"
+        " WHERE c.study_id = (SELECT st.study_id FROM studies_assignment a"
+        " JOIN studies_stage st ON st.id = a.stage_id WHERE a.id = NEW.assignment_id)), 0)) <> 0",
+        "judgement selects an error category its study does not have",
     ),
 }
 
@@ -99,6 +111,23 @@ GUARDS = {
         "NEW.batch_id <> OLD.batch_id"
         " AND EXISTS (SELECT 1 FROM studies_judgement WHERE assignment_id = OLD.id)",
         "an assignment with judgements cannot move to another batch",
+    ),
+    "studies_consentversion_guard": (
+        "studies_consentversion",
+        "UPDATE",
+        "NEW.information_sheet <> OLD.information_sheet OR NEW.consent_text <> OLD.consent_text"
+        " OR NEW.number <> OLD.number OR NEW.study_id <> OLD.study_id",
+        "consent versions cannot be edited: change the study texts to create a new version",
+    ),
+    "studies_errorcategory_guard": (
+        "studies_errorcategory",
+        "UPDATE OF bit, study_id OR DELETE",
+        "(TG_OP = 'DELETE' OR NEW.bit <> OLD.bit OR NEW.study_id <> OLD.study_id)"
+        " AND EXISTS (SELECT 1 FROM studies_judgement j"
+        " JOIN studies_assignment a ON a.id = j.assignment_id"
+        " JOIN studies_stage st ON st.id = a.stage_id"
+        " WHERE st.study_id = OLD.study_id AND (j.error_flags & (1 << OLD.bit)) <> 0)",
+        "an error category chosen in judgements cannot be removed, moved or renumbered",
     ),
     "studies_batchitem_guard": (
         "studies_batchitem",

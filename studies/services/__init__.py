@@ -28,6 +28,7 @@ from .studies import (
     consent_version_current,
     consent_version_sync,
     error_categories_create_defaults,
+    error_category_next_bit,
     study_create,
 )
 
@@ -51,6 +52,7 @@ __all__ = [
     "consent_version_current",
     "consent_version_sync",
     "error_categories_create_defaults",
+    "error_category_next_bit",
     "judgement_record",
     "stage_unlock_time",
     "study_category_bits",

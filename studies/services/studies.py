@@ -7,27 +7,53 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from ..models import Annotator, AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
+from ..models import (
+    MAX_CATEGORY_BIT,
+    Annotator,
+    AnnotatorGroup,
+    ConsentVersion,
+    ErrorCategory,
+    Stage,
+    Study,
+)
 from ..protocol import DEFAULT_ERROR_CATEGORIES
 
 # --- studies ----------------------------------------------------------------------
 
 
+def error_category_next_bit(*, study: Study) -> int:
+    """The storage bit for a new category: after every bit the study ever used, so a
+    bit never changes meaning."""
+    used = set(study.categories.values_list("bit", flat=True))
+    bit = max(used) + 1 if used else 0
+    if bit > MAX_CATEGORY_BIT:
+        raise ValidationError(f"A study can have at most {MAX_CATEGORY_BIT + 1} error categories.")
+    return bit
+
+
 def error_categories_create_defaults(*, study: Study) -> list[ErrorCategory]:
-    """Give ``study`` the five categories of BRIEF §4 (no-op for those it already has)."""
+    """Give ``study`` the five categories of BRIEF §4 (no-op for slugs it already has).
+
+    Each keeps its usual storage bit when that bit is free, else takes the next one.
+    """
     existing = set(study.categories.values_list("slug", flat=True))
-    created = ErrorCategory.objects.bulk_create(
-        ErrorCategory(
-            study=study,
-            slug=c.slug,
-            label=c.label,
-            definition=c.definition,
-            order=c.order,
-            bit=c.bit,
+    created = []
+    for c in DEFAULT_ERROR_CATEGORIES:
+        if c.slug in existing:
+            continue
+        bit = c.bit
+        if study.categories.filter(bit=bit).exists():
+            bit = error_category_next_bit(study=study)
+        created.append(
+            ErrorCategory.objects.create(
+                study=study,
+                slug=c.slug,
+                label=c.label,
+                definition=c.definition,
+                order=c.order,
+                bit=bit,
+            )
         )
-        for c in DEFAULT_ERROR_CATEGORIES
-        if c.slug not in existing
-    )
     return created
 
 
@@ -123,6 +149,12 @@ def annotator_validate(*, annotator: Annotator) -> None:
     and the pseudonym is "<prefix> <number>"."""
     if annotator.group_id and annotator.study_id and annotator.group.study_id != annotator.study_id:
         raise ValidationError({"group": "This group belongs to another study."})
+    if annotator.consented_version_id and (
+        annotator.consented_version.study_id != annotator.study_id
+    ):
+        raise ValidationError(
+            {"consented_version": "This consent version belongs to another study."}
+        )
     if annotator.group_id and annotator.number:
         expected = f"{annotator.group.pseudonym_prefix} {annotator.number}"
         if annotator.pseudonym != expected:

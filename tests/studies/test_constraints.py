@@ -20,6 +20,7 @@ from django.utils import timezone
 from analysis.models import AnalysisRun
 from studies.importers import materials_import
 from studies.models import (
+    CHECK_MESSAGES,
     Annotator,
     AnnotatorGroup,
     Assignment,
@@ -140,21 +141,30 @@ def reflection_in(assignment, kind=Reflection.Kind.SYNTHETIC) -> Reflection:
 # --- Study ---------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("slug", ["Pilot", "1pilot", "pi-lot", "pi lot", ""])
-def test_study_slug_must_be_lower_case_letters_digits_underscores(db, slug):
+@pytest.mark.parametrize("slug", ["Pilot", "-pilot", "_pilot", "pi lot", "pi.lot", ""])
+def test_study_slug_must_be_lower_case_letters_digits_hyphens_underscores(db, slug):
     with violates(Study, "study_slug_format"):
         Study.objects.create(slug=slug, title="x")
 
 
-def test_study_slug_with_digits_and_underscores_is_accepted(db):
-    Study.objects.create(slug="pilot_2", title="x")
+@pytest.mark.parametrize("slug", ["pilot_2", "pilot-study-two", "2026-pilot"])
+def test_study_slug_with_digits_hyphens_and_underscores_is_accepted(db, slug):
+    Study.objects.create(slug=slug, title="x")
 
 
-@pytest.mark.parametrize("slug", ["Pilot", "1pilot", "pi-lot"])
-def test_study_create_rejects_a_badly_formed_slug(db, slug):
+@pytest.mark.parametrize(
+    ("slug", "field", "message"),
+    [
+        ("-pilot", NON_FIELD_ERRORS, CHECK_MESSAGES["study_slug_format"]),
+        ("Pilot", NON_FIELD_ERRORS, CHECK_MESSAGES["study_slug_format"]),
+        ("pi lot", "slug", "Enter a valid “slug”"),
+        ("pi.lot", "slug", "Enter a valid “slug”"),
+    ],
+)
+def test_study_create_rejects_a_badly_formed_slug(db, slug, field, message):
     with pytest.raises(ValidationError) as excinfo:
         study_create(slug=slug, title="x")
-    assert "Constraint “study_slug_format” is violated." in messages(excinfo)
+    assert message in messages(excinfo, field)
     assert not Study.objects.exists()
 
 
@@ -199,7 +209,7 @@ def test_study_counts_and_time_limit_must_be_positive(study, field, value, const
 def test_study_create_rejects_zero_counts_and_time_limit(db, field, value, constraint):
     with pytest.raises(ValidationError) as excinfo:
         study_create(slug="pilot", title="x", **{field: value})
-    assert f"Constraint “{constraint}” is violated." in messages(excinfo)
+    assert CHECK_MESSAGES[constraint] in messages(excinfo)
     assert not Study.objects.exists()
 
 
@@ -253,7 +263,7 @@ def test_stage_min_wait_of_zero_is_allowed(study):
 def test_study_create_rejects_a_negative_wait_and_accepts_zero(db):
     with pytest.raises(ValidationError) as excinfo:
         study_create(slug="pilot", title="x", stages=[("Stage 1", timedelta(seconds=-1))])
-    assert "Constraint “stage_min_wait_not_negative” is violated." in messages(excinfo)
+    assert "The minimum wait cannot be negative (0 is allowed)." in messages(excinfo)
     assert not Study.objects.exists()
     assert not Stage.objects.exists()
 
@@ -279,7 +289,7 @@ def test_group_prefix_without_trailing_digit_or_space_is_accepted(study, prefix)
 def test_study_create_rejects_a_group_prefix_ending_in_digit_or_space(db, name):
     with pytest.raises(ValidationError) as excinfo:
         study_create(slug="pilot", title="x", groups=[name])
-    assert "Constraint “group_prefix_format” is violated." in messages(excinfo)
+    assert CHECK_MESSAGES["group_prefix_format"] in messages(excinfo)
     assert not Study.objects.exists()
     assert not AnnotatorGroup.objects.exists()
 

@@ -639,3 +639,377 @@ def test_json_without_contexts_list_is_rejected(loaded_study):
     assert [(i.where, i.message) for i in issues] == [
         ("file", 'expected an object with a "contexts" list')
     ]
+
+
+# --- bad input the database could not store, or that would be silently misread ----------
+
+
+def test_csv_human_row_with_another_source_is_rejected(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[0]["reflection_source"] = "GPT-2"
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    # Still taken as the dialogue's human reflection, so nothing else is reported.
+    assert [(i.where, i.message) for i in issues] == [
+        ("row 2, column 'reflection_source'", 'a human reflection must have the source "Human"')
+    ]
+
+
+def test_csv_human_row_with_empty_source_is_taken_as_human(study):
+    rows = csv_rows(materials_doc())
+    rows[0]["reflection_source"] = ""
+    materials_import(study=study, content=to_csv(rows), fmt="csv")
+    human = Reflection.objects.get(context__external_id="dlg-1", kind=Reflection.Kind.HUMAN)
+    assert (human.source, human.text) == ("Human", rows[0]["reflection"])
+
+
+def test_csv_human_row_with_unknown_stage_is_rejected(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[5]["stage"] = "GPT-4 stage"
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    assert [(i.where, i.message) for i in issues] == [
+        (
+            f"{row_of(5)}, column 'stage'",
+            "unknown stage 'GPT-4 stage' (the study has: GPT-2 stage, GPT-3 stage)",
+        )
+    ]
+
+
+def test_csv_human_row_with_a_known_stage_is_still_in_every_stage(study):
+    rows = csv_rows(materials_doc())
+    rows[0]["stage"] = "GPT-2 stage"
+    materials_import(study=study, content=to_csv(rows), fmt="csv")
+    for stage in STAGES:
+        batch = Batch.objects.get(stage__name=stage, context__external_id="dlg-1")
+        assert batch_items(batch)[0].kind == Reflection.Kind.HUMAN
+
+
+def test_csv_human_row_stage_does_not_hide_a_duplicate_in_another_stage(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[0]["stage"] = "GPT-2 stage"
+    rows[3]["reflection"] = rows[0]["reflection"]  # a GPT-3 stage synthetic
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    issue = issue_at(issues, f"{row_of(3)}, column 'reflection'")
+    assert issue.message == f"duplicate reflection (same text as {row_of(0)})"
+
+
+def json_with_token(doc: dict, token: str) -> tuple[str, str]:
+    """``doc`` as indented JSON with the value "@TOKEN@" replaced by the bare ``token``,
+    and the line and column of the token."""
+    text = json.dumps(doc, indent=2)
+    (line_no, line) = next((n, ln) for n, ln in enumerate(text.splitlines(), 1) if "@TOKEN@" in ln)
+    column = line.index('"@TOKEN@"') + 1
+    where = f"line {line_no}, column {column}"
+    return text.replace('"@TOKEN@"', token), where
+
+
+@pytest.mark.parametrize(
+    ("token", "message"),
+    [
+        ("NaN", "NaN and Infinity are not allowed"),
+        ("Infinity", "NaN and Infinity are not allowed"),
+        ("-Infinity", "NaN and Infinity are not allowed"),
+        ("1e999", "number too large: 1e999"),
+        ("9" * 5000, "number too large: 99999999999999999999..."),
+    ],
+    ids=["NaN", "Infinity", "-Infinity", "float-overflow", "5000-digit-int"],
+)
+def test_json_number_that_jsonb_cannot_store_is_named_by_line_and_column(
+    loaded_study, token, message
+):
+    doc = new_doc()
+    # The same words inside strings earlier in the file do not move the reported place.
+    doc["contexts"][0]["human_reflection"] = f"NaN, Infinity, -Infinity and {token[:30]}."
+    doc["contexts"][1]["synthetic"][2]["generation"]["p"] = "@TOKEN@"
+    text, where = json_with_token(doc, token)
+    issues = rejected(loaded_study, text, "json")
+    assert [(i.where, i.message) for i in issues] == [(where, f"invalid JSON: {message}")]
+
+
+def test_nan_in_csv_dialogue_context_is_rejected(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[0]["dialogue_context"] = '[{"role": "client", "text": NaN}]'
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    issue = issue_at(issues, "row 2, column 'dialogue_context'")
+    assert issue.message == "invalid JSON: NaN and Infinity are not allowed"
+
+
+@pytest.mark.parametrize("value", ["nan", "inf", "-Infinity", "1e999"])
+def test_csv_p_that_is_not_finite_is_rejected(loaded_study, value):
+    rows = csv_rows(new_doc())
+    rows[1]["p"] = value
+    issues = rejected(loaded_study, to_csv(rows, header=[*CSV_HEADER, "p"]), "csv")
+    assert [(i.where, i.message) for i in issues] == [
+        ("row 3, column 'p'", f"not a finite number: {value!r}")
+    ]
+
+
+def test_deeply_nested_json_file_is_rejected(loaded_study):
+    content = '{"contexts": ' + "[" * 100_000 + "]" * 100_000 + "}"
+    issues = rejected(loaded_study, content, "json")
+    assert [(i.where, i.message) for i in issues] == [("file", "invalid JSON: nested too deeply")]
+
+
+def test_deeply_nested_csv_dialogue_context_is_rejected(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[0]["dialogue_context"] = "[" * 50_000
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    issue = issue_at(issues, "row 2, column 'dialogue_context'")
+    assert issue.message == "invalid JSON: nested too deeply"
+
+
+def test_deeply_nested_generation_metadata_is_rejected(loaded_study):
+    doc = new_doc()
+    nested = "leaf"
+    for _ in range(25):
+        nested = {"level": nested}
+    doc["contexts"][0]["synthetic"][1]["generation"]["extra"] = nested
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    issue = issue_at(issues, """contexts[0] (id "new-1"), synthetic[1], field 'generation'""")
+    assert issue.message == "nested more than 20 levels deep"
+
+
+def test_too_long_dialogue_id_in_json(loaded_study):
+    doc = new_doc()
+    doc["contexts"][1]["id"] = "x" * 101
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    assert [(i.where, i.message) for i in issues] == [
+        ("contexts[1], field 'id'", "longer than 100 characters")
+    ]
+
+
+def test_too_long_dialogue_id_in_csv_is_named_in_each_of_its_rows(loaded_study):
+    rows = csv_rows(new_doc())
+    for row in rows[5:10]:
+        assert row["annomi_dialogue_id"] == "new-2"
+        row["annomi_dialogue_id"] = "x" * 101
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    assert [(i.where, i.message) for i in issues] == [
+        (f"{row_of(i)}, column 'annomi_dialogue_id'", "longer than 100 characters")
+        for i in range(5, 10)
+    ]
+
+
+def test_too_long_source_in_json(loaded_study):
+    doc = new_doc()
+    doc["contexts"][0]["synthetic"][1]["source"] = "S" * 101
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    issue = issue_at(issues, """contexts[0] (id "new-1"), synthetic[1], field 'source'""")
+    assert issue.message == "longer than 100 characters"
+
+
+def test_too_long_source_in_csv(loaded_study):
+    rows = csv_rows(new_doc())
+    rows[1]["reflection_source"] = "S" * 101
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    issue = issue_at(issues, "row 3, column 'reflection_source'")
+    assert issue.message == "longer than 100 characters"
+
+
+def test_dialogue_id_and_source_of_exactly_100_characters_are_accepted(study):
+    doc = materials_doc()
+    doc["contexts"][0]["id"] = "x" * 100
+    doc["contexts"][0]["synthetic"][0]["source"] = "S" * 100
+    materials_import(study=study, content=json.dumps(doc), fmt="json")
+    assert Reflection.objects.get(context__external_id="x" * 100, source="S" * 100)
+
+
+def _set(path, value):
+    """A doc mutation for the parametrized cases: set doc[...path...] = value."""
+
+    def mutate(doc):
+        target = doc
+        for key in path[:-1]:
+            target = target[key]
+        target[path[-1]] = value
+
+    return mutate
+
+
+CTX = 'contexts[0] (id "new-1")'
+
+
+@pytest.mark.parametrize(
+    ("mutate", "where", "message"),
+    [
+        (_set(("contexts", 0, "id"), "new\x00-1"), "contexts[0], field 'id'", None),
+        (
+            _set(("contexts", 0, "turns", 1, "text"), "I keep\x00 worrying."),
+            f"{CTX}, field 'turns'",
+            "turn 2 contains a NUL character",
+        ),
+        (
+            _set(("contexts", 0, "human_reflection"), "Weighing\x00 on you."),
+            f"{CTX}, field 'human_reflection'",
+            None,
+        ),
+        (
+            _set(("contexts", 0, "synthetic", 1, "text"), "A\x00B."),
+            f"{CTX}, synthetic[1], field 'text'",
+            None,
+        ),
+        (
+            _set(("contexts", 0, "synthetic", 1, "source"), "GPT\x002"),
+            f"{CTX}, synthetic[1], field 'source'",
+            None,
+        ),
+        (
+            _set(("contexts", 0, "synthetic", 1, "generation", "model"), "gpt\x002"),
+            f"{CTX}, synthetic[1], field 'generation'",
+            None,
+        ),
+        (
+            _set(("contexts", 0, "attention_checks"), [{"text": "Tomatoes\x00."}]),
+            f"{CTX}, attention_checks[0], field 'text'",
+            None,
+        ),
+    ],
+    ids=["id", "turn", "human", "synthetic", "source", "generation", "attention-check"],
+)
+def test_nul_character_in_json_is_rejected(loaded_study, mutate, where, message):
+    doc = new_doc()
+    mutate(doc)
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    assert issue_at(issues, where).message == (message or "contains a NUL character")
+
+
+@pytest.mark.parametrize(
+    ("index", "column", "value", "message"),
+    [
+        (2, "annomi_dialogue_id", "new\x00-1", "contains a NUL character"),
+        (
+            0,
+            "dialogue_context",
+            json.dumps([{"role": "client", "text": "A\x00B."}]),
+            "turn 1 contains a NUL character",
+        ),
+        (0, "reflection", "Weighing\x00 on you.", "contains a NUL character"),
+        (1, "reflection", "A\x00B.", "contains a NUL character"),
+        (1, "reflection_source", "GPT\x002", "contains a NUL character"),
+        (1, "model", "gpt\x002", "contains a NUL character"),
+    ],
+    ids=["id", "dialogue_context", "human", "synthetic", "source", "model"],
+)
+def test_nul_character_in_csv_is_rejected(loaded_study, index, column, value, message):
+    rows = csv_rows(new_doc())
+    rows[index][column] = value
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    assert issue_at(issues, f"{row_of(index)}, column '{column}'").message == message
+
+
+def test_unpaired_surrogate_escape_in_json_is_rejected(loaded_study):
+    doc = new_doc()
+    doc["contexts"][0]["synthetic"][1]["text"] = "Broken \ud83d emoji."
+    content = json.dumps(doc)  # ensure_ascii writes it as the escape \ud83d
+    assert "\\ud83d" in content
+    issues = rejected(loaded_study, content.encode("utf-8"), "json")
+    issue = issue_at(issues, f"{CTX}, synthetic[1], field 'text'")
+    assert issue.message == "contains an unpaired surrogate (\\ud83d)"
+
+
+def test_boolean_dialogue_id_in_json_is_rejected(loaded_study):
+    doc = new_doc()
+    doc["contexts"][0]["id"] = True
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    issue = issue_at(issues, "contexts[0], field 'id'")
+    assert issue.message == "missing or empty dialogue id"
+
+
+# --- generation metadata -----------------------------------------------------------------
+
+
+def test_reimport_with_other_generation_metadata_updates_it(loaded_study):
+    counts = all_studies_counts()
+    doc = materials_doc()
+    doc["contexts"][0]["synthetic"][0]["generation"]["decoding"] = "nucleus"
+    summary = materials_import(study=loaded_study, content=json.dumps(doc), fmt="json")
+    assert summary.reflections_updated == 1
+    assert summary.changed is True
+    assert str(summary) == (
+        "0 contexts, 0 reflections and 0 batches created; 1 reflections updated; "
+        "0 batches updated; attention checks generated: 0."
+    )
+    assert all_studies_counts() == counts
+    text = doc["contexts"][0]["synthetic"][0]["text"]
+    assert Reflection.objects.get(text=text).generation == {"model": "gpt-2", "decoding": "nucleus"}
+    again = materials_import(study=loaded_study, content=json.dumps(doc), fmt="json")
+    assert again.changed is False
+
+
+def test_reimport_as_csv_with_other_generation_metadata_updates_it(loaded_study):
+    rows = csv_rows(materials_doc())
+    rows[3]["model"] = "gpt-3.5"
+    summary = materials_import(study=loaded_study, content=to_csv(rows), fmt="csv")
+    assert (summary.reflections_updated, summary.reflections_created) == (1, 0)
+    stored = Reflection.objects.get(text=rows[3]["reflection"]).generation
+    assert stored == {"model": "gpt-3.5", "decoding": "greedy"}
+
+
+def test_reimport_keeps_where_a_generated_attention_check_was_taken_from(loaded_study):
+    check = Reflection.objects.filter(
+        context__external_id="dlg-1", kind=Reflection.Kind.ATTENTION_CHECK
+    ).get()
+    provenance = dict(check.generation)
+    doc = materials_doc()
+    doc["contexts"][0]["attention_checks"] = [{"text": check.text}]
+    summary = materials_import(study=loaded_study, content=json.dumps(doc), fmt="json")
+    assert summary.changed is False
+    check.refresh_from_db()
+    assert check.generation == provenance
+
+
+def test_the_same_reflection_in_two_stages_with_the_same_metadata_is_one_reflection(study):
+    doc = materials_doc()
+    synthetic = doc["contexts"][0]["synthetic"]
+    synthetic[2].update(source=synthetic[0]["source"], text=synthetic[0]["text"])
+    synthetic[2]["generation"] = dict(synthetic[0]["generation"])
+    materials_import(study=study, content=json.dumps(doc), fmt="json")
+    shared = Reflection.objects.get(text=synthetic[0]["text"])
+    assert shared.batches.count() == 2
+
+
+def test_the_same_reflection_with_different_metadata_in_one_json_file(loaded_study):
+    doc = new_doc()
+    synthetic = doc["contexts"][0]["synthetic"]
+    assert synthetic[0]["stage"] != synthetic[2]["stage"]
+    synthetic[2].update(source=synthetic[0]["source"], text=synthetic[0]["text"])
+    synthetic[2]["generation"] = {"model": "gpt-2", "decoding": "beam"}
+    issues = rejected(loaded_study, json.dumps(doc), "json")
+    assert [(i.where, i.message) for i in issues] == [
+        (
+            f"{CTX}, synthetic[2], field 'generation'",
+            "the same reflection is given with different generation metadata "
+            f"(also at {CTX}, synthetic[0])",
+        )
+    ]
+
+
+def test_the_same_reflection_with_different_metadata_in_one_csv_file(loaded_study):
+    rows = csv_rows(new_doc())
+    assert (rows[1]["stage"], rows[3]["stage"]) == STAGES
+    rows[3].update(
+        reflection_source=rows[1]["reflection_source"],
+        reflection=rows[1]["reflection"],
+        model=rows[1]["model"],
+        decoding="beam",
+    )
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    assert [(i.where, i.message) for i in issues] == [
+        (
+            f"{row_of(3)}, column 'decoding'",
+            f"the same reflection is given with different generation metadata (also at "
+            f"{row_of(1)})",
+        )
+    ]
+
+
+def test_repeated_csv_human_row_with_different_metadata_is_rejected(loaded_study):
+    rows = csv_rows(new_doc())
+    rows.insert(3, dict(rows[0], stage="GPT-3 stage", model="annotated-by-hand"))
+    issues = rejected(loaded_study, to_csv(rows), "csv")
+    assert [(i.where, i.message) for i in issues] == [
+        (
+            f"{row_of(3)}, column 'model'",
+            f"the same reflection is given with different generation metadata (also at "
+            f"{row_of(0)})",
+        )
+    ]

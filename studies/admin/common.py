@@ -1,0 +1,91 @@
+"""Pieces shared by the study admin modules."""
+
+from contextvars import ContextVar
+
+from django import forms
+from django.core.exceptions import ValidationError
+
+from ..models import ErrorCategory, Judgement
+
+
+def is_changelist(request) -> bool:
+    match = getattr(request, "resolver_match", None)
+    return bool(match and match.url_name and match.url_name.endswith("changelist"))
+
+
+class ReadOnlyAdminMixin:
+    """Rows written only by annotators or services: researchers look, never edit."""
+
+    def has_add_permission(self, request, obj=None):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    def has_delete_permission(self, request, obj=None):
+        return False
+
+
+class LockedOnceUsedForm(forms.ModelForm):
+    """A form whose ``locked_fields`` cannot change once the row is in use (annotated,
+    referenced), so that data already collected keeps its meaning."""
+
+    locked_fields: tuple[str, ...] = ()
+    locked_reason = "it is already in use"
+
+    def is_locked(self) -> bool:
+        raise NotImplementedError
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk and self.is_locked():
+            changed = [f for f in self.locked_fields if f in self.changed_data]
+            if changed:
+                labels = ", ".join(str(self.fields[f].label) for f in changed)
+                raise ValidationError(f"{labels} cannot change: {self.locked_reason}.")
+        return cleaned
+
+
+# --- error-category labels for judgements ------------------------------------------------
+# Labels per study, cached for one admin page render so a page of judgements costs one
+# query for labels rather than one per row.
+_labels_cache: ContextVar[dict | None] = ContextVar("category_labels", default=None)
+
+
+def category_labels(study_id: int) -> dict[int, str]:
+    cache = _labels_cache.get()
+    if cache is not None and study_id in cache:
+        return cache[study_id]
+    labels = dict(ErrorCategory.objects.filter(study_id=study_id).values_list("bit", "label"))
+    if cache is not None:
+        cache[study_id] = labels
+    return labels
+
+
+def judgement_category_labels(obj: Judgement) -> str:
+    labels = category_labels(obj.assignment.stage.study_id)
+    return ", ".join(label for bit, label in sorted(labels.items()) if obj.error_flags & (1 << bit))
+
+
+def judgement_most_evident_label(obj: Judgement) -> str:
+    if obj.most_evident_bit is None:
+        return ""
+    return category_labels(obj.assignment.stage.study_id).get(obj.most_evident_bit, "?")
+
+
+class CategoryLabelCacheMixin:
+    def _with_cache(self, view, *args, **kwargs):
+        token = _labels_cache.set({})
+        try:
+            response = view(*args, **kwargs)
+            if hasattr(response, "render"):
+                response.render()
+            return response
+        finally:
+            _labels_cache.reset(token)
+
+    def changelist_view(self, request, extra_context=None):
+        return self._with_cache(super().changelist_view, request, extra_context)
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        return self._with_cache(super().change_view, request, object_id, form_url, extra_context)

@@ -1,0 +1,229 @@
+"""Annotators and their work: read-only records, with researcher actions that go
+through the services (rejecting work, exempting from a waiting period)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
+from ..protocol import EMPATHY_SCALE
+from ..services import annotator_validate, assignment_reject, wait_exemption_grant
+from .common import (
+    CategoryLabelCacheMixin,
+    ReadOnlyAdminMixin,
+    judgement_category_labels,
+    judgement_most_evident_label,
+)
+
+
+class AnnotatorForm(forms.ModelForm):
+    class Meta:
+        model = Annotator
+        fields = ("is_active", "email")
+
+    def clean(self):
+        cleaned = super().clean()
+        annotator_validate(annotator=self.instance)
+        return cleaned
+
+
+class WaitExemptionForm(forms.ModelForm):
+    class Meta:
+        model = WaitExemption
+        fields = ("stage", "reason")
+
+    def __init__(self, *args, annotator=None, **kwargs):
+        super().__init__(*args, **kwargs)
+        if annotator is not None:
+            self.fields["stage"].queryset = Stage.objects.filter(
+                study_id=annotator.study_id, position__gt=1
+            ).select_related("study")
+
+
+class WaitExemptionInline(admin.TabularInline):
+    model = WaitExemption
+    form = WaitExemptionForm
+    extra = 0
+    fields = ("stage", "reason", "granted_by", "granted_at")
+    readonly_fields = ("granted_by", "granted_at")
+    verbose_name = "exemption from a waiting period"
+    verbose_name_plural = "exemptions from waiting periods (who granted them and when is recorded)"
+
+    def get_formset(self, request, obj=None, **kwargs):
+        formset = super().get_formset(request, obj, **kwargs)
+
+        class Bound(formset):
+            def get_form_kwargs(self, index):
+                return {**super().get_form_kwargs(index), "annotator": obj}
+
+        return Bound
+
+    def has_change_permission(self, request, obj=None):
+        return False  # add or delete; an exemption is never edited after the fact
+
+
+@admin.register(Annotator)
+class AnnotatorAdmin(admin.ModelAdmin):
+    form = AnnotatorForm
+    list_display = (
+        "pseudonym", "group", "study", "consented", "created_at", "last_seen_at", "is_active",
+    )  # fmt: skip
+    list_filter = ("study", "group", "is_active", "platform")
+    search_fields = ("pseudonym", "platform_participant_id")
+    list_select_related = ("group__study", "study")
+    inlines = (WaitExemptionInline,)
+    readonly_fields = (
+        "study", "group", "pseudonym", "invitation_link", "platform", "platform_participant_id",
+        "consented_version", "consented_at", "tutorial_completed_at", "created_at", "last_seen_at",
+    )  # fmt: skip
+    fields = (
+        "pseudonym", "study", "group", "invitation_link", "is_active", "email", "platform",
+        "platform_participant_id", "consented_version", "consented_at", "tutorial_completed_at",
+        "created_at", "last_seen_at",
+    )  # fmt: skip
+
+    def has_add_permission(self, request):
+        # Annotators are created in bulk with numbered pseudonyms: "Create annotators"
+        # on the study page or the action on the group list.
+        return False
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is not WaitExemption:
+            return super().save_formset(request, form, formset, change)
+        for obj in formset.save(commit=False):
+            wait_exemption_grant(
+                annotator=form.instance, stage=obj.stage, by=request.user, reason=obj.reason
+            )
+        for obj in formset.deleted_objects:
+            obj.delete()
+        return None
+
+    @admin.display(boolean=True, description="consented")
+    def consented(self, obj):
+        return obj.consented_at is not None
+
+    @admin.display(description="invitation link")
+    def invitation_link(self, obj):
+        url = reverse("studies:invitation", args=[obj.access_token])
+        return format_html('<a href="{}">{}</a>', url, url)
+
+
+class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = Judgement
+    extra = 0
+    fields = (
+        "reflection", "coherent", "categories", "most_evident", "empathy", "seconds_spent",
+        "updated_at",
+    )  # fmt: skip
+    readonly_fields = fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).select_related("reflection", "assignment__stage")
+
+    def categories(self, obj):
+        return judgement_category_labels(obj)
+
+    @admin.display(description="most evident error")
+    def most_evident(self, obj):
+        return judgement_most_evident_label(obj)
+
+
+class RejectForm(forms.Form):
+    reason = forms.CharField(
+        widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
+        help_text="Recorded with the assignment, your name and the time.",
+    )
+
+
+@admin.register(Assignment)
+class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "annotator", "batch", "status", "is_recurring", "attention_passed", "assigned_at",
+        "expires_at", "submitted_at",
+    )  # fmt: skip
+    list_filter = ("status", "attention_passed", "is_recurring", "stage__study", "stage", "group")
+    search_fields = ("annotator__pseudonym", "batch__context__external_id")
+    list_select_related = ("annotator", "batch__stage", "batch__context")
+    inlines = (JudgementInline,)
+    actions = ("reject",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("batch__context__turns")
+
+    def has_reject_permission(self, request):
+        return request.user.has_perm("studies.change_assignment")
+
+    @admin.action(
+        description="Reject the selected assignments (releases their slots)…",
+        permissions=["reject"],
+    )
+    def reject(self, request, queryset):
+        form = RejectForm(request.POST if "apply" in request.POST else None)
+        if form.is_valid():
+            done, refused = 0, []
+            for assignment in queryset:
+                try:
+                    assignment_reject(
+                        assignment=assignment, reason=form.cleaned_data["reason"], by=request.user
+                    )
+                    done += 1
+                except ValidationError as exc:
+                    refused.append(f"{assignment}: {' '.join(exc.messages)}")
+            if done:
+                self.message_user(request, f"Rejected {done} assignment(s).", messages.SUCCESS)
+            for line in refused:
+                self.message_user(request, line, messages.WARNING)
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "form": form,
+            "assignments": queryset,
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+            "title": "Reject assignments",
+        }
+        return TemplateResponse(request, "admin/studies/assignment/reject.html", context)
+
+
+@admin.register(Judgement)
+class JudgementAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = (
+        "annotator", "reflection_source", "coherent", "categories", "most_evident",
+        "empathy_label", "assignment_status", "updated_at",
+    )  # fmt: skip
+    list_filter = (
+        "coherent", "reflection__kind", "assignment__status", "assignment__stage__study",
+        "assignment__stage",
+    )  # fmt: skip
+    search_fields = ("assignment__annotator__pseudonym", "reflection__text")
+    list_select_related = ("assignment__annotator", "assignment__stage", "reflection")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).defer("reflection__text", "assignment__order")
+
+    @admin.display(description="annotator", ordering="assignment__annotator__pseudonym")
+    def annotator(self, obj):
+        return obj.assignment.annotator.pseudonym
+
+    @admin.display(description="source", ordering="reflection__source")
+    def reflection_source(self, obj):
+        return obj.reflection.source
+
+    @admin.display(description="assignment", ordering="assignment__status")
+    def assignment_status(self, obj):
+        return obj.assignment.get_status_display()
+
+    def categories(self, obj):
+        return judgement_category_labels(obj)
+
+    @admin.display(description="most evident error")
+    def most_evident(self, obj):
+        return judgement_most_evident_label(obj)
+
+    @admin.display(description="agreement (1–5)", ordering="empathy")
+    def empathy_label(self, obj):
+        return f"{obj.empathy} – {EMPATHY_SCALE[obj.empathy]}" if obj.empathy else ""

@@ -1,0 +1,463 @@
+"""Study configuration: the study, its stages, groups, categories and consent versions,
+plus the materials upload and the "create annotators" page."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
+
+from ..importers import MaterialsImportError, materials_format_for, materials_import
+from ..models import (
+    Annotator,
+    AnnotatorGroup,
+    ConsentVersion,
+    DialogueContext,
+    ErrorCategory,
+    Stage,
+    Study,
+)
+from ..selectors import error_category_is_used, study_capacity, study_has_judgements
+from ..services import (
+    annotators_create,
+    consent_version_sync,
+    error_categories_create_defaults,
+    error_category_next_bit,
+)
+from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
+
+SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
+
+
+# --- forms ---------------------------------------------------------------------------------
+
+
+class StageForm(LockedOnceUsedForm):
+    locked_fields = ("position",)
+    locked_reason = "annotators already work in this stage"
+
+    class Meta:
+        model = Stage
+        fields = ("study", "position", "name", "min_wait")
+
+    def is_locked(self) -> bool:
+        return self.instance.assignments.exists()
+
+
+class AnnotatorGroupForm(LockedOnceUsedForm):
+    locked_fields = ("pseudonym_prefix",)
+    locked_reason = "the group's annotators are already named with it"
+
+    class Meta:
+        model = AnnotatorGroup
+        fields = ("study", "name", "pseudonym_prefix")
+
+    def is_locked(self) -> bool:
+        return self.instance.annotators.exists()
+
+
+class ErrorCategoryForm(LockedOnceUsedForm):
+    locked_fields = ("slug",)
+    locked_reason = "judgements already chose this category"
+
+    class Meta:
+        model = ErrorCategory
+        fields = (
+            "study", "slug", "label", "order", "definition", "example_reflection",
+            "example_explanation",
+        )  # fmt: skip
+
+    def is_locked(self) -> bool:
+        return error_category_is_used(category=self.instance)
+
+
+class ErrorCategoryFormSet(forms.BaseInlineFormSet):
+    def clean(self):
+        super().clean()
+        for form in self.deleted_forms:
+            if form.instance.pk and error_category_is_used(category=form.instance):
+                raise ValidationError(
+                    f'"{form.instance.label}" cannot be deleted: judgements already chose it.'
+                )
+
+
+def _save_categories(formset, study: Study) -> None:
+    """New categories get the next free storage bit (never reused)."""
+    for obj in formset.save(commit=False):
+        if obj.pk is None:
+            obj.study = study
+            obj.bit = error_category_next_bit(study=study)
+        obj.save()
+    for obj in formset.deleted_objects:
+        obj.delete()
+
+
+class ImportMaterialsForm(forms.Form):
+    file = forms.FileField(help_text="A .json or .csv materials file (see the README).")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if materials_format_for(upload.name) is None:
+            raise ValidationError("Upload a .json or .csv file.")
+        return upload
+
+
+class CreateAnnotatorsForm(forms.Form):
+    group = forms.ModelChoiceField(queryset=AnnotatorGroup.objects.none())
+    count = forms.IntegerField(
+        min_value=1, max_value=1000, initial=10, label="Number of annotators"
+    )
+
+    def __init__(self, *args, study: Study, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["group"].queryset = study.groups.select_related("study")
+
+
+# --- inlines -----------------------------------------------------------------------------------
+
+
+class StageInline(admin.TabularInline):
+    model = Stage
+    form = StageForm
+    extra = 0
+    fields = ("position", "name", "min_wait")
+
+
+class AnnotatorGroupInline(admin.TabularInline):
+    model = AnnotatorGroup
+    form = AnnotatorGroupForm
+    extra = 0
+    fields = ("name", "pseudonym_prefix")
+
+
+class ErrorCategoryInline(admin.StackedInline):
+    model = ErrorCategory
+    form = ErrorCategoryForm
+    formset = ErrorCategoryFormSet
+    extra = 0
+    fields = (
+        ("slug", "label", "order", "bit"),
+        "definition",
+        "example_reflection",
+        "example_explanation",
+    )
+    readonly_fields = ("bit",)
+    classes = ("collapse",)
+
+
+class ConsentVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = ConsentVersion
+    extra = 0
+    fields = ("number", "created_at", "created_by", "n_consents")
+    readonly_fields = fields
+    verbose_name_plural = "consent versions (created automatically when the texts change)"
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .defer("information_sheet", "consent_text")
+            .annotate(_n=Count("consents"))
+        )
+
+    @admin.display(description="annotators who consented")
+    def n_consents(self, obj):
+        return obj._n
+
+
+# --- study ---------------------------------------------------------------------------------
+
+
+def _count(model, field: str):
+    """A correlated COUNT subquery (cheaper than joining several relations)."""
+    return Coalesce(
+        Subquery(
+            model.objects.filter(**{field: OuterRef("pk")})
+            .order_by()
+            .values(field)
+            .annotate(n=Count("pk"))
+            .values("n"),
+            output_field=IntegerField(),
+        ),
+        0,
+    )
+
+
+@admin.register(Study)
+class StudyAdmin(admin.ModelAdmin):
+    list_display = (
+        "title", "slug", "status", "overlap_k", "batches_per_stage", "n_contexts", "n_annotators",
+    )  # fmt: skip
+    list_filter = ("status",)
+    search_fields = ("slug", "title")
+    prepopulated_fields = {"slug": ("title",)}
+    inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
+    change_form_template = "admin/studies/study/change_form.html"
+    fieldsets = (
+        (None, {"fields": ("title", "slug", "status", "description", "contact_email")}),
+        (
+            "Protocol",
+            {
+                "fields": (
+                    "overlap_k",
+                    "batches_per_stage",
+                    "batch_time_limit",
+                    "avoid_recurrence",
+                    "attention_failure_policy",
+                    "seed",
+                )
+            },
+        ),
+        ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
+        (
+            "Tutorial",
+            {
+                "classes": ("collapse",),
+                "fields": (
+                    "tutorial_intro",
+                    "tutorial_example_turns",
+                    "tutorial_example_notes",
+                    "tutorial_empathy_explanation",
+                ),
+            },
+        ),
+    )
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request)
+        if is_changelist(request):
+            qs = qs.defer(
+                "description", "information_sheet", "consent_text", "tutorial_intro",
+                "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
+            ).annotate(
+                _n_contexts=_count(DialogueContext, "study"),
+                _n_annotators=_count(Annotator, "study"),
+            )  # fmt: skip
+        return qs
+
+    def get_readonly_fields(self, request, obj=None):
+        if obj is not None and obj.contexts.exists():
+            # Attention checks and stored orders were drawn with this seed: keep it
+            # so an audit can reproduce them.
+            return ("seed",)
+        return ()
+
+    @admin.display(description="contexts", ordering="_n_contexts")
+    def n_contexts(self, obj):
+        return obj._n_contexts
+
+    @admin.display(description="annotators", ordering="_n_annotators")
+    def n_annotators(self, obj):
+        return obj._n_annotators
+
+    def save_formset(self, request, form, formset, change):
+        if formset.model is ErrorCategory:
+            _save_categories(formset, form.instance)
+        else:
+            super().save_formset(request, form, formset, change)
+
+    def save_related(self, request, form, formsets, change):
+        super().save_related(request, form, formsets, change)
+        study = form.instance
+        if not change:
+            error_categories_create_defaults(study=study)
+        if consent_version_sync(study=study, user=request.user) is not None and change:
+            messages.info(
+                request,
+                "The information sheet or consent text changed: a new consent version was created.",
+            )
+
+    def get_urls(self):
+        urls = [
+            path(
+                "<int:study_id>/import-materials/",
+                self.admin_site.admin_view(self.import_materials_view),
+                name="studies_study_import_materials",
+            ),
+            path(
+                "<int:study_id>/create-annotators/",
+                self.admin_site.admin_view(self.create_annotators_view),
+                name="studies_study_create_annotators",
+            ),
+        ]
+        return urls + super().get_urls()
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        extra_context = extra_context or {}
+        study = self.get_object(request, object_id)
+        if study is not None:
+            extra_context["n_contexts"] = study.contexts.count()
+            extra_context["capacity"] = study_capacity(study=study)
+            extra_context["has_judgements"] = study_has_judgements(study_id=study.pk)
+        return super().change_view(request, object_id, form_url, extra_context)
+
+    def _study_for(self, request, study_id: int, *perms: str) -> Study:
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_change_permission(request, study) or not request.user.has_perms(perms):
+            raise PermissionDenied
+        return study
+
+    def import_materials_view(self, request: HttpRequest, study_id: int):
+        study = self._study_for(
+            request, study_id, "studies.add_dialoguecontext", "studies.add_reflection",
+            "studies.add_batch",
+        )  # fmt: skip
+        issues = []
+        form = ImportMaterialsForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                summary = materials_import(
+                    study=study, content=upload.read(), fmt=materials_format_for(upload.name)
+                )
+            except MaterialsImportError as exc:
+                issues = exc.issues
+                messages.error(
+                    request,
+                    f"Nothing was imported: the file has {len(issues)} problem(s), listed below.",
+                )
+            else:
+                messages.success(request, f"Imported {upload.name}: {summary}")
+                return HttpResponseRedirect(reverse("admin:studies_study_change", args=[study.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "form": form,
+            "issues": issues,
+            "title": f"Import materials into {study.title}",
+        }
+        return TemplateResponse(request, "admin/studies/study/import_materials.html", context)
+
+    def create_annotators_view(self, request: HttpRequest, study_id: int):
+        """POST creates, then redirects to a GET that shows the links, so reloading the
+        page never creates more annotators."""
+        study = self._study_for(request, study_id, "studies.add_annotator")
+        form = CreateAnnotatorsForm(
+            request.POST or None, study=study, initial={"group": request.GET.get("group")}
+        )
+        if request.method == "POST" and form.is_valid():
+            try:
+                with transaction.atomic():
+                    created = annotators_create(
+                        group=form.cleaned_data["group"], count=form.cleaned_data["count"]
+                    )
+            except ValidationError as exc:
+                form.add_error(None, exc)
+            else:
+                request.session[SESSION_CREATED_ANNOTATORS] = [a.pk for a in created]
+                messages.success(
+                    request, f"Created {len(created)} annotators. Send each their own link."
+                )
+                return HttpResponseRedirect(request.path + "?created=1")
+        created_ids = []
+        if request.method == "GET" and request.GET.get("created"):
+            created_ids = request.session.get(SESSION_CREATED_ANNOTATORS, [])
+        annotators = Annotator.objects.filter(pk__in=created_ids, study=study).order_by(
+            "group__name", "number"
+        )
+        links = [
+            (
+                a.pseudonym,
+                request.build_absolute_uri(reverse("studies:invitation", args=[a.access_token])),
+            )
+            for a in annotators
+        ]
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "form": form,
+            "links": links,
+            "links_tsv": "\n".join(f"{p}\t{u}" for p, u in links),
+            "title": f"Create annotators for {study.title}",
+        }
+        return TemplateResponse(request, "admin/studies/study/create_annotators.html", context)
+
+
+@admin.register(ConsentVersion)
+class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("study", "number", "created_at", "created_by")
+    list_filter = ("study",)
+    readonly_fields = (
+        "study",
+        "number",
+        "information_sheet",
+        "consent_text",
+        "created_at",
+        "created_by",
+    )
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request).select_related("study", "created_by")
+        if is_changelist(request):
+            qs = qs.defer("information_sheet", "consent_text")
+        return qs
+
+
+@admin.register(Stage)
+class StageAdmin(admin.ModelAdmin):
+    form = StageForm
+    list_display = ("name", "study", "position", "min_wait")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("name", "study__slug")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study",) if obj is not None else ()
+
+
+@admin.register(AnnotatorGroup)
+class AnnotatorGroupAdmin(admin.ModelAdmin):
+    form = AnnotatorGroupForm
+    list_display = ("name", "study", "pseudonym_prefix", "n_annotators")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("name",)
+    actions = ("create_annotators",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_n=Count("annotators"))
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study",) if obj is not None else ()
+
+    @admin.display(description="annotators", ordering="_n")
+    def n_annotators(self, obj):
+        return obj._n
+
+    @admin.action(description="Create annotators for the selected group (shows their links)")
+    def create_annotators(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one group.", messages.WARNING)
+            return None
+        group = queryset.get()
+        url = reverse("admin:studies_study_create_annotators", args=[group.study_id])
+        return HttpResponseRedirect(f"{url}?group={group.pk}")
+
+
+@admin.register(ErrorCategory)
+class ErrorCategoryAdmin(admin.ModelAdmin):
+    form = ErrorCategoryForm
+    list_display = ("label", "slug", "study", "order", "bit")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("slug", "label")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study", "bit") if obj is not None else ("bit",)
+
+    def save_model(self, request, obj, form, change):
+        if obj.pk is None:
+            obj.bit = error_category_next_bit(study=obj.study)
+        super().save_model(request, obj, form, change)
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and error_category_is_used(category=obj):
+            return False
+        return super().has_delete_permission(request, obj)
