@@ -630,8 +630,7 @@ def _generation_clash(item: _Item, first: _Item, fmt: str) -> ImportIssue:
         )
     return ImportIssue(
         _loc(fmt, item.where, name),
-        f"the same reflection is given with different generation metadata (also at "
-        f"{first.where})",
+        f"the same reflection is given with different generation metadata (also at {first.where})",
     )
 
 

@@ -180,9 +180,14 @@ def stage_unlock_time(*, annotator: Annotator, stage: Stage) -> datetime | None:
 def assignment_shuffled_order(*, batch: Batch, annotator: Annotator) -> list[int]:
     """The annotator's own order of the batch's reflections, reproducible from the
     study seed (an audit can recompute it)."""
-    seed = Study.objects.filter(stages__batches=batch).values_list("seed", flat=True).get()
+    seed, position, dialogue = (
+        Batch.objects.filter(pk=batch.pk)
+        .values_list("stage__study__seed", "stage__position", "context__external_id")
+        .get()
+    )
     ids = list(batch.items.order_by("position").values_list("reflection_id", flat=True))
-    random.Random(f"{seed}/order/{annotator.pk}/{batch.pk}").shuffle(ids)
+    # Keyed by stable names, not database ids, so a copy of the study replays it.
+    random.Random(f"{seed}/order/{annotator.pseudonym}/{position}/{dialogue}").shuffle(ids)
     return ids
 
 
@@ -264,14 +269,18 @@ def assignment_create(
 
 
 def _candidate_order(
-    *, annotator: Annotator, stage: Stage, study: Study, candidates: list[tuple[int, int, int]]
+    *,
+    annotator: Annotator,
+    stage: Stage,
+    study: Study,
+    candidates: list[tuple[int, int, int, str]],
 ) -> list[int]:
     """Batch ids in the order to try: least-filled first (and, if the study asks,
     non-recurring first), ties broken by a shuffle seeded from the study seed, the
     annotator and how many batches they have had, so an audit can replay it."""
     n_had = Assignment.objects.filter(annotator=annotator).count()
-    rng = random.Random(f"{study.seed}/claim/{annotator.pk}/{stage.pk}/{n_had}")
-    shuffled = sorted(candidates)
+    rng = random.Random(f"{study.seed}/claim/{annotator.pseudonym}/{stage.position}/{n_had}")
+    shuffled = sorted(candidates, key=lambda c: c[3])  # by dialogue id, then shuffled
     rng.shuffle(shuffled)
     seen_contexts: set[int] = set()
     if study.avoid_recurrence:
@@ -281,7 +290,7 @@ def _candidate_order(
             ).values_list("assignment__batch__context_id", flat=True)
         )
     shuffled.sort(key=lambda c: (c[2] in seen_contexts, c[1]))
-    return [batch_id for batch_id, _, _ in shuffled]
+    return [batch_id for batch_id, *_ in shuffled]
 
 
 def assignment_claim(*, annotator: Annotator, now: datetime | None = None) -> Assignment:
@@ -344,7 +353,7 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
 
     candidates = list(
         _claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(
-            "id", "n_active", "context_id"
+            "id", "n_active", "context_id", "context__external_id"
         )
     )
     if not candidates:

@@ -5,7 +5,8 @@ from datetime import timedelta
 from pathlib import Path
 
 from django.contrib.auth import get_user_model
-from django.core.management.base import BaseCommand
+from django.conf import settings
+from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.urls import reverse
 
@@ -24,9 +25,19 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("--base-url", default="http://127.0.0.1:8000")
+        parser.add_argument(
+            "--force",
+            action="store_true",
+            help="Run even with DEBUG off (only on a throwaway deployment).",
+        )
 
     @transaction.atomic
-    def handle(self, *args, base_url: str, **options):
+    def handle(self, *args, base_url: str, force: bool, **options):
+        if not settings.DEBUG and not force:
+            raise CommandError(
+                "The demo creates a superuser whose password is published in the README; "
+                "refusing to run with DEBUG off. Pass --force on a throwaway deployment."
+            )
         config = json.loads((DEMO_DIR / "study.json").read_text(encoding="utf-8"))
         study = Study.objects.filter(slug=config["slug"]).first()
         if study is None:
