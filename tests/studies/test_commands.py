@@ -62,7 +62,7 @@ def test_import_materials_command_unknown_study_or_file(study, tmp_path):
 
 def test_load_demo_builds_the_demo_study_and_prints_links(db):
     out = StringIO()
-    call_command("load_demo", stdout=out)
+    call_command("load_demo", "--force", stdout=out)
     study = Study.objects.get(slug="demo")
     assert study.status == Study.Status.OPEN
     assert study.contexts.count() >= 4
@@ -89,7 +89,14 @@ def test_load_demo_builds_the_demo_study_and_prints_links(db):
 
 
 def test_load_demo_twice_is_idempotent(db):
-    call_command("load_demo", stdout=StringIO())
+    call_command("load_demo", "--force", stdout=StringIO())
     before = [*_counts(), Annotator.objects.count(), Study.objects.count()]
-    call_command("load_demo", stdout=StringIO())
+    call_command("load_demo", "--force", stdout=StringIO())
     assert [*_counts(), Annotator.objects.count(), Study.objects.count()] == before
+
+
+def test_load_demo_refuses_to_run_in_production(db, settings):
+    settings.DEBUG = False
+    with pytest.raises(CommandError, match="refusing to run with DEBUG off"):
+        call_command("load_demo", stdout=StringIO())
+    assert not Study.objects.exists()

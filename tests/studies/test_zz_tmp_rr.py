@@ -5,7 +5,7 @@ from tests.studies.test_study_simulation import enrol, annotate_and_submit, T0, 
 from studies.models import Assignment, Study
 from studies.services import assignment_claim, NoWorkAvailable, StageLocked
 
-@pytest.mark.parametrize("seed", range(12))
+@pytest.mark.parametrize("seed", range(30))
 def test_rr(sim_study, seed):
     Study.objects.filter(pk=sim_study.pk).update(seed=seed)
     annotators = enrol(sim_study, PER_GROUP)
@@ -24,4 +24,4 @@ def test_rr(sim_study, seed):
             now = annotate_and_submit(asg, start=now)
     per_batch = Counter(Assignment.objects.filter(status="submitted", stage__position=1).values("batch","group").annotate(n=Count("id")).values_list("n", flat=True))
     per_ann = Counter(Assignment.objects.filter(status="submitted", stage__position=1).values("annotator").annotate(n=Count("id")).values_list("n", flat=True))
-    print(seed, dict(per_batch), dict(per_ann), dict(outcomes))
+    print("\nRESULT", seed, dict(per_batch), dict(per_ann), dict(outcomes))
