@@ -12,7 +12,7 @@ from django.apps import apps
 from django.conf import settings
 
 from studies.importers import MaterialsImportError, materials_import
-from studies.models import Batch, BatchItem, DialogueContext, Reflection
+from studies.models import Batch, BatchItem, DialogueContext, Reflection, Study
 from studies.services import study_create
 from tests.conftest import materials_doc
 
@@ -227,6 +227,19 @@ def test_generated_attention_checks_are_reproducible_from_the_seed(loaded_study)
     expected = attention_texts(loaded_study)
     assert len(expected) == 6
     assert attention_texts(replica) == expected
+
+
+def test_a_different_seed_draws_different_attention_checks(loaded_study):
+    doc = json.dumps(materials_doc(10))
+    same, other = replica_of(loaded_study, "same"), replica_of(loaded_study, "other")
+    Study.objects.filter(pk=other.pk).update(seed=loaded_study.seed + 1)
+    other.refresh_from_db()
+    for study in (same, other):
+        materials_import(study=study, content=doc, fmt="json")
+    replica = replica_of(loaded_study, "again")
+    materials_import(study=replica, content=doc, fmt="json")
+    assert attention_texts(replica) == attention_texts(same)
+    assert attention_texts(other) != attention_texts(same)
 
 
 def test_reimporting_the_same_file_changes_nothing(loaded_study):
