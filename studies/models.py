@@ -97,6 +97,23 @@ class Study(models.Model):
         choices=AttentionPolicy.choices,
         default=AttentionPolicy.RECORD,
     )
+    crowd_group = models.ForeignKey(
+        "AnnotatorGroup",
+        null=True,
+        blank=True,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Crowd workers arriving by the study's join link "
+        "(/s/<slug>/join?PROLIFIC_PID=… or ?workerId=…) join this group. Empty: no crowd entry.",
+    )
+    crowd_completion_code = models.CharField(
+        max_length=100, blank=True, help_text="Shown to crowd workers when they finish."
+    )
+    crowd_return_url = models.URLField(
+        blank=True,
+        help_text="Where finished crowd workers go back to, e.g. "
+        "https://app.prolific.com/submissions/complete?cc=CODE",
+    )
     seed = models.PositiveIntegerField(
         default=new_study_seed,
         help_text="Seeds every random choice of the study (attention checks, shuffles, "

@@ -7,4 +7,14 @@ app_name = "studies"
 urlpatterns = [
     path("", views.index, name="index"),
     path("i/<str:token>/", views.invitation, name="invitation"),
+    path("s/<slug:slug>/join", views.join, name="join"),
+    path("s/<slug:slug>/", views.home, name="home"),
+    path("s/<slug:slug>/consent/", views.consent, name="consent"),
+    path("s/<slug:slug>/consent/decline/", views.decline, name="decline"),
+    path("s/<slug:slug>/tutorial/", views.tutorial, name="tutorial"),
+    path("s/<slug:slug>/start/", views.start, name="start"),
+    path("s/<slug:slug>/done/", views.done, name="done"),
+    path("s/<slug:slug>/b/<int:assignment_id>/", views.batch, name="batch"),
+    path("s/<slug:slug>/b/<int:assignment_id>/<int:number>/", views.item, name="item"),
+    path("s/<slug:slug>/b/<int:assignment_id>/review/", views.review, name="review"),
 ]

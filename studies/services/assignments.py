@@ -471,13 +471,18 @@ def assignment_expire(*, assignment: Assignment, now: datetime | None = None) ->
     )
 
 
-def assignments_expire_overdue(*, study_id: int | None = None, now: datetime | None = None) -> int:
-    """Expire every open assignment past its deadline (lazily on claims, and by the
-    periodic task). Returns how many expired."""
+def assignments_expire_overdue(
+    *, study_id: int | None = None, annotator_id: int | None = None, now: datetime | None = None
+) -> int:
+    """Expire every open assignment past its deadline (lazily on claims and page views,
+    and by the periodic task), optionally of one study or annotator. Returns how many
+    expired."""
     now = now or timezone.now()
     qs = Assignment.objects.filter(status__in=OPEN, expires_at__lte=now)
     if study_id is not None:
         qs = qs.filter(stage__study_id=study_id)
+    if annotator_id is not None:
+        qs = qs.filter(annotator_id=annotator_id)
     return qs.update(status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now)
 
 

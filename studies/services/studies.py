@@ -4,8 +4,9 @@ from collections.abc import Iterable
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.db.models import Max
+from django.utils import timezone
 
 from ..models import (
     MAX_CATEGORY_BIT,
@@ -159,3 +160,83 @@ def annotator_validate(*, annotator: Annotator) -> None:
         expected = f"{annotator.group.pseudonym_prefix} {annotator.number}"
         if annotator.pseudonym != expected:
             raise ValidationError({"pseudonym": f'The pseudonym must be "{expected}".'})
+
+
+# --- annotator entry ---------------------------------------------------------------------
+
+
+def annotator_needs_consent(*, annotator: Annotator) -> bool:
+    """True until the annotator accepted the study's current consent version (a new
+    version, after a researcher changed the texts, asks again)."""
+    current = consent_version_current(study=annotator.study)
+    return current is None or annotator.consented_version_id != current.pk
+
+
+def annotator_consent(*, annotator: Annotator, version: ConsentVersion, now=None) -> Annotator:
+    """Record that ``annotator`` accepted ``version`` (which must be the current one:
+    a page shown before the texts changed must be shown again)."""
+    current = consent_version_current(study=annotator.study)
+    if current is None:
+        raise ValidationError("This study has no consent text yet.")
+    if version.pk != current.pk:
+        raise ValidationError(
+            "The information sheet has changed since you opened it. Please read it again."
+        )
+    if annotator.consented_version_id == version.pk:
+        return annotator  # a double click: keep the first time
+    annotator.consented_version = version
+    annotator.consented_at = now or timezone.now()
+    annotator.save(update_fields=["consented_version", "consented_at"])
+    return annotator
+
+
+def annotator_complete_tutorial(*, annotator: Annotator, now=None) -> Annotator:
+    if annotator.tutorial_completed_at is None:
+        annotator.tutorial_completed_at = now or timezone.now()
+        annotator.save(update_fields=["tutorial_completed_at"])
+    return annotator
+
+
+CROWD_PARAMETERS = {
+    # platform: (participant id parameter, other ids kept for the researcher)
+    Annotator.Platform.PROLIFIC: ("PROLIFIC_PID", ("STUDY_ID", "SESSION_ID")),
+    Annotator.Platform.MTURK: ("workerId", ("assignmentId", "hitId")),
+}
+
+
+def crowd_identity(params) -> tuple[str, str, dict] | None:
+    """(platform, participant id, other ids) from a crowd platform's entry link, or None."""
+    for platform, (id_param, others) in CROWD_PARAMETERS.items():
+        participant = (params.get(id_param) or "").strip()
+        if participant:
+            data = {k: params.get(k, "")[:200] for k in others if params.get(k)}
+            return platform, participant[:200], data
+    return None
+
+
+def annotator_join_crowd(
+    *, study: Study, platform: str, participant_id: str, data: dict
+) -> Annotator:
+    """The pseudonymous annotator of this crowd worker, created on the first visit in
+    the study's crowd group and resumed afterwards. Platform ids are kept for the
+    researcher's payments and never exported."""
+    if study.status != Study.Status.OPEN or study.crowd_group_id is None:
+        raise ValidationError("This study is not taking part through a crowd platform right now.")
+    existing = Annotator.objects.filter(
+        study=study, platform=platform, platform_participant_id=participant_id
+    ).first()
+    if existing is not None:
+        return existing
+    try:
+        with transaction.atomic():
+            annotator = annotators_create(group=study.crowd_group, count=1)[0]
+            annotator.platform = platform
+            annotator.platform_participant_id = participant_id
+            annotator.platform_data = data
+            annotator.save(update_fields=["platform", "platform_participant_id", "platform_data"])
+            return annotator
+    except IntegrityError:
+        # The same worker's second tab won the race: resume that annotator.
+        return Annotator.objects.get(
+            study=study, platform=platform, platform_participant_id=participant_id
+        )

@@ -4,8 +4,8 @@ import json
 from datetime import timedelta
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.conf import settings
+from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.urls import reverse
@@ -63,6 +63,9 @@ class Command(BaseCommand):
                 category.example_reflection = example.get("example_reflection", "")
                 category.example_explanation = example.get("example_explanation", "")
                 category.save(update_fields=["example_reflection", "example_explanation"])
+            study.crowd_group = study.groups.get(name="Layperson")
+            study.crowd_completion_code = "DEMO-COMPLETE"
+            study.save(update_fields=["crowd_group", "crowd_completion_code"])
             self.stdout.write(f'Created the demo study "{study.title}".')
         summary = materials_import(
             study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
@@ -85,6 +88,11 @@ class Command(BaseCommand):
         self.stdout.write(f"  {base}{reverse('admin:index')}")
         self.stdout.write(f"  username: {RESEARCHER_USERNAME}")
         self.stdout.write(f"  password: {RESEARCHER_PASSWORD}")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Crowd entry link (joins the Layperson group):"))
+        self.stdout.write(
+            f"  {base}/s/{study.slug}/join?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x"
+        )
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Annotator invitation links (one per person):"))
         for annotator in study.annotators.select_related("group").order_by("group__name", "number"):

@@ -1,0 +1,131 @@
+// Progressive enhancement of the annotation form. Without it the page works as plain
+// forms: every question is shown and the server checks the answer.
+(function () {
+  "use strict";
+  document.documentElement.classList.add("js");
+
+  function checked(form, name) {
+    return Array.from(form.querySelectorAll('input[name="' + name + '"]:checked')).map(function (i) { return i.value; });
+  }
+
+  function show(el, visible) {
+    if (el) { el.hidden = !visible; }
+  }
+
+  function update(form) {
+    var coherent = checked(form, "coherent")[0];
+    if (coherent === "yes") {
+      form.querySelectorAll('input[name="categories"], input[name="most_evident"]').forEach(function (i) { i.checked = false; });
+    } else if (coherent === "no") {
+      form.querySelectorAll('input[name="empathy"]').forEach(function (i) { i.checked = false; });
+    }
+    var ticked = checked(form, "categories");
+    show(form.querySelector(".q-categories"), coherent === "no");
+    show(form.querySelector(".q-empathy"), coherent === "yes");
+    show(form.querySelector(".q-most-evident"), coherent === "no" && ticked.length >= 2);
+    form.querySelectorAll(".q-most-evident [data-category]").forEach(function (label) {
+      var isTicked = ticked.indexOf(label.dataset.category) !== -1;
+      label.hidden = !isTicked;
+      if (!isTicked) { label.querySelector("input").checked = false; }
+    });
+    var mostEvident = checked(form, "most_evident")[0];
+    var complete = coherent === "yes" ? checked(form, "empathy").length === 1
+      : coherent === "no" && ticked.length >= 1 && (ticked.length < 2 || Boolean(mostEvident));
+    var save = form.querySelector("[data-save]");
+    if (save) { save.disabled = !complete || document.body.dataset.timeUp === "1"; }
+  }
+
+  function setup(root) {
+    var form = root.querySelector ? root.querySelector("form[data-annotate]") : null;
+    if (!form && root.matches && root.matches("form[data-annotate]")) { form = root; }
+    if (!form) { return; }
+    form.dataset.openedAt = String(Date.now());
+    form.addEventListener("change", function () { update(form); });
+    form.addEventListener("submit", function () {
+      var spent = form.querySelector('input[name="seconds_spent"]');
+      if (spent) { spent.value = ((Date.now() - Number(form.dataset.openedAt)) / 1000).toFixed(1); }
+    });
+    // htmx sends the form from its own event; fill the time there too.
+    form.addEventListener("htmx:configRequest", function (event) {
+      event.detail.parameters.seconds_spent = ((Date.now() - Number(form.dataset.openedAt)) / 1000).toFixed(1);
+    });
+    update(form);
+    var heading = document.getElementById("item-heading");
+    if (heading && root !== document) { heading.focus({ preventScroll: false }); }
+  }
+
+  function currentForm() { return document.querySelector("form[data-annotate]"); }
+
+  document.addEventListener("keydown", function (event) {
+    var form = currentForm();
+    if (!form || event.ctrlKey || event.metaKey || event.altKey) { return; }
+    var target = event.target;
+    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) { return; }
+    var key = event.key;
+    function click(selector) {
+      var input = form.querySelector(selector);
+      if (input) { input.click(); event.preventDefault(); }
+    }
+    if (key === "y" || key === "Y") { click('input[name="coherent"][value="yes"]'); }
+    else if (key === "n" || key === "N") { click('input[name="coherent"][value="no"]'); }
+    else if (/^[1-5]$/.test(key)) {
+      var coherent = checked(form, "coherent")[0];
+      if (coherent === "yes") { click('input[name="empathy"][value="' + key + '"]'); }
+      else if (coherent === "no") {
+        var boxes = form.querySelectorAll('input[name="categories"]');
+        var box = boxes[Number(key) - 1];
+        if (box) { box.click(); event.preventDefault(); }
+      }
+    } else if (key === "Enter") {
+      var save = form.querySelector("[data-save]");
+      if (save && !save.disabled && target.tagName !== "A" && target.tagName !== "BUTTON") {
+        event.preventDefault();
+        form.requestSubmit(save);
+      }
+    }
+  });
+
+  function startTimer() {
+    var timer = document.getElementById("timer");
+    if (!timer) { return; }
+    var expires = Date.parse(timer.dataset.expires);
+    function tick() {
+      var left = Math.max(0, Math.floor((expires - Date.now()) / 1000));
+      var minutes = Math.floor(left / 60), seconds = left % 60;
+      timer.textContent = "Time left: " + minutes + ":" + (seconds < 10 ? "0" : "") + seconds;
+      timer.classList.toggle("low", left < 300);
+      if (left === 0) {
+        document.body.dataset.timeUp = "1";
+        timer.textContent = "Time is up for this batch";
+        var form = currentForm();
+        if (form) { update(form); }
+        return;
+      }
+      window.setTimeout(tick, 1000);
+    }
+    tick();
+  }
+
+  function report(message) {
+    var status = document.getElementById("status");
+    if (status) { status.textContent = message; status.classList.add("visible"); }
+  }
+
+  document.addEventListener("DOMContentLoaded", function () {
+    setup(document);
+    startTimer();
+    document.body.addEventListener("htmx:load", function (event) { setup(event.detail.elt); });
+    document.body.addEventListener("htmx:afterRequest", function (event) {
+      if (event.detail.successful) {
+        var status = document.getElementById("status");
+        if (status) { status.textContent = ""; status.classList.remove("visible"); }
+      }
+    });
+    document.body.addEventListener("htmx:responseError", function (event) {
+      report("Your answer could not be saved (error " + event.detail.xhr.status + "). Earlier answers are safe; please reload the page.");
+    });
+    document.body.addEventListener("htmx:sendError", function () {
+      report("No connection: your answer is not saved yet. Check your connection and press Save again.");
+    });
+  });
+})();

@@ -1,0 +1,291 @@
+"""The annotation flow: home, claiming a batch, one response candidate at a time
+(htmx swaps only the item panel; every control also works as a plain form), review,
+submission and the study's completion page."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+from django.utils import timezone
+from django.views.decorators.http import require_POST
+
+from ..forms import AnswerForm
+from ..models import Assignment, Judgement, Reflection
+from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
+from ..services import (
+    NoWorkAvailable,
+    StageLocked,
+    annotator_stage_states,
+    assignment_claim,
+    assignment_submit,
+    assignments_expire_overdue,
+    judgement_record,
+)
+from .common import annotator_page
+
+SHORTCUT_KEYS = "12345"
+
+
+def _assignment(request, assignment_id: int) -> Assignment:
+    """The signed-in annotator's own assignment (another's is a 404, not a hint)."""
+    assignment = (
+        Assignment.objects.select_related("stage", "batch__context")
+        .filter(pk=assignment_id, annotator=request.annotator)
+        .first()
+    )
+    if assignment is None:
+        raise Http404("No such batch.")
+    return assignment
+
+
+def _batch_position(assignment: Assignment) -> tuple[int, int]:
+    """(j, m): this is the annotator's j-th batch of m in the stage."""
+    earlier = Assignment.objects.filter(
+        annotator_id=assignment.annotator_id,
+        stage_id=assignment.stage_id,
+        status__in=Assignment.ACTIVE,
+        assigned_at__lt=assignment.assigned_at,
+    ).count()
+    return earlier + 1, assignment.stage.study.batches_per_stage
+
+
+def _first_unanswered(assignment: Assignment) -> int | None:
+    answered = set(
+        Judgement.objects.filter(assignment=assignment).values_list("reflection_id", flat=True)
+    )
+    return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
+
+
+def _item_context(request, assignment: Assignment, number: int, form=None, saved=False) -> dict:
+    study = request.study
+    categories = list(study.categories.order_by("order", "bit"))
+    reflection_id = assignment.order[number - 1]
+    reflection = Reflection.objects.only("id", "text").get(pk=reflection_id)
+    judgement = Judgement.objects.filter(assignment=assignment, reflection_id=reflection_id).first()
+    if form is None:
+        form = AnswerForm(
+            initial=AnswerForm.initial_from(judgement, categories), categories=categories
+        )
+    n = len(assignment.order)
+    n_answered = Judgement.objects.filter(assignment=assignment).count()
+    return {
+        "study": study,
+        "assignment": assignment,
+        "number": number,
+        "n_items": n,
+        "n_answered": n_answered,
+        "percent": round(100 * n_answered / n),
+        "reflection": reflection,
+        "form": form,
+        "categories": [
+            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "")
+            for i, c in enumerate(categories)
+        ],
+        "scale": sorted(EMPATHY_SCALE.items()),
+        "question": COHERENCE_QUESTION,
+        "statement": EMPATHY_STATEMENT,
+        "saved": saved,
+        "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
+        if number > 1
+        else None,
+        "item_url": reverse("studies:item", args=[study.slug, assignment.pk, number]),
+        "review_url": reverse("studies:review", args=[study.slug, assignment.pk]),
+    }
+
+
+def _render_item(request, assignment, number, *, form=None, saved=False, status=200):
+    context = _item_context(request, assignment, number, form=form, saved=saved)
+    if request.htmx:
+        response = render(request, "studies/annotate/_item.html", context, status=status)
+        response["HX-Push-Url"] = context["item_url"]
+        return response
+    position, of = _batch_position(assignment)
+    context.update(
+        turns=assignment.batch.context.turns,
+        last_client=max(
+            (i for i, t in enumerate(assignment.batch.context.turns) if t["role"] == "client"),
+            default=None,
+        ),
+        batch_number=position,
+        batches_per_stage=of,
+    )
+    return render(request, "studies/annotate/batch.html", context, status=status)
+
+
+def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
+    template = "studies/annotate/_closed.html" if request.htmx else "studies/annotate/closed.html"
+    return render(
+        request, template, {"study": request.study, "assignment": assignment}, status=status
+    )
+
+
+@annotator_page()
+def home(request: HttpRequest) -> HttpResponse:
+    annotator, now = request.annotator, timezone.now()
+    assignments_expire_overdue(annotator_id=annotator.pk, now=now)
+    states = annotator_stage_states(annotator=annotator, now=now)
+    if states and all(s.status == "done" for s in states):
+        return redirect("studies:done", slug=request.study.slug)
+    batches = list(
+        annotator.assignments.select_related("stage", "batch__context")
+        .annotate(n_answered=Count("judgements"))
+        .order_by("stage__position", "assigned_at")
+    )
+    current = next((a for a in batches if a.is_open), None)
+    return render(
+        request,
+        "studies/annotate/home.html",
+        {
+            "study": request.study,
+            "annotator": annotator,
+            "states": states,
+            "batches": batches,
+            "current": current,
+            "next_state": next((s for s in states if s.status != "done"), None),
+        },
+    )
+
+
+@require_POST
+@annotator_page()
+def start(request: HttpRequest) -> HttpResponse:
+    """Get the annotator's current or next batch from the assignment service."""
+    try:
+        assignment = assignment_claim(annotator=request.annotator)
+    except StageLocked as locked:
+        messages.info(request, str(locked))
+        return redirect("studies:home", slug=request.study.slug)
+    except NoWorkAvailable as exc:
+        if exc.finished:
+            return redirect("studies:done", slug=request.study.slug)
+        return render(
+            request, "studies/annotate/no_work.html", {"study": request.study, "reason": str(exc)}
+        )
+    except ValidationError as exc:
+        messages.error(request, " ".join(exc.messages))
+        return redirect("studies:home", slug=request.study.slug)
+    return redirect("studies:batch", slug=request.study.slug, assignment_id=assignment.pk)
+
+
+@annotator_page()
+def batch(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment(request, assignment_id)
+    if not assignment.is_open:
+        return _closed(request, assignment, status=200)
+    number = _first_unanswered(assignment)
+    if number is None:
+        return redirect("studies:review", slug=request.study.slug, assignment_id=assignment.pk)
+    return redirect("studies:item", request.study.slug, assignment.pk, number)
+
+
+@annotator_page()
+def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
+    assignment = _assignment(request, assignment_id)
+    if not 1 <= number <= len(assignment.order):
+        raise Http404("No such response candidate.")
+    if not assignment.is_open or assignment.expires_at <= timezone.now():
+        return _closed(request, assignment, status=409 if request.method == "POST" else 200)
+    if request.method != "POST":
+        return _render_item(request, assignment, number, saved=bool(request.GET.get("saved")))
+
+    categories = list(request.study.categories.order_by("order", "bit"))
+    form = AnswerForm(request.POST, categories=categories)
+    if not form.is_valid():
+        return _render_item(request, assignment, number, form=form, status=422)
+    reflection = Reflection(pk=assignment.order[number - 1])
+    try:
+        judgement_record(assignment=assignment, reflection=reflection, answer=form.answer())
+    except ValidationError as exc:
+        if "reflection" in getattr(exc, "error_dict", {}):
+            raise Http404("No such response candidate.") from None
+        assignment.refresh_from_db()
+        if not assignment.is_open:
+            return _closed(request, assignment)
+        for message in exc.messages:
+            form.add_error(None, message)
+        return _render_item(request, assignment, number, form=form, status=422)
+    if number < len(assignment.order):
+        if request.htmx:
+            return _render_item(request, assignment, number + 1, saved=True)
+        url = reverse("studies:item", args=[request.study.slug, assignment.pk, number + 1])
+        return redirect(f"{url}?saved=1")
+    review = reverse("studies:review", args=[request.study.slug, assignment.pk])
+    if request.htmx:
+        response = HttpResponse(status=204)
+        response["HX-Redirect"] = review
+        return response
+    return redirect(review)
+
+
+@annotator_page()
+def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
+    assignment = _assignment(request, assignment_id)
+    if not assignment.is_open:
+        return _closed(request, assignment, status=200)
+    error = None
+    if request.method == "POST":
+        try:
+            assignment_submit(assignment=assignment)
+        except ValidationError as exc:
+            assignment.refresh_from_db()
+            if not assignment.is_open and assignment.submitted_at is None:
+                return _closed(request, assignment)
+            error = " ".join(exc.messages)
+        else:
+            messages.success(request, "Thank you: your batch is submitted.")
+            return redirect("studies:home", slug=request.study.slug)
+    categories = {c.bit: c.label for c in request.study.categories.all()}
+    judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
+    texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
+    rows = []
+    for number, rid in enumerate(assignment.order, start=1):
+        j = judgements.get(rid)
+        summary = None
+        if j is not None and j.coherent:
+            summary = f"Yes — {EMPATHY_SCALE.get(j.empathy, 'no rating')}"
+        elif j is not None:
+            chosen = [
+                label for bit, label in sorted(categories.items()) if j.error_flags & (1 << bit)
+            ]
+            summary = "No — " + ", ".join(chosen)
+            if len(chosen) > 1 and j.most_evident_bit is not None:
+                summary += f" (most evident: {categories.get(j.most_evident_bit)})"
+        rows.append(
+            {
+                "number": number,
+                "text": texts[rid],
+                "summary": summary,
+                "url": reverse("studies:item", args=[request.study.slug, assignment.pk, number]),
+            }
+        )
+    return render(
+        request,
+        "studies/annotate/review.html",
+        {
+            "study": request.study,
+            "assignment": assignment,
+            "rows": rows,
+            "complete": all(r["summary"] for r in rows),
+            "error": error,
+        },
+        status=422 if error else 200,
+    )
+
+
+@annotator_page()
+def done(request: HttpRequest) -> HttpResponse:
+    annotator = request.annotator
+    states = annotator_stage_states(annotator=annotator)
+    finished = bool(states) and all(s.status == "done" for s in states)
+    return render(
+        request,
+        "studies/annotate/done.html",
+        {
+            "study": request.study,
+            "annotator": annotator,
+            "finished": finished,
+            "crowd": bool(annotator.platform),
+        },
+    )

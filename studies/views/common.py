@@ -1,0 +1,53 @@
+"""Who is asking: the annotator signed in to a study through their link."""
+
+from functools import wraps
+
+from django.shortcuts import redirect, render
+
+from ..models import Annotator
+from ..services import annotator_needs_consent
+
+SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
+
+
+def session_sign_in(request, annotator: Annotator) -> None:
+    signed_in = dict(request.session.get(SESSION_ANNOTATORS, {}))
+    if signed_in.get(annotator.study.slug) != annotator.pk:
+        request.session.cycle_key()  # a new identity gets a new session id
+    signed_in[annotator.study.slug] = annotator.pk
+    request.session[SESSION_ANNOTATORS] = signed_in
+
+
+def session_annotator(request, slug: str) -> Annotator | None:
+    annotator_id = request.session.get(SESSION_ANNOTATORS, {}).get(slug)
+    if annotator_id is None:
+        return None
+    return (
+        Annotator.objects.select_related("study", "group")
+        .filter(pk=annotator_id, study__slug=slug, is_active=True)
+        .first()
+    )
+
+
+def annotator_page(*, consent: bool = True, tutorial: bool = True):
+    """Views of one study's annotator: signed in through their link, and (unless the
+    view is part of getting there) consented to the current version and through the
+    tutorial. Direct URLs cannot skip either step."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, slug, *args, **kwargs):
+            annotator = session_annotator(request, slug)
+            if annotator is None:
+                return render(request, "studies/annotate/signed_out.html", status=403)
+            request.annotator = annotator
+            request.study = annotator.study
+            if consent and annotator_needs_consent(annotator=annotator):
+                return redirect("studies:consent", slug=slug)
+            if tutorial and annotator.tutorial_completed_at is None:
+                return redirect("studies:tutorial", slug=slug)
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
