@@ -50,8 +50,13 @@
       event.detail.parameters.seconds_spent = ((Date.now() - Number(form.dataset.openedAt)) / 1000).toFixed(1);
     });
     update(form);
+  }
+
+  // After htmx swaps in the next item, move focus to its heading so keyboard and
+  // screen-reader users start at the new candidate.
+  function focusNewItem() {
     var heading = document.getElementById("item-heading");
-    if (heading && root !== document) { heading.focus({ preventScroll: false }); }
+    if (heading) { heading.focus({ preventScroll: false }); }
   }
 
   function currentForm() { return document.querySelector("form[data-annotate]"); }
@@ -114,7 +119,11 @@
   document.addEventListener("DOMContentLoaded", function () {
     setup(document);
     startTimer();
-    document.body.addEventListener("htmx:load", function (event) { setup(event.detail.elt); });
+    document.body.addEventListener("htmx:load", function (event) {
+      if (event.detail.elt === document.body) { return; }  // the first page load
+      setup(event.detail.elt);
+      focusNewItem();
+    });
     document.body.addEventListener("htmx:afterRequest", function (event) {
       if (event.detail.successful) {
         var status = document.getElementById("status");
