@@ -188,8 +188,31 @@ def _count(model, field: str):
     )
 
 
+class StudyForm(forms.ModelForm):
+    crowd_return_url = forms.URLField(
+        required=False,
+        assume_scheme="https",
+        label="Crowd return URL",
+        help_text=Study._meta.get_field("crowd_return_url").help_text,
+    )
+
+    class Meta:
+        model = Study
+        fields = "__all__"
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "crowd_group" in self.fields:
+            self.fields["crowd_group"].queryset = (
+                self.instance.groups.all() if self.instance.pk else AnnotatorGroup.objects.none()
+            )
+            if not self.instance.pk:
+                self.fields["crowd_group"].help_text = "Save the study with its groups first."
+
+
 @admin.register(Study)
 class StudyAdmin(admin.ModelAdmin):
+    form = StudyForm
     list_display = (
         "title", "slug", "status", "overlap_k", "batches_per_stage", "n_contexts", "n_annotators",
     )  # fmt: skip
@@ -214,6 +237,16 @@ class StudyAdmin(admin.ModelAdmin):
             },
         ),
         ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
+        (
+            "Crowd platform (Prolific, MTurk)",
+            {
+                "classes": ("collapse",),
+                "description": "Crowd workers start at /s/&lt;slug&gt;/join with the platform's "
+                "parameters (PROLIFIC_PID, STUDY_ID, SESSION_ID or workerId, assignmentId, "
+                "hitId) and join the group chosen here under a pseudonym.",
+                "fields": ("crowd_group", "crowd_completion_code", "crowd_return_url"),
+            },
+        ),
         (
             "Tutorial",
             {
