@@ -198,7 +198,13 @@ class StudyForm(forms.ModelForm):
 
     class Meta:
         model = Study
-        fields = "__all__"
+        fields = (
+            "title", "slug", "status", "description", "contact_email", "overlap_k",
+            "batches_per_stage", "batch_time_limit", "avoid_recurrence",
+            "attention_failure_policy", "seed", "information_sheet", "consent_text",
+            "crowd_group", "crowd_completion_code", "crowd_return_url", "tutorial_intro",
+            "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
+        )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
