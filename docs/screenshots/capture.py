@@ -4,13 +4,20 @@ Drives Debian's Chromium (no browser download) through Playwright against a serv
 started on a free loopback port with the demo study loaded.
 
     python docs/screenshots/capture.py --base-url http://127.0.0.1:8799
+
+The researcher's pages come first. The annotator's pages (consent, tutorial, an item,
+the most-evident question, review, the phone layout) are taken with the first of the
+Layperson invitation links the admin has just created, so the annotator is always
+new, or with ``--invitation-url`` for an annotator who has not consented yet.
 """
 
 import argparse
 import os
+import re
 from pathlib import Path
+from urllib.parse import urljoin
 
-from playwright.sync_api import sync_playwright
+from playwright.sync_api import expect, sync_playwright
 
 OUT = Path(__file__).resolve().parent
 CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
@@ -32,6 +39,10 @@ def main() -> None:
     parser.add_argument("--base-url", required=True)
     parser.add_argument("--username", default="researcher")
     parser.add_argument("--password", default="demo-researcher")
+    parser.add_argument(
+        "--invitation-url",
+        help="Invitation link of a new annotator (default: one created in the admin)",
+    )
     args = parser.parse_args()
     base = args.base_url.rstrip("/")
     with sync_playwright() as p:
@@ -45,16 +56,19 @@ def main() -> None:
         page.click("text=Demo: coherence of counselling reflections")
         page.wait_for_selector("text=Materials and progress")
         page.screenshot(path=OUT / "admin-study.png")
-        page.locator("#capacity").screenshot(
-            path=OUT / "admin-study-progress.png"
-        )
+        page.locator("#capacity").screenshot(path=OUT / "admin-study-progress.png")
         study_url = page.url
         page.goto(study_url.replace("/change/", "/create-annotators/"))
-        page.select_option("#id_group", label="Layperson")
+        # Groups are listed as "<name> (<study slug>)".
+        layperson = page.locator("#id_group option", has_text="Layperson").first
+        page.select_option("#id_group", value=layperson.get_attribute("value"))
         page.fill("#id_count", "3")
         page.click("input[type=submit]")
         page.wait_for_selector("text=Invitation links")
         page.screenshot(path=OUT / "admin-invitation-links.png")
+        invitation_url = args.invitation_url or urljoin(
+            page.url, page.locator("table a[href*='/i/']").first.get_attribute("href")
+        )
         page.goto(study_url.replace("/change/", "/import-materials/"))
         page.set_input_files(
             "#id_file",
@@ -72,8 +86,65 @@ def main() -> None:
         page.click("input[type=submit]")
         page.wait_for_selector(".errornote")
         page.screenshot(path=OUT / "admin-import-errors.png")
+        capture_annotator_pages(browser, invitation_url)
         browser.close()
     print(f"Screenshots written to {OUT}")
+
+
+def _wait_for_item(page, number: int, n_items: int) -> None:
+    """Until item ``number`` is shown and annotate.js has set it up (questions that do
+    not apply yet are hidden, keys work)."""
+    expect(page.locator("#item-heading")).to_have_text(f"Response candidate {number} of {n_items}")
+    expect(page.locator("form[data-annotate]")).to_have_attribute(
+        "data-opened-at", re.compile(r"^\d+$")
+    )
+
+
+def capture_annotator_pages(browser, invitation_url: str) -> None:
+    """The annotator's path through one batch, in a context of its own (no admin
+    session). The batch is left unsubmitted."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(invitation_url)
+    expect(page.get_by_role("heading", name="Information sheet")).to_be_visible()
+    page.screenshot(path=OUT / "annotator-consent.png")
+    page.locator("#id_agree").check()
+    page.get_by_role("button", name="I agree and want to take part").click()
+    expect(page.get_by_role("heading", name="How to judge the response candidates")).to_be_visible()
+    page.screenshot(path=OUT / "annotator-tutorial.png", full_page=True)
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    page.get_by_role("button", name=re.compile(r"^Start (a|your next) batch")).click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    n_items = int(heading.inner_text().rsplit(" ", 1)[1])
+    _wait_for_item(page, 1, n_items)
+    page.screenshot(path=OUT / "annotator-item.png")
+
+    phone = browser.new_context(
+        viewport={"width": 390, "height": 844}, is_mobile=True, has_touch=True
+    ).new_page()
+    phone.goto(invitation_url)  # the same annotator on their phone: the batch continues
+    phone.get_by_role("link", name="Continue your batch").click()
+    _wait_for_item(phone, 1, n_items)
+    phone.screenshot(path=OUT / "annotator-phone.png", full_page=True)
+    phone.context.close()
+
+    save = page.locator("#item-panel [data-save]")
+    page.keyboard.press("n")
+    page.keyboard.press("1")
+    page.keyboard.press("3")
+    expect(page.locator("#item-panel .q-most-evident")).to_be_visible()
+    page.screenshot(path=OUT / "annotator-no-categories.png", full_page=True)
+    page.locator("#item-panel .q-most-evident label:visible").last.click()
+    save.click()
+    for number in range(2, n_items + 1):
+        _wait_for_item(page, number, n_items)
+        page.keyboard.press("y")
+        page.keyboard.press(str(3 + number % 3))
+        save.click()
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    page.screenshot(path=OUT / "annotator-review.png", full_page=True)
+    context.close()
 
 
 if __name__ == "__main__":

@@ -1,0 +1,77 @@
+"""Real-browser fixtures: Debian's Chromium driven by Playwright against pytest-django's
+``live_server`` (which makes these tests use the transactional database).
+
+Browsers are never downloaded. Without /usr/bin/chromium (or ``CHROMIUM_PATH``) the
+tests are skipped with a reason, except in CI, where that is a failure.
+"""
+
+import os
+from pathlib import Path
+
+import pytest
+
+from studies.models import Study
+from studies.services import annotators_create
+from tests.conftest import _missing
+
+CHROMIUM = os.environ.get("CHROMIUM_PATH", "/usr/bin/chromium")
+# Without these flags Chromium tries to reach Google services, which the test network
+# refuses (same list as docs/screenshots/capture.py).
+CHROMIUM_ARGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+
+
+@pytest.fixture(scope="module")
+def browser():
+    """One Chromium per test module; each test opens its own context (cookies, viewport).
+
+    While Playwright's sync API is alive, its asyncio loop counts as running in this
+    thread, so Django would refuse the ORM calls the tests (and the database flush
+    after each test) make. DJANGO_ALLOW_ASYNC_UNSAFE lifts that check for exactly that
+    lifetime; the live server answers from its own thread either way.
+    https://docs.djangoproject.com/en/5.2/topics/async/#async-safety
+    """
+    if not Path(CHROMIUM).is_file():
+        _missing(f"needs Chromium at {CHROMIUM} (apt-get install chromium, or set CHROMIUM_PATH)")
+    from playwright.sync_api import sync_playwright
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setenv("DJANGO_ALLOW_ASYNC_UNSAFE", "true")
+        with sync_playwright() as p:
+            browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
+            yield browser
+            browser.close()
+
+
+@pytest.fixture
+def open_study(loaded_study):
+    """``loaded_study`` opened to annotators, with its tutorial filled in."""
+    Study.objects.filter(pk=loaded_study.pk).update(
+        status=Study.Status.OPEN,
+        tutorial_intro="You will judge response candidates to a counselling dialogue.",
+        tutorial_example_turns=[
+            {"role": "therapist", "text": "How has your week been?"},
+            {"role": "client", "text": "Exhausting. I barely slept before the exam."},
+        ],
+        tutorial_example_notes="A coherent reflection: the exam kept you awake.",
+        tutorial_empathy_explanation="Then say how much you agree with the statement.",
+    )
+    loaded_study.refresh_from_db()
+    return loaded_study
+
+
+@pytest.fixture
+def annotator(open_study):
+    return annotators_create(group=open_study.groups.get(name="Layperson"), count=1)[0]
+
+
+@pytest.fixture
+def invitation_url(live_server, annotator) -> str:
+    return f"{live_server.url}/i/{annotator.access_token}/"
