@@ -121,14 +121,17 @@ def annotator_stage_states(
             submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
             open=Count("id", filter=Q(status__in=OPEN)),
             any_active=Count("id", filter=Q(status__in=ACTIVE)),
+            any_status=Count("id"),
             last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
         )
     }
     exempt = set(
         WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
     )
+    # Any assignment in a later stage, whatever became of it, means the annotator has
+    # left this stage.
     later_started = {
-        stage.pk: any(counts.get(s.pk, {}).get("any_active") for s in stages[i + 1 :])
+        stage.pk: any(counts.get(s.pk, {}).get("any_status") for s in stages[i + 1 :])
         for i, stage in enumerate(stages)
     }
 
@@ -141,15 +144,20 @@ def annotator_stage_states(
         if previous is not None and previous.status != "done":
             status = "locked"
         else:
-            if previous is not None and stage.pk not in exempt:
+            if (
+                previous is not None
+                and stage.pk not in exempt
+                and previous.last_submitted_at is not None
+            ):
                 unlocks_at = previous.last_submitted_at + stage.min_wait
             if open_:
                 status = "in_progress"
-            elif submitted >= m or (
-                submitted
-                and (
-                    later_started[stage.pk]
-                    or not _claimable_batches(
+            elif (
+                later_started[stage.pk]
+                or submitted >= m
+                or (
+                    submitted
+                    and not _claimable_batches(
                         annotator=annotator, stage=stage, k=study.overlap_k
                     ).exists()
                 )
@@ -268,6 +276,34 @@ def assignment_create(
     return _insert(annotator=annotator, batch=batch, stage=batch.stage, group_slot=slot, now=now)
 
 
+def _other_takers(
+    *, annotator: Annotator, stage: Stage, study: Study, batch_ids: list[int]
+) -> dict[int, int]:
+    """For each batch, how many other annotators of the group could still take it
+    (they have room in the stage and never had the batch)."""
+    busy = {
+        row["annotator_id"]: row["n"]
+        for row in Assignment.objects.filter(
+            stage=stage, group_id=annotator.group_id, status__in=ACTIVE
+        )
+        .values("annotator_id")
+        .annotate(n=Count("id"))
+    }
+    with_room = {
+        pk
+        for pk in Annotator.objects.filter(group_id=annotator.group_id, is_active=True)
+        .exclude(pk=annotator.pk)
+        .values_list("pk", flat=True)
+        if busy.get(pk, 0) < study.batches_per_stage
+    }
+    had: dict[int, set[int]] = {}
+    for batch_id, annotator_id in Assignment.objects.filter(
+        batch_id__in=batch_ids, group_id=annotator.group_id
+    ).values_list("batch_id", "annotator_id"):
+        had.setdefault(batch_id, set()).add(annotator_id)
+    return {b: len(with_room - had.get(b, set())) for b in batch_ids}
+
+
 def _candidate_order(
     *,
     annotator: Annotator,
@@ -275,9 +311,17 @@ def _candidate_order(
     study: Study,
     candidates: list[tuple[int, int, int, str]],
 ) -> list[int]:
-    """Batch ids in the order to try: least-filled first (and, if the study asks,
-    non-recurring first), ties broken by a shuffle seeded from the study seed, the
-    annotator and how many batches they have had, so an audit can replay it."""
+    """Batch ids in the order to try.
+
+    Least-filled first, so the study fills evenly (and, if the study asks,
+    contexts new to the annotator first). Among equally filled batches, the one
+    that the fewest other annotators of the group could still take comes first: a
+    plain random pick can leave a batch that only this annotator could have
+    completed, stranding the last annotator of a study whose supply equals its
+    demand. Remaining ties are broken by a shuffle seeded from the study seed, the
+    annotator's pseudonym, the stage and how many batches they have had, so an
+    audit can replay every choice.
+    """
     n_had = Assignment.objects.filter(annotator=annotator).count()
     rng = random.Random(f"{study.seed}/claim/{annotator.pseudonym}/{stage.position}/{n_had}")
     shuffled = sorted(candidates, key=lambda c: c[3])  # by dialogue id, then shuffled
@@ -289,7 +333,10 @@ def _candidate_order(
                 assignment__annotator=annotator, assignment__stage__position__lt=stage.position
             ).values_list("assignment__batch__context_id", flat=True)
         )
-    shuffled.sort(key=lambda c: (c[2] in seen_contexts, c[1]))
+    takers = _other_takers(
+        annotator=annotator, stage=stage, study=study, batch_ids=[c[0] for c in shuffled]
+    )
+    shuffled.sort(key=lambda c: (c[2] in seen_contexts, c[1], takers[c[0]]))
     return [batch_id for batch_id, *_ in shuffled]
 
 

@@ -1,10 +1,15 @@
-"""A whole study run through the services on a simulated clock (BRIEF §3).
+"""Whole studies run through the services on a simulated clock (BRIEF §3).
 
-15 contexts, 2 stages, 2 groups of 9 annotators, k = 3, m = 5, a 3-day wait before
-stage 2: 15 × 3 = 9 × 5, so supply and demand match exactly and every slot must be
-used. Annotators work honestly (every item answered, the attention check failed as
-intended) in one-hour sessions, one after the other, and each starts stage 2 at the
-very instant their own wait ends. Every service call gets ``now=`` from the clock.
+The main simulation: 15 contexts, 2 stages, 2 groups of 9 annotators, k = 3, m = 5,
+a 3-day wait before stage 2. 15 × 3 = 9 × 5, so supply and demand match exactly and
+every slot must be used. Annotators work honestly (every item answered, the attention
+check failed as intended) in one-hour sessions, one after the other, and each starts
+stage 2 at the very instant their own wait ends. Every service call gets ``now=``.
+
+The last two tests pin rules that are easy to break: a stage the annotator has left
+is never reopened, and annotators who take turns rather than work in sessions still
+get m batches each when supply equals demand (a plain random pick can strand the
+last of them).
 """
 
 import json
@@ -22,9 +27,11 @@ from studies.services import (
     StageLocked,
     annotators_create,
     assignment_claim,
+    assignment_reject,
     assignment_submit,
     consent_version_current,
     judgement_record,
+    study_create,
 )
 from tests.conftest import materials_doc
 
@@ -137,7 +144,9 @@ def test_a_study_annotated_honestly_ends_with_exact_overlap_workload_and_recurre
     )
     assert per_annotator == {M: 2 * PER_GROUP * 2}  # every (annotator, stage): 18 × 2 stages
 
-    assert list(Assignment.objects.values_list("attention_passed", flat=True).order_by().distinct()) == [True]
+    assert list(
+        Assignment.objects.values_list("attention_passed", flat=True).order_by().distinct()
+    ) == [True]
 
     judged_in_stage_1 = set(
         Judgement.objects.filter(assignment__stage__position=1).values_list(
@@ -176,3 +185,68 @@ def test_second_stage_opens_exactly_when_the_annotators_own_wait_ends(sim_study)
     assert assignment.stage.position == 2
     assert assignment.assigned_at == unlocks_at
     assert assignment.annotator_id == annotator.pk
+
+
+def test_an_annotator_who_started_stage_2_is_not_sent_back_to_stage_1(sim_study):
+    """annotator_stage_states: a stage is complete once the annotator has work in a
+    later stage, "so a slot that opens up later never reopens a stage they have left"
+    (and BRIEF §3: stages in order). A researcher rejecting one of their stage-1
+    batches, then their stage-2 batch running out of time, must not send them back."""
+    annotator = enrol(sim_study, 1)[0]
+    last = work_session(annotator, start=T0, stage_position=1)
+    started = assignment_claim(annotator=annotator, now=last + WAIT)
+    assert started.stage.position == 2
+    spam = Assignment.objects.filter(annotator=annotator, stage__position=1).earliest("pk")
+    assignment_reject(assignment=spam, reason="Copy-pasted answers.", now=last + WAIT)
+
+    later = started.expires_at + timedelta(minutes=1)  # the stage-2 batch expired
+    after = assignment_claim(annotator=annotator, now=later)
+
+    assert after.stage.position == 2
+    assert after.pk != started.pk
+
+
+def test_annotators_taking_turns_still_get_m_batches_when_supply_equals_demand(db):
+    """Three annotators of one group take turns, one batch each, on three batches with
+    k = 2 and m = 2: 3 × 2 = 3 × 2, so BRIEF §3 (exactly k per batch, m per annotator)
+    leaves one way to finish, every annotator with 2 batches and every batch with 2
+    annotators. The picks follow the study seed, so try several: a plain random pick
+    among the least-filled batches strands the last annotator for some of them."""
+    outcomes = {}
+    for seed in range(10):
+        study = study_create(
+            slug=f"turns-{seed}",
+            title="Taking turns",
+            stages=[("GPT-2 stage", WAIT), ("GPT-3 stage", WAIT)],
+            groups=["Layperson"],
+            information_sheet="What the study is about.",
+            consent_text="I agree to take part.",
+            overlap_k=2,
+            batches_per_stage=2,
+            seed=seed,
+        )
+        materials_import(study=study, content=json.dumps(materials_doc(3)), fmt="json")
+        Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+        annotators = enrol(study, 3)
+        now, turns = T0, []
+        for _ in range(2):
+            for annotator in annotators:
+                try:
+                    assignment = assignment_claim(annotator=annotator, now=now)
+                except (NoWorkAvailable, StageLocked) as exc:
+                    turns.append(f"{annotator.pseudonym}: {exc}")
+                    continue
+                turns.append(f"{annotator.pseudonym}: {assignment.batch.context.external_id}")
+                now = annotate_and_submit(assignment, start=now) + timedelta(minutes=1)
+        per_batch = sorted(
+            Assignment.objects.filter(stage__study=study, status=SUBMITTED)
+            .values("batch")
+            .annotate(n=Count("id"))
+            .values_list("n", flat=True)
+        )
+        outcomes[seed] = (per_batch, turns)
+
+    stranded = {
+        seed: turns for seed, (per_batch, turns) in outcomes.items() if per_batch != [2] * 3
+    }
+    assert not stranded, "\n".join(f"seed {seed}: {'; '.join(t)}" for seed, t in stranded.items())

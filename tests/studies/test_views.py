@@ -232,7 +232,7 @@ def test_start_when_no_slot_is_left_shows_a_friendly_page(client, ready, open_st
 def test_start_before_the_unlock_time_says_when(client, ready):
     Stage.objects.filter(study=ready.study, position=2).update(min_wait=timedelta(days=3))
     now = timezone.now()
-    for i in range(2):
+    for _ in range(2):
         a = assignment_claim(annotator=ready, now=now)
         Judgement.objects.bulk_create(
             Judgement(assignment=a, reflection_id=rid, coherent=True, empathy=3) for rid in a.order
