@@ -348,12 +348,14 @@ def assignment_claim(*, annotator: Annotator, now: datetime | None = None) -> As
 
     Locking, inside one transaction on PostgreSQL: the annotator row first, so one
     person's claims (double clicks, two tabs) run one after the other; then candidate
-    batch rows one at a time with ``SKIP LOCKED``, so concurrent claimers spread over
-    different batches instead of queueing on the same one. The group's slots of a
-    batch are counted only while holding that batch's lock, and the partial unique
-    indexes on (batch, group, group_slot) and (annotator, stage, annotator_slot)
-    refuse any double that slipped through. If every candidate was locked by someone
-    else, the claim is retried a few times before answering "no work".
+    batch rows one at a time, first with ``SKIP LOCKED`` so concurrent claimers spread
+    over different batches, then waiting for the batches that were busy. Each batch
+    lock is taken in a savepoint that is rolled back (releasing the lock) when the
+    batch has no free slot, so a claim holds at most one batch lock while it waits and
+    claims cannot deadlock. The group's slots of a batch are counted only while
+    holding that batch's lock, and the partial unique indexes on (batch, group,
+    group_slot) and (annotator, stage, annotator_slot) refuse any double that slipped
+    through; a claim that loses such a race tries again.
     """
     now = now or timezone.now()
     assignments_expire_overdue(study_id=annotator.study_id, now=now)
@@ -407,29 +409,64 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         raise NoWorkAvailable(
             f"All batches of {state.stage.name} have enough annotators of your group right now."
         )
-    skipped = False
-    for batch_id in _candidate_order(
+    ordered = _candidate_order(
         annotator=annotator, stage=state.stage, study=study, candidates=candidates
-    ):
-        batch = Batch.objects.select_for_update(skip_locked=True).filter(pk=batch_id).first()
-        if batch is None:
-            skipped = True
-            continue
-        slot = _free_group_slot(batch=batch, annotator=annotator, k=study.overlap_k)
-        if slot is None:
-            continue
-        try:
-            with transaction.atomic():  # savepoint: losing a race on a slot keeps the claim usable
-                return _insert(
-                    annotator=annotator, batch=batch, stage=state.stage, group_slot=slot, now=now
-                )
-        except IntegrityError:
-            skipped = True
-    if skipped:
-        return None
+    )
+    # First pass: only batches nobody else is claiming right now. Second pass: wait
+    # (briefly: claims are short) for the ones that were busy, so a claim says "no
+    # work" only when no slot is free, not merely because others were faster.
+    skipped: list[int] = []
+    for batch_id in ordered:
+        outcome = _lock_and_take_slot(
+            annotator=annotator, batch_id=batch_id, stage=state.stage, now=now, wait=False
+        )
+        if outcome is _BUSY:
+            skipped.append(batch_id)
+        elif outcome is not None:
+            return outcome
+    for batch_id in skipped:
+        outcome = _lock_and_take_slot(
+            annotator=annotator, batch_id=batch_id, stage=state.stage, now=now, wait=True
+        )
+        if outcome is not None and outcome is not _BUSY:
+            return outcome
     raise NoWorkAvailable(
         f"All batches of {state.stage.name} have enough annotators of your group right now."
     )
+
+
+_BUSY = object()
+
+
+def _lock_and_take_slot(
+    *, annotator: Annotator, batch_id: int, stage: Stage, now: datetime, wait: bool
+):
+    """Lock one batch row and take a free group slot in it.
+
+    Returns the new assignment, None when the group's slots are full, or ``_BUSY``
+    when another claim holds the batch and ``wait`` is False. The lock is taken in a
+    savepoint that is rolled back unless a slot was taken, which releases the row
+    lock: a claim never holds one batch while waiting for another, so claims cannot
+    deadlock on batches.
+    """
+    savepoint = transaction.savepoint()
+    try:
+        batch = Batch.objects.select_for_update(skip_locked=not wait).filter(pk=batch_id).first()
+        if batch is None:
+            transaction.savepoint_rollback(savepoint)
+            return _BUSY
+        slot = _free_group_slot(batch=batch, annotator=annotator, k=annotator.study.overlap_k)
+        if slot is None:
+            transaction.savepoint_rollback(savepoint)
+            return None
+        assignment = _insert(
+            annotator=annotator, batch=batch, stage=stage, group_slot=slot, now=now
+        )
+    except IntegrityError:  # a concurrent claim took the slot first
+        transaction.savepoint_rollback(savepoint)
+        return None
+    transaction.savepoint_commit(savepoint)
+    return assignment
 
 
 # --- submitting, expiring, rejecting ---------------------------------------------------------
