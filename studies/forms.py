@@ -36,6 +36,11 @@ class AnswerForm(forms.Form):
         widget=forms.RadioSelect,
     )
     seconds_spent = forms.FloatField(required=False, min_value=0, widget=forms.HiddenInput)
+    # "plain" when the page runs without JavaScript (the script sets "js"). A plain
+    # form cannot untick a radio button, so there, answers to questions that no
+    # longer apply (a rating after switching to No, categories after switching to
+    # Yes) are dropped instead of refused. Anything else is checked strictly.
+    form_mode = forms.CharField(required=False, widget=forms.HiddenInput)
 
     def __init__(self, *args, categories: list[ErrorCategory], **kwargs):
         super().__init__(*args, **kwargs)
@@ -48,6 +53,13 @@ class AnswerForm(forms.Form):
         cleaned = super().clean()
         if self.errors:
             return cleaned
+        if cleaned.get("form_mode") == "plain":
+            if cleaned["coherent"] == "yes":
+                cleaned["categories"], cleaned["most_evident"] = [], None
+            else:
+                cleaned["empathy"] = None
+                if len(cleaned.get("categories") or ()) < 2:
+                    cleaned["most_evident"] = None
         answer = self.answer()
         try:
             answer_encode(answer=answer, categories={c.slug: c.bit for c in self.study_categories})

@@ -40,6 +40,8 @@
     if (!form && root.matches && root.matches("form[data-annotate]")) { form = root; }
     if (!form) { return; }
     form.dataset.openedAt = String(Date.now());
+    var mode = form.querySelector("[data-form-mode]");
+    if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     form.addEventListener("change", function () { update(form); });
     form.addEventListener("submit", function () {
       var spent = form.querySelector('input[name="seconds_spent"]');

@@ -526,3 +526,25 @@ def test_item_save_query_count(client, assignment, django_assert_num_queries):
     with django_assert_num_queries(21):
         response = client.post(item_url(assignment, 2), good_answer(assignment, 2), **HX)
     assert response.status_code == 200
+
+
+def test_without_javascript_switching_to_no_drops_the_rating_instead_of_trapping(
+    client, assignment
+):
+    """A plain form cannot untick the 1–5 radio button, so after revising Yes → No the
+    page sends both; in plain mode the rating is dropped, elsewhere it is refused."""
+    client.post(item_url(assignment, 1), {"coherent": "yes", "empathy": "4", "form_mode": "plain"})
+    revised = {"coherent": "no", "categories": ["malformed"], "empathy": "4"}
+    strict = client.post(item_url(assignment, 1), {**revised, "form_mode": "js"})
+    assert strict.status_code == 422
+    plain = client.post(item_url(assignment, 1), {**revised, "form_mode": "plain"})
+    assert plain.status_code == 302
+    judgement = Judgement.objects.get()
+    assert (judgement.coherent, judgement.empathy) == (False, None)
+    back = client.post(
+        item_url(assignment, 1),
+        {"coherent": "yes", "empathy": "2", "categories": ["malformed"], "form_mode": "plain"},
+    )
+    assert back.status_code == 302
+    judgement.refresh_from_db()
+    assert (judgement.coherent, judgement.error_flags, judgement.empathy) == (True, 0, 2)
