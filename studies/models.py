@@ -200,6 +200,12 @@ class Stage(models.Model):
     def __str__(self) -> str:
         return f"{self.name} ({self.study.slug})"
 
+    @property
+    def public_name(self) -> str:
+        """What annotators see: "Stage 2". Stage names such as "GPT-3 stage" would tell
+        them which candidates come from a model (BRIEF §4)."""
+        return f"Stage {self.position}"
+
 
 class AnnotatorGroup(models.Model):
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="groups")

@@ -33,7 +33,20 @@
       : coherent === "no" && ticked.length >= 1 && (ticked.length < 2 || Boolean(mostEvident));
     var save = form.querySelector("[data-save]");
     if (save) { save.disabled = !complete || document.body.dataset.timeUp === "1"; }
+    var hint = form.querySelector("[data-save-hint]");
+    if (hint) {
+      hint.textContent = complete ? "" : !coherent ? "Answer Yes or No first."
+        : coherent === "yes" ? "Choose how much you agree."
+        : ticked.length === 0 ? "Tick at least one problem."
+        : "Choose the most evident problem.";
+    }
   }
+
+  // Warn before leaving a page whose answer is changed but not saved yet.
+  var dirty = false;
+  window.addEventListener("beforeunload", function (event) {
+    if (dirty) { event.preventDefault(); event.returnValue = ""; }
+  });
 
   function setup(root) {
     var form = root.querySelector ? root.querySelector("form[data-annotate]") : null;
@@ -42,8 +55,11 @@
     form.dataset.openedAt = String(Date.now());
     var mode = form.querySelector("[data-form-mode]");
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
-    form.addEventListener("change", function () { update(form); });
+    dirty = false;
+    form.addEventListener("change", function () { dirty = true; update(form); });
+    form.addEventListener("htmx:beforeRequest", function () { dirty = false; });
     form.addEventListener("submit", function () {
+      dirty = false;
       var spent = form.querySelector('input[name="seconds_spent"]');
       if (spent) { spent.value = ((Date.now() - Number(form.dataset.openedAt)) / 1000).toFixed(1); }
     });

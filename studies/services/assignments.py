@@ -63,7 +63,7 @@ class StageLocked(Exception):
         self.stage = stage
         self.unlocks_at = unlocks_at
         when = f"at {unlocks_at:%Y-%m-%d %H:%M} UTC" if unlocks_at else "after the previous stage"
-        super().__init__(f"{stage.name} opens for you {when}.")
+        super().__init__(f"{stage.public_name} opens for you {when}.")
 
 
 # --- stage states -----------------------------------------------------------------------
@@ -407,7 +407,8 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
     )
     if not candidates:
         raise NoWorkAvailable(
-            f"All batches of {state.stage.name} have enough annotators of your group right now."
+            f"All batches of {state.stage.public_name} have enough annotators of your group "
+            "right now."
         )
     ordered = _candidate_order(
         annotator=annotator, stage=state.stage, study=study, candidates=candidates
@@ -431,7 +432,7 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         if outcome is not None and outcome is not _BUSY:
             return outcome
     raise NoWorkAvailable(
-        f"All batches of {state.stage.name} have enough annotators of your group right now."
+        f"All batches of {state.stage.public_name} have enough annotators of your group right now."
     )
 
 
@@ -636,7 +637,7 @@ def unlock_notifications_send(*, now: datetime | None = None, base_url: str = ""
                 send_mail(
                     subject=f"{annotator.study.title}: the next stage is open for you",
                     message=(
-                        f"Hello {annotator.pseudonym},\n\n{state.stage.name} of "
+                        f"Hello {annotator.pseudonym},\n\n{state.stage.public_name} of "
                         f'"{annotator.study.title}" is now open for you. Continue with your '
                         f"personal link:\n{link}\n\nThank you for taking part."
                     ),

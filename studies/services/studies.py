@@ -1,5 +1,6 @@
 """Writes on studies, consent versions and annotators."""
 
+import re
 from collections.abc import Iterable
 from datetime import timedelta
 
@@ -104,19 +105,27 @@ def consent_version_sync(*, study: Study, user=None) -> ConsentVersion | None:
         return None
     Study.objects.select_for_update().filter(pk=study.pk).first()
     latest = consent_version_current(study=study)
+    sheet, statement = _normalised(study.information_sheet), _normalised(study.consent_text)
     if (
         latest is not None
-        and latest.information_sheet == study.information_sheet
-        and latest.consent_text == study.consent_text
+        and _normalised(latest.information_sheet) == sheet
+        and _normalised(latest.consent_text) == statement
     ):
         return None
     return ConsentVersion.objects.create(
         study=study,
         number=(latest.number + 1) if latest else 1,
-        information_sheet=study.information_sheet,
-        consent_text=study.consent_text,
+        information_sheet=sheet,
+        consent_text=statement,
         created_by=user,
     )
+
+
+def _normalised(text: str) -> str:
+    """Browsers send CRLF line endings; a re-saved form with the same words must not
+    count as a new consent text."""
+    lines = text.replace("\r\n", "\n").replace("\r", "\n").split("\n")
+    return "\n".join(line.rstrip() for line in lines).strip()
 
 
 # --- annotators --------------------------------------------------------------------
@@ -204,14 +213,32 @@ CROWD_PARAMETERS = {
 }
 
 
+CROWD_ID_REGEX = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
+
+
 def crowd_identity(params) -> tuple[str, str, dict] | None:
-    """(platform, participant id, other ids) from a crowd platform's entry link, or None."""
+    """(platform, participant id, other ids) from a crowd platform's entry link, or None
+    when the link carries no well-formed participant id (letters, digits, - and _)."""
     for platform, (id_param, others) in CROWD_PARAMETERS.items():
         participant = (params.get(id_param) or "").strip()
         if participant:
-            data = {k: params.get(k, "")[:200] for k in others if params.get(k)}
-            return platform, participant[:200], data
+            if not CROWD_ID_REGEX.match(participant):
+                return None
+            data = {
+                k: params[k] for k in others if params.get(k) and CROWD_ID_REGEX.match(params[k])
+            }
+            return platform, participant, data
     return None
+
+
+def annotator_decline(*, annotator: Annotator) -> bool:
+    """The annotator does not want to take part. A crowd worker who never consented
+    and has no work is removed with their platform ids (nothing is kept about them).
+    Returns whether the row was removed."""
+    if annotator.platform and annotator.consented_at is None and not annotator.assignments.exists():
+        annotator.delete()
+        return True
+    return False
 
 
 def annotator_join_crowd(
@@ -227,6 +254,21 @@ def annotator_join_crowd(
     ).first()
     if existing is not None:
         return existing
+    from ..selectors import study_capacity
+
+    first = next(
+        (
+            row
+            for row in study_capacity(study=study)
+            if row.group.pk == study.crowd_group_id and row.stage.position == 1
+        ),
+        None,
+    )
+    if first is None or first.open == 0:
+        raise ValidationError(
+            "This study has all the participants it needs. Please return the study on the "
+            "crowd platform; thank you for your interest."
+        )
     try:
         with transaction.atomic():
             annotator = annotators_create(group=study.crowd_group, count=1)[0]

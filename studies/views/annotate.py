@@ -70,7 +70,11 @@ def _item_context(request, assignment: Assignment, number: int, form=None, saved
         )
     n = len(assignment.order)
     n_answered = Judgement.objects.filter(assignment=assignment).count()
+    return_to_review = request.GET.get("next") == "review"
+    item_url = reverse("studies:item", args=[study.slug, assignment.pk, number])
     return {
+        "return_to_review": return_to_review,
+        "form_url": f"{item_url}?next=review" if return_to_review else item_url,
         "study": study,
         "assignment": assignment,
         "number": number,
@@ -90,7 +94,7 @@ def _item_context(request, assignment: Assignment, number: int, form=None, saved
         "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
         if number > 1
         else None,
-        "item_url": reverse("studies:item", args=[study.slug, assignment.pk, number]),
+        "item_url": item_url,
         "review_url": reverse("studies:review", args=[study.slug, assignment.pk]),
     }
 
@@ -144,6 +148,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "batches": batches,
             "current": current,
             "next_state": next((s for s in states if s.status != "done"), None),
+            "minutes_per_batch": round(request.study.batch_time_limit.total_seconds() / 60),
         },
     )
 
@@ -206,7 +211,7 @@ def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
         for message in exc.messages:
             form.add_error(None, message)
         return _render_item(request, assignment, number, form=form, status=422)
-    if number < len(assignment.order):
+    if number < len(assignment.order) and request.GET.get("next") != "review":
         if request.htmx:
             return _render_item(request, assignment, number + 1, saved=True)
         url = reverse("studies:item", args=[request.study.slug, assignment.pk, number + 1])
@@ -257,7 +262,8 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 "number": number,
                 "text": texts[rid],
                 "summary": summary,
-                "url": reverse("studies:item", args=[request.study.slug, assignment.pk, number]),
+                "url": reverse("studies:item", args=[request.study.slug, assignment.pk, number])
+                + "?next=review",
             }
         )
     return render(
@@ -268,6 +274,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "assignment": assignment,
             "rows": rows,
             "complete": all(r["summary"] for r in rows),
+            "n_missing": sum(1 for r in rows if not r["summary"]),
             "error": error,
         },
         status=422 if error else 200,

@@ -13,6 +13,7 @@ from ..selectors import annotator_by_token
 from ..services import (
     annotator_complete_tutorial,
     annotator_consent,
+    annotator_decline,
     annotator_join_crowd,
     consent_version_current,
     crowd_identity,
@@ -59,6 +60,8 @@ def join(request: HttpRequest, slug: str) -> HttpResponse:
             request, "studies/invalid_link.html", {"reason": " ".join(exc.messages)}, status=403
         )
     session_sign_in(request, annotator)
+    annotator.last_seen_at = timezone.now()
+    annotator.save(update_fields=["last_seen_at"])
     return redirect("studies:home", slug=study.slug)
 
 
@@ -84,7 +87,15 @@ def consent(request: HttpRequest) -> HttpResponse:
     return render(
         request,
         "studies/annotate/consent.html",
-        {"study": study, "annotator": annotator, "version": version, "form": form},
+        {
+            "study": study,
+            "annotator": annotator,
+            "version": version,
+            "form": form,
+            "updated_from": annotator.consented_version
+            if annotator.consented_version_id and annotator.consented_version_id != version.pk
+            else None,
+        },
         status=422 if form.errors else 200,
     )
 
@@ -92,7 +103,14 @@ def consent(request: HttpRequest) -> HttpResponse:
 @require_POST
 @annotator_page(consent=False, tutorial=False)
 def decline(request: HttpRequest) -> HttpResponse:
-    return render(request, "studies/annotate/declined.html", {"study": request.study})
+    annotator = request.annotator
+    has_answers = annotator.assignments.filter(judgements__isnull=False).exists()
+    removed = annotator_decline(annotator=annotator)
+    return render(
+        request,
+        "studies/annotate/declined.html",
+        {"study": request.study, "has_answers": has_answers, "removed": removed},
+    )
 
 
 @annotator_page(tutorial=False)

@@ -188,7 +188,8 @@ def test_tutorial_is_mandatory_once_and_stays_reachable(client, ready):
 
 def test_home_shows_stages_and_the_start_button(client, ready):
     page = client.get("/s/pilot/").content.decode()
-    assert "GPT-2 stage</strong>:" in page and "open (0 of 2 submitted)" in page
+    assert "Stage 1</strong>:" in page and "open (0 of 2 submitted)" in page
+    assert "GPT" not in page  # stage names name the models (BRIEF §4)
     assert "locked until you finish the stage before" in page
     assert "Start a batch" in page
 
@@ -205,7 +206,7 @@ def test_home_shows_the_exact_unlock_time_while_waiting(client, ready):
         )
     unlock = now + timedelta(minutes=1, seconds=30) + timedelta(days=3)
     page = client.get("/s/pilot/").content.decode()
-    assert "GPT-3 stage</strong> opens for you on" in page
+    assert "Stage 2</strong> opens for you on" in page and "GPT" not in page
     assert f'datetime="{unlock.isoformat()}"' in page
 
 
@@ -239,7 +240,8 @@ def test_start_before_the_unlock_time_says_when(client, ready):
         )
         Assignment.objects.filter(pk=a.pk).update(status="submitted", submitted_at=now)
     response = client.post("/s/pilot/start/", follow=True)
-    assert "GPT-3 stage opens for you at" in response.content.decode()
+    assert "Stage 2 opens for you at" in response.content.decode()
+    assert "GPT" not in response.content.decode()
     assert Assignment.objects.filter(annotator=ready).count() == 2
 
 
@@ -251,7 +253,8 @@ def test_item_page_shows_the_context_and_never_the_source(client, assignment):
     assert "What brings you here today" in page and "last client turn" in page
     assert "Response candidate 1 of 4" in page
     assert "Is this response candidate coherent and consistent with the dialogue?" in page
-    for source in ("GPT-2", "GPT-3", "Human", "Attention"):
+    assert "GPT" not in page  # neither sources nor stage names (they name the models)
+    for source in ("Human", "Attention"):
         assert f">{source}<" not in page and f"{source}:" not in page
 
 
@@ -548,3 +551,58 @@ def test_without_javascript_switching_to_no_drops_the_rating_instead_of_trapping
     assert back.status_code == 302
     judgement.refresh_from_db()
     assert (judgement.coherent, judgement.error_flags, judgement.empathy) == (True, 0, 2)
+
+
+def test_review_change_links_come_back_to_the_review(client, assignment):
+    for n in range(1, 5):
+        client.post(item_url(assignment, n), good_answer(assignment, n))
+    review = client.get(f"/s/pilot/b/{assignment.pk}/review/").content.decode()
+    assert f'href="{item_url(assignment, 2)}?next=review"' in review
+    page = client.get(item_url(assignment, 2) + "?next=review").content.decode()
+    assert "Save and back to review" in page
+    response = client.post(item_url(assignment, 2) + "?next=review", good_answer(assignment, 2))
+    assert response["Location"] == f"/s/pilot/b/{assignment.pk}/review/"
+
+
+def test_resaving_the_same_consent_texts_with_crlf_makes_no_new_version(open_study):
+    from studies.services import consent_version_sync
+
+    open_study.information_sheet = open_study.information_sheet.replace("\n", "\r\n") + "  \r\n"
+    open_study.save()
+    assert consent_version_sync(study=open_study) is None
+    assert open_study.consent_versions.count() == 1
+
+
+def test_a_full_study_turns_crowd_newcomers_away_before_storing_anything(client, crowd_study):
+    Study.objects.filter(pk=crowd_study.pk).update(overlap_k=1)
+    group = crowd_study.groups.get(name="Layperson")
+    for worker in annotators_create(group=group, count=3):
+        worker.consented_version = consent_version_current(study=crowd_study)
+        worker.consented_at = timezone.now()
+        worker.save()
+        assignment_claim(annotator=worker)
+    response = client.get("/s/pilot/join?PROLIFIC_PID=latecomer")
+    assert response.status_code == 403
+    assert "This study has all the participants it needs." in response.content.decode()
+    assert not Annotator.objects.filter(platform_participant_id="latecomer").exists()
+
+
+def test_malformed_crowd_ids_are_refused(client, crowd_study):
+    response = client.get("/s/pilot/join?PROLIFIC_PID=%3Cscript%3E")
+    assert response.status_code == 400
+    assert not Annotator.objects.exists()
+
+
+def test_a_crowd_worker_who_declines_leaves_no_trace(client, crowd_study):
+    client.get("/s/pilot/join?PROLIFIC_PID=w42&STUDY_ID=s&SESSION_ID=x")
+    assert Annotator.objects.filter(platform_participant_id="w42").exists()
+    response = client.post("/s/pilot/consent/decline/")
+    assert "We have not kept anything about you" in response.content.decode()
+    assert not Annotator.objects.filter(platform_participant_id="w42").exists()
+
+
+def test_declining_after_annotating_explains_how_to_withdraw(client, assignment):
+    client.post(item_url(assignment, 1), good_answer(assignment, 1))
+    page = client.post("/s/pilot/consent/decline/").content.decode()
+    assert "If you want them withdrawn from the study, write to the research team" in page
+    assert Annotator.objects.filter(pk=assignment.annotator_id).exists()
