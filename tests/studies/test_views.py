@@ -606,3 +606,9 @@ def test_declining_after_annotating_explains_how_to_withdraw(client, assignment)
     page = client.post("/s/pilot/consent/decline/").content.decode()
     assert "If you want them withdrawn from the study, write to the research team" in page
     assert Annotator.objects.filter(pk=assignment.annotator_id).exists()
+
+
+def test_no_template_syntax_leaks_into_the_pages(client, assignment):
+    for url in ("/s/pilot/", item_url(assignment, 1), f"/s/pilot/b/{assignment.pk}/review/"):
+        page = client.get(url).content.decode()
+        assert "{#" not in page and "{%" not in page and "{{" not in page, url
