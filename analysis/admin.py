@@ -1,12 +1,9 @@
 import json
 
-from django.contrib import admin, messages
+from django.contrib import admin
 from django.utils.html import format_html
 
-from studies.models import Study
-
 from .models import AnalysisRun
-from .services import analysis_run_enqueue
 
 
 @admin.register(AnalysisRun)
@@ -53,15 +50,3 @@ class AnalysisRunAdmin(admin.ModelAdmin):
         if obj.result is None:
             return ""
         return format_html("<pre>{}</pre>", json.dumps(obj.result, indent=2, ensure_ascii=False))
-
-
-@admin.action(description="Run the analysis for the selected studies")
-def run_analysis(modeladmin, request, queryset):
-    for study in queryset:
-        analysis_run_enqueue(study=study, user=request.user)
-    modeladmin.message_user(
-        request, f"Queued {queryset.count()} analysis run(s); see Analysis runs.", messages.SUCCESS
-    )
-
-
-admin.site.get_model_admin(Study).actions = (run_analysis,)

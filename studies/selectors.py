@@ -3,7 +3,7 @@
 import math
 from dataclasses import dataclass
 
-from django.db.models import Count, F, Q, QuerySet
+from django.db.models import Count, F, Q
 
 from .models import Annotator, Assignment, ErrorCategory, Judgement, Study
 
@@ -88,10 +88,4 @@ def error_category_is_used(*, category: ErrorCategory) -> bool:
         .annotate(_hit=F("error_flags").bitand(1 << category.bit))
         .filter(_hit__gt=0)
         .exists()
-    )
-
-
-def studies_open() -> QuerySet[Study]:
-    return Study.objects.filter(status=Study.Status.OPEN).annotate(
-        n_contexts=Count("contexts", filter=Q(contexts__isnull=False), distinct=True)
     )

@@ -80,3 +80,34 @@ def loaded_study(study):
     """``study`` with three contexts imported (one batch per stage and context)."""
     materials_import(study=study, content=json.dumps(materials_doc()), fmt="json")
     return study
+
+
+def _form_value(value):
+    if hasattr(value, "pk"):
+        return value.pk
+    if isinstance(value, timedelta):
+        return str(value)
+    if isinstance(value, (list, dict)):
+        return json.dumps(value)
+    return value
+
+
+def form_data(response) -> dict:
+    """The values an admin change form was rendered with, inlines included, ready to
+    POST back with a few changes."""
+    form = response.context["adminform"].form
+    data = {}
+    for name, field in form.fields.items():
+        value = _form_value(form.initial.get(name, field.initial))
+        if value is not None:
+            data[name] = value
+    for inline in response.context["inline_admin_formsets"]:
+        fs = inline.formset
+        data[f"{fs.prefix}-TOTAL_FORMS"] = fs.total_form_count()
+        data[f"{fs.prefix}-INITIAL_FORMS"] = fs.initial_form_count()
+        for i, f in enumerate(fs.forms):
+            for name, field in f.fields.items():
+                value = _form_value(f.initial.get(name, field.initial))
+                if value is not None and value is not False:
+                    data[f"{fs.prefix}-{i}-{name}"] = value
+    return data

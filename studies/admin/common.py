@@ -28,13 +28,14 @@ class ReadOnlyAdminMixin:
 
 class LockedOnceUsedForm(forms.ModelForm):
     """A form whose ``locked_fields`` cannot change once the row is in use (annotated,
-    referenced), so that data already collected keeps its meaning."""
+    referenced), so that data already collected keeps its meaning.
+
+    Subclasses name the fields and define ``is_locked(self) -> bool``, which says
+    whether the instance is in use.
+    """
 
     locked_fields: tuple[str, ...] = ()
     locked_reason = "it is already in use"
-
-    def is_locked(self) -> bool:
-        raise NotImplementedError
 
     def clean(self):
         cleaned = super().clean()

@@ -226,6 +226,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
+    actions = ("run_analysis",)
     change_form_template = "admin/studies/study/change_form.html"
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "description", "contact_email")}),
@@ -293,6 +294,18 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.display(description="annotators", ordering="_n_annotators")
     def n_annotators(self, obj):
         return obj._n_annotators
+
+    @admin.action(description="Run the analysis for the selected studies")
+    def run_analysis(self, request, queryset):
+        from analysis.services import analysis_run_enqueue
+
+        for study in queryset:
+            analysis_run_enqueue(study=study, user=request.user)
+        self.message_user(
+            request,
+            f"Queued {queryset.count()} analysis run(s); see Analysis runs.",
+            messages.SUCCESS,
+        )
 
     def save_formset(self, request, form, formset, change):
         if formset.model is ErrorCategory:

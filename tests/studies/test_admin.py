@@ -9,7 +9,7 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from studies.models import Annotator, Batch, ConsentVersion, DialogueContext, Reflection, Study
-from tests.conftest import materials_doc
+from tests.conftest import form_data, materials_doc
 from tests.factories import StaffUserFactory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
@@ -179,25 +179,8 @@ def test_group_action_leads_to_the_create_annotators_form(staff_client, study):
 
 def test_editing_the_consent_text_creates_a_new_version(staff_client, study):
     url = reverse("admin:studies_study_change", args=[study.pk])
-    response = staff_client.get(url)
-    form = response.context["adminform"].form
-    data = {k: v for k, v in form.initial.items() if v is not None}
-    data.update(
-        consent_text="I agree, and I know I may withdraw at any time.",
-        batch_time_limit="00:30:00",
-        tutorial_example_turns="[]",
-    )
-    for formset in response.context["inline_admin_formsets"]:
-        fs = formset.formset
-        data[f"{fs.prefix}-TOTAL_FORMS"] = fs.total_form_count()
-        data[f"{fs.prefix}-INITIAL_FORMS"] = fs.initial_form_count()
-        for i, f in enumerate(fs.forms):
-            for name, field in f.fields.items():
-                value = f.initial.get(name, field.initial)
-                if hasattr(value, "pk"):
-                    value = value.pk
-                if value is not None:
-                    data[f"{fs.prefix}-{i}-{name}"] = value
+    data = form_data(staff_client.get(url))
+    data["consent_text"] = "I agree, and I know I may withdraw at any time."
     response = staff_client.post(url, data)
     assert response.status_code == 302, response.context["adminform"].form.errors
     assert list(ConsentVersion.objects.filter(study=study).values_list("number", flat=True)) == [

@@ -1,7 +1,6 @@
 """The admin refuses edits that would change the meaning of data already collected."""
 
 import json
-from datetime import timedelta
 
 import pytest
 from django.contrib.auth.models import Permission
@@ -24,6 +23,7 @@ from studies.services import (
     assignment_create,
     judgement_record,
 )
+from tests.conftest import form_data
 from tests.factories import StaffUserFactory
 
 
@@ -51,39 +51,6 @@ def judged(loaded_study):
             answer=Answer(False, frozenset({"off_topic"})),
         )
     return assignment
-
-
-def form_data(response) -> dict:
-    """The values an admin change form was rendered with, inlines included, ready to
-    POST back with a few changes."""
-    form = response.context["adminform"].form
-    data = {}
-    for name, field in form.fields.items():
-        value = form.initial.get(name, field.initial)
-        if hasattr(value, "pk"):
-            value = value.pk
-        if isinstance(value, timedelta):
-            value = str(value)
-        if isinstance(value, (list, dict)):
-            value = json.dumps(value)
-        if value is not None:
-            data[name] = value
-    for inline in response.context["inline_admin_formsets"]:
-        fs = inline.formset
-        data[f"{fs.prefix}-TOTAL_FORMS"] = fs.total_form_count()
-        data[f"{fs.prefix}-INITIAL_FORMS"] = fs.initial_form_count()
-        for i, f in enumerate(fs.forms):
-            for name, field in f.fields.items():
-                value = f.initial.get(name, field.initial)
-                if hasattr(value, "pk"):
-                    value = value.pk
-                if isinstance(value, timedelta):
-                    value = str(value)
-                if isinstance(value, (list, dict)):
-                    value = json.dumps(value)
-                if value is not None and value is not False:
-                    data[f"{fs.prefix}-{i}-{name}"] = value
-    return data
 
 
 def test_a_judged_reflection_text_cannot_be_edited(staff_client, judged):

@@ -9,7 +9,15 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from studies.importers import materials_import
-from studies.models import Assignment, Judgement, Reflection, Stage, StageUnlockNotice, Study
+from studies.models import (
+    Assignment,
+    Judgement,
+    Reflection,
+    Stage,
+    StageUnlockNotice,
+    Study,
+    WaitExemption,
+)
 from studies.selectors import study_capacity
 from studies.services import (
     Answer,
@@ -240,6 +248,7 @@ def test_no_exemption_for_the_first_stage_or_another_study(open_study, db):
     foreign = Stage.objects.create(study=other, position=2, name="Later")
     with pytest.raises(ValidationError, match="another study"):
         wait_exemption_grant(annotator=annotator, stage=foreign)
+    assert not WaitExemption.objects.exists()
 
 
 def test_finishing_every_stage_says_so(open_study):
