@@ -378,7 +378,7 @@ def test_krippendorff_alpha_ignores_an_unused_value_on_the_nominal_scale():
 def test_krippendorff_alpha_accepts_string_labels_and_rejects_unknown_ones():
     labels = SMALL.assign(label=SMALL["label"].map({0: "no", 1: "yes"}))
     assert metrics.krippendorff_alpha(ratings=labels) == pytest.approx(0.6)
-    with pytest.raises(ValueError, match="not among the values"):
+    with pytest.raises(ValueError, match="not among the categories"):
         metrics.krippendorff_alpha(ratings=labels, values=["yes"])
 
 
@@ -685,75 +685,6 @@ def test_wilcoxon_paired_rejects_unequal_arrays():
         metrics.wilcoxon_paired(a=[1, 2], b=[1])
 
 
-# --------------------------------------------------------------------------- bootstrap
-
-
-def fleiss_value(frame: pd.DataFrame) -> float | None:
-    return metrics.fleiss_kappa(ratings=frame)["value"]
-
-
-def test_bootstrap_ci_is_deterministic_for_a_seed():
-    ratings = random_ratings(0, n_items=40)
-    first = metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, resamples=200, seed=7)
-    again = metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, resamples=200, seed=7)
-    other = metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, resamples=200, seed=8)
-    assert first == again
-    assert first != other
-    assert first[0] < first[1]
-
-
-def test_bootstrap_ci_contains_the_true_kappa_on_well_behaved_data():
-    # Each rater reports the true binary label with probability a, else a fair coin:
-    # P(rater correct) r = (1 + a)/2, P̄ = r² + (1 − r)², marginals ½ → P̄e = ½,
-    # so the population kappa is 2P̄ − 1 = (2r − 1)² = a². With a = 0.8: 0.64.
-    rng = np.random.default_rng(42)
-    truth = rng.random(300) < 0.5
-    faithful = rng.random((300, 3)) < 0.8
-    labels = np.where(faithful, truth[:, None], rng.random((300, 3)) < 0.5)
-    ratings = long_from_matrix(labels.astype(int))
-    low, high = metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, seed=0)
-    assert low < 0.64 < high
-    assert low < fleiss_value(ratings) < high
-    assert high - low < 0.25
-
-
-def test_bootstrap_ci_treats_resampled_duplicates_as_distinct_items():
-    ratings = random_ratings(1, n_items=15)
-    n_items = lambda frame: frame["item"].nunique()  # noqa: E731
-    assert metrics.bootstrap_ci(ratings=ratings, statistic=n_items, resamples=50) == (15.0, 15.0)
-    # All ratings of an item travel together: each resampled item keeps its 3 raters
-    # and (item, rater) pairs stay unique, so the kappa functions accept the frame.
-    per_item = lambda frame: frame.groupby("item").size().min()  # noqa: E731
-    assert metrics.bootstrap_ci(ratings=ratings, statistic=per_item, resamples=50) == (3.0, 3.0)
-    unique_pairs = lambda frame: float(not frame.duplicated(["item", "rater"]).any())  # noqa: E731
-    assert metrics.bootstrap_ci(ratings=ratings, statistic=unique_pairs, resamples=50) == (1.0, 1.0)
-
-
-def test_bootstrap_ci_ignores_undefined_resamples():
-    # Two items only: resamples drawing the all-agree item twice give None.
-    ratings = long_from_table([[3, 0], [1, 2]], [0, 1])
-    calls = []
-
-    def statistic(frame):
-        value = fleiss_value(frame)
-        calls.append(value)
-        return value
-
-    low, high = metrics.bootstrap_ci(ratings=ratings, statistic=statistic, resamples=100)
-    assert None in calls
-    defined = [v for v in calls if v is not None]
-    assert low == pytest.approx(np.percentile(defined, 2.5))
-    assert high == pytest.approx(np.percentile(defined, 97.5))
-
-
-def test_bootstrap_ci_all_undefined_gives_none():
-    ratings = long_from_table([[3, 0]] * 5, [0, 1])
-    assert metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, resamples=20) == (
-        None,
-        None,
-    )
-
-
 # --------------------------------------------------------------------------- never NaN
 
 
@@ -772,7 +703,15 @@ def test_no_metric_returns_nan_on_degenerate_random_groups(seed):
             metrics.krippendorff_alpha(ratings=ratings, values=[0, 1]),
             metrics.krippendorff_alpha(ratings=ratings, level="ordinal", values=[0, 1]),
             metrics.majority_agreement_ratio(ratings=ratings, label_given=ratings["label"] == 1),
-            metrics.bootstrap_ci(ratings=ratings, statistic=fleiss_value, resamples=20),
+            metrics.kappa_ci(
+                metrics.modal_rows(metrics.count_table(ratings=ratings, categories=[0, 1]))[0],
+                method="fleiss",
+                resamples=20,
+            ),
+            metrics.alpha_ci(
+                metrics.count_table(ratings=ratings, categories=[0, 1]).to_numpy(), resamples=20
+            ),
+            metrics.agreement_summary(ratings=ratings, categories=[0, 1], resamples=20),
         ]
         scores = metrics.coherence_scores(ratings=ratings, coherent="label")
         results.append(metrics.inter_group_correlation(scores_a=scores, scores_b=scores))

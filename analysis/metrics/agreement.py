@@ -1,0 +1,299 @@
+"""Agreement among raters (BRIEF §5): Landis & Koch bands, Fleiss' and Randolph's
+kappa, Krippendorff's alpha, the per-label majority agreement ratio and coherence
+scores.
+
+Functions take ratings in *long* form (one row per judgement: item, rater,
+label) or, for the ``*_from_counts`` variants, an items × categories count
+table, and return plain Python numbers with ``None`` wherever a statistic is
+undefined. Vetted implementations do the arithmetic (statsmodels for the
+kappas, the ``krippendorff`` package); the hand-written formulas (majority
+agreement ratio, coherence score) are pinned by hand-computed examples in
+``tests/analysis/test_metrics.py``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Hashable, Sequence
+from typing import Any, Literal
+
+import krippendorff
+import numpy as np
+import pandas as pd
+from statsmodels.stats import inter_rater
+
+from ._common import check_unique_ratings as _check_unique_ratings
+from ._common import clean as _clean
+
+# --------------------------------------------------------------------------- bands
+
+
+def landis_koch_band(value: float | None) -> str | None:
+    """Landis & Koch (1977) interpretation band of a kappa/alpha value.
+
+    ``< 0`` poor, ``<= 0.20`` slight, ``<= 0.40`` fair, ``<= 0.60`` moderate,
+    ``<= 0.80`` substantial, ``<= 1`` almost perfect (upper bounds inclusive;
+    0 itself is "slight"). ``None`` (or NaN) gives ``None``. A value above 1
+    (beyond floating-point noise) is not a kappa and raises ``ValueError``.
+    """
+    value = _clean(value)
+    if value is None:
+        return None
+    if value < 0:
+        return "poor"
+    for upper, name in (
+        (0.20, "slight"),
+        (0.40, "fair"),
+        (0.60, "moderate"),
+        (0.80, "substantial"),
+        (1.0 + 1e-9, "almost perfect"),
+    ):
+        if value <= upper:
+            return name
+    raise ValueError(f"{value} is not a kappa/alpha value (greater than 1)")
+
+
+# --------------------------------------------------------------------------- kappas
+
+
+def count_table(
+    *,
+    ratings: pd.DataFrame,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    categories: Sequence[Hashable] | None = None,
+) -> pd.DataFrame:
+    """Items × categories table of rating counts (every category a column, in order).
+
+    Rows with a missing label are dropped. ``categories`` defaults to the
+    sorted observed labels; labels outside it raise ``ValueError``.
+    """
+    data = ratings.loc[ratings[label].notna(), [item, rater, label]]
+    _check_unique_ratings(data, item=item, rater=rater)
+    if categories is None:
+        categories = sorted(pd.unique(data[label]).tolist())
+    else:
+        categories = list(categories)
+        if not pd.Index(categories).is_unique:
+            raise ValueError("categories must not repeat")
+        unknown = set(pd.unique(data[label]).tolist()) - set(categories)
+        if unknown:
+            raise ValueError(f"labels not among the categories: {sorted(map(str, unknown))}")
+    if data.empty:
+        return pd.DataFrame(columns=categories, dtype=int)
+    table = data.groupby([item, label], sort=True).size().unstack(label, fill_value=0)
+    return table.reindex(columns=categories, fill_value=0)
+
+
+def modal_rows(table: pd.DataFrame | np.ndarray) -> tuple[np.ndarray, int | None]:
+    """The rows of a count table whose rater count is the modal one.
+
+    Fleiss' and Randolph's kappa need the same number of raters on every item;
+    the rule used throughout is: keep the items rated by the modal number of
+    raters (on a tie, the larger count: more information per item). Returns
+    the kept rows and that count (None for an empty table).
+    """
+    counts = np.asarray(table, dtype=float)
+    if counts.size == 0:
+        return counts.reshape(0, counts.shape[1] if counts.ndim == 2 else 0), None
+    n_raters = counts.sum(axis=1).astype(int)
+    values, freq = np.unique(n_raters, return_counts=True)
+    modal = int(values[freq == freq.max()].max())
+    return counts[n_raters == modal], modal
+
+
+def kappa_from_counts(table: np.ndarray, *, method: Literal["fleiss", "randolph"]) -> float | None:
+    """Fleiss' or Randolph's kappa of an items × categories count table with the
+    same rater count on every row (``statsmodels.stats.inter_rater.fleiss_kappa``).
+
+    None when undefined: no items, fewer than two raters per item, fewer than
+    two categories, or (Fleiss) all ratings in one category.
+    """
+    table = np.asarray(table, dtype=float)
+    if table.ndim != 2 or len(table) == 0 or table.shape[1] < 2 or table[0].sum() < 2:
+        return None
+    if np.ptp(table.sum(axis=1)) != 0:
+        raise ValueError("every item needs the same number of raters (see modal_rows)")
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return _clean(inter_rater.fleiss_kappa(table, method=method))
+
+
+def _kappa(
+    *,
+    ratings: pd.DataFrame,
+    item: str,
+    rater: str,
+    label: str,
+    categories: Sequence[Hashable] | None,
+    method: Literal["fleiss", "randolph"],
+) -> dict[str, Any]:
+    table = count_table(ratings=ratings, item=item, rater=rater, label=label, categories=categories)
+    kept, modal = modal_rows(table)
+    return {
+        "value": kappa_from_counts(kept, method=method),
+        "n_items": len(kept),
+        "raters_per_item": modal,
+    }
+
+
+def fleiss_kappa(
+    *,
+    ratings: pd.DataFrame,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    categories: Sequence[Hashable] | None = None,
+) -> dict[str, Any]:
+    """Fleiss' (1971) kappa via ``statsmodels.stats.inter_rater.fleiss_kappa``.
+
+    κ = (P̄ − P̄e) / (1 − P̄e), P̄ the mean over items of the share of agreeing
+    rater pairs, P̄e = Σ_j p_j² with p_j the overall share of category j.
+
+    Fleiss' kappa needs the same number of raters per item. Rule: only the
+    items rated by the modal number of raters are used (on a tie, the larger
+    count); ``n_items`` reports how many items that is and
+    ``raters_per_item`` the modal count.
+
+    Returns ``{"value", "n_items", "raters_per_item"}``; ``value`` is None when
+    undefined: no items, one rater per item, or all ratings in a single
+    category (P̄e = 1, statsmodels returns NaN). Categories nobody used do not
+    change Fleiss' kappa; ``categories`` only validates the labels.
+    """
+    return _kappa(
+        ratings=ratings,
+        item=item,
+        rater=rater,
+        label=label,
+        categories=categories,
+        method="fleiss",
+    )
+
+
+def randolph_kappa(
+    *,
+    ratings: pd.DataFrame,
+    categories: Sequence[Hashable],
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+) -> dict[str, Any]:
+    """Randolph's (2005) free-marginal kappa via statsmodels (``method="randolph"``).
+
+    κ_free = (P̄ − 1/q) / (1 − 1/q), q the number of *possible* categories.
+    statsmodels takes q from the number of table columns, so ``categories``
+    is required and every category becomes a column, used or not (with the
+    binary label, pass both values even when everything was "coherent").
+
+    Same modal-rater-count rule and return shape as :func:`fleiss_kappa`;
+    ``value`` is None with no items, one rater per item, or q < 2.
+    """
+    return _kappa(
+        ratings=ratings,
+        item=item,
+        rater=rater,
+        label=label,
+        categories=categories,
+        method="randolph",
+    )
+
+
+def alpha_from_counts(
+    counts: np.ndarray, *, level: Literal["nominal", "ordinal", "interval"] = "nominal"
+) -> float | None:
+    """Krippendorff's alpha of an items × values count table (values in domain
+    order), via the ``krippendorff`` package's ``value_counts=`` input, which is
+    exactly what it derives from a raters × items reliability matrix.
+
+    Items with fewer than two ratings are not pairable and drop out. None when
+    undefined: fewer than two pairable items (with a single unit α is
+    identically 0 or NaN, not informative), or no variation among the pairable
+    ratings (D_e = 0).
+    """
+    counts = np.asarray(counts)
+    if counts.ndim != 2 or counts.shape[1] == 0:
+        return None
+    pairable = counts[counts.sum(axis=1) >= 2]
+    if len(pairable) < 2 or np.count_nonzero(pairable.sum(axis=0)) < 2:
+        return None
+    with np.errstate(divide="ignore", invalid="ignore"):
+        value = krippendorff.alpha(
+            value_counts=pairable,
+            value_domain=np.arange(counts.shape[1]),
+            level_of_measurement=level,
+        )
+    return _clean(value)
+
+
+def krippendorff_alpha(
+    *,
+    ratings: pd.DataFrame,
+    item: str = "item",
+    rater: str = "rater",
+    label: str = "label",
+    level: Literal["nominal", "ordinal", "interval"] = "nominal",
+    values: Sequence[Hashable] | None = None,
+) -> float | None:
+    """Krippendorff's alpha of long-form ratings (see :func:`alpha_from_counts`).
+
+    ``values`` is the value domain, *in order* for ``level="ordinal"``
+    (default: the sorted observed labels); missing ratings are allowed.
+    Labels outside ``values`` raise ``ValueError``.
+    """
+    table = count_table(ratings=ratings, item=item, rater=rater, label=label, categories=values)
+    return alpha_from_counts(table.to_numpy(), level=level)
+
+
+# --------------------------------------------------------------------------- hand-written
+
+
+def _given_column(ratings: pd.DataFrame, label_given: pd.Series | str) -> pd.Series:
+    given = ratings[label_given] if isinstance(label_given, str) else label_given
+    if not given.index.equals(ratings.index):
+        given = given.reindex(ratings.index)
+    return given.fillna(False).astype(bool)
+
+
+def majority_agreement_ratio(
+    *,
+    ratings: pd.DataFrame,
+    label_given: pd.Series | str,
+    item: str = "item",
+    rater: str = "rater",
+) -> float | None:
+    """Per-label majority agreement ratio (Tsakalidis et al. 2022).
+
+    ``label_given`` is a boolean column (name or Series aligned with
+    ``ratings``): did this rater give the label on this item. For the binary
+    label pass ``coherent`` or ``~coherent``; for an error category, whether
+    the rater selected it (a rater who judged the item coherent did not).
+    Missing values count as not given.
+
+    ratio = #items where more than half of the item's raters gave the label
+    (with 3 raters: at least 2) ÷ #items where at least one rater gave it.
+    "Half" is per item, so unequal rater counts are handled. None when no
+    rater gave the label.
+    """
+    _check_unique_ratings(ratings, item=item, rater=rater)
+    given = _given_column(ratings, label_given)
+    per_item = (
+        pd.DataFrame({"item": ratings[item].to_numpy(), "given": given.to_numpy()})
+        .groupby("item")["given"]
+        .agg(["sum", "size"])
+    )
+    flagged = int((per_item["sum"] >= 1).sum())
+    if flagged == 0:
+        return None
+    majority = int((2 * per_item["sum"] > per_item["size"]).sum())
+    return majority / flagged
+
+
+def coherence_scores(
+    *, ratings: pd.DataFrame, item: str = "item", coherent: str = "coherent"
+) -> pd.Series:
+    """Coherence score per item: how many raters judged it coherent.
+
+    Returns an int Series indexed by item (name ``coherence_score``), sorted by
+    item; every item with at least one rating appears (score 0 included).
+    """
+    scores = ratings[coherent].fillna(False).astype(bool).groupby(ratings[item]).sum()
+    return scores.astype(int).rename("coherence_score")
