@@ -1,9 +1,19 @@
 import json
 
-from django.contrib import admin
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponseRedirect
+from django.shortcuts import get_object_or_404
+from django.template.defaultfilters import truncatechars
+from django.template.response import TemplateResponse
+from django.urls import path, reverse
 from django.utils.html import format_html
 
-from .models import AnalysisRun
+from studies.models import Study
+
+from .importers import AutomaticScoresImportError, automatic_scores_import
+from .models import AnalysisRun, AutomaticScore
 
 
 @admin.register(AnalysisRun)
@@ -50,3 +60,96 @@ class AnalysisRunAdmin(admin.ModelAdmin):
         if obj.result is None:
             return ""
         return format_html("<pre>{}</pre>", json.dumps(obj.result, indent=2, ensure_ascii=False))
+
+
+class ImportScoresForm(forms.Form):
+    file = forms.FileField(help_text="A .csv file of scores (see the README).")
+
+    def clean_file(self):
+        upload = self.cleaned_data["file"]
+        if not upload.name.lower().endswith(".csv"):
+            raise ValidationError("Upload a .csv file.")
+        return upload
+
+
+@admin.register(AutomaticScore)
+class AutomaticScoreAdmin(admin.ModelAdmin):
+    """Scores are written only by the import (the study page's *Import automatic scores*
+    or ``manage.py import_scores``); researchers look, and may delete a wrong evaluator's
+    rows."""
+
+    list_display = (
+        "evaluator", "score", "stage", "dialogue", "source", "reflection_text", "imported_at",
+    )  # fmt: skip
+    list_filter = ("study", "evaluator", "stage")
+    list_select_related = ("stage", "reflection__context")
+    search_fields = ("evaluator", "reflection__text", "reflection__context__external_id")
+    readonly_fields = (
+        "study", "stage", "reflection", "evaluator", "score", "imported_at",
+    )  # fmt: skip
+
+    def has_add_permission(self, request):
+        return False
+
+    def has_change_permission(self, request, obj=None):
+        return False
+
+    @admin.display(description="dialogue", ordering="reflection__context__external_id")
+    def dialogue(self, obj):
+        return obj.reflection.context.external_id
+
+    @admin.display(description="source", ordering="reflection__source")
+    def source(self, obj):
+        return obj.reflection.source
+
+    @admin.display(description="reflection")
+    def reflection_text(self, obj):
+        return truncatechars(obj.reflection.text, 80)
+
+    def get_urls(self):
+        return [
+            path(
+                "import/<int:study_id>/",
+                self.admin_site.admin_view(self.import_view),
+                name="analysis_automaticscore_import",
+            ),
+            *super().get_urls(),
+        ]
+
+    def import_view(self, request: HttpRequest, study_id: int):
+        """Reached from the study's admin page; needs the right to change the study and
+        to add and change scores."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not request.user.has_perms(
+            (
+                "studies.change_study",
+                "analysis.add_automaticscore",
+                "analysis.change_automaticscore",
+            )
+        ):
+            raise PermissionDenied
+        issues = []
+        form = ImportScoresForm(request.POST or None, request.FILES or None)
+        if request.method == "POST" and form.is_valid():
+            upload = form.cleaned_data["file"]
+            try:
+                summary = automatic_scores_import(study=study, file=upload)
+            except AutomaticScoresImportError as exc:
+                issues = exc.issues
+                messages.error(
+                    request,
+                    f"Nothing was imported: the file has {len(issues)} problem(s), listed below.",
+                )
+            else:
+                messages.success(request, f"Imported {upload.name}: {summary}")
+                return HttpResponseRedirect(reverse("admin:studies_study_change", args=[study.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": Study._meta,
+            "study": study,
+            "form": form,
+            "issues": issues,
+            "n_scores": study.automatic_scores.count(),
+            "title": f"Import automatic scores into {study.title}",
+        }
+        return TemplateResponse(request, "admin/analysis/automaticscore/import.html", context)

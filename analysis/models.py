@@ -1,3 +1,5 @@
+import sys
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
@@ -12,6 +14,11 @@ class AnalysisRun(models.Model):
         DONE = "done", "Done"
         FAILED = "failed", "Failed"
 
+    class Trigger(models.TextChoices):
+        MANUAL = "manual", "Started by a researcher"
+        AUTO = "auto", "After new submissions"
+        COMMAND = "command", "manage.py analyze"
+
     study = models.ForeignKey(
         "studies.Study", on_delete=models.CASCADE, related_name="analysis_runs"
     )
@@ -22,6 +29,15 @@ class AnalysisRun(models.Model):
     error = models.TextField(blank=True)
     requested_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    trigger = models.CharField(max_length=10, choices=Trigger.choices, default=Trigger.MANUAL)
+    attempts = models.PositiveSmallIntegerField(
+        default=0, help_text="How many times a worker started computing this run."
+    )
+    dispatched_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="When the task reached the queue; empty while the queue was unreachable.",
     )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
@@ -46,6 +62,17 @@ class AnalysisRun(models.Model):
                 condition=Q(progress__lte=100), name="analysis_run_progress_range"
             ),
             models.CheckConstraint(
+                condition=Q(trigger__in=["manual", "auto", "command"]),
+                name="analysis_run_trigger_valid",
+            ),
+            # Debounce: one automatic run waiting per study is enough, since a run
+            # reads the data when it starts (analysis_run_request_auto).
+            models.UniqueConstraint(
+                fields=["study"],
+                condition=Q(status="queued", trigger="auto"),
+                name="analysis_run_one_waiting_auto_run",
+            ),
+            models.CheckConstraint(
                 condition=Q(finished_at__isnull=True)
                 | Q(started_at__isnull=True)
                 | Q(finished_at__gte=F("started_at")),
@@ -61,3 +88,63 @@ class AnalysisRun(models.Model):
         if self.started_at and self.finished_at:
             return (self.finished_at - self.started_at).total_seconds()
         return None
+
+
+class AutomaticScore(models.Model):
+    """The score an automatic evaluator (BLEU, BERTScore, an LLM judge...) gave one
+    reflection in one stage (BRIEF §5, "Automatic evaluators").
+
+    Written only by ``analysis.importers.automatic_scores_import``, which checks what a
+    check constraint cannot: the stage and reflection belong to ``study``, and the
+    reflection is an analysed item (not an attention check) of that stage's batch.
+    """
+
+    study = models.ForeignKey(
+        "studies.Study", on_delete=models.CASCADE, related_name="automatic_scores"
+    )
+    stage = models.ForeignKey(
+        "studies.Stage", on_delete=models.CASCADE, related_name="automatic_scores"
+    )
+    # CASCADE: a materials re-import removes reflections it no longer uses, and their
+    # scores have nothing left to describe.
+    reflection = models.ForeignKey(
+        "studies.Reflection", on_delete=models.CASCADE, related_name="automatic_scores"
+    )
+    evaluator = models.CharField(
+        max_length=100, help_text='The metric\'s name, e.g. "BLEU", "BERTScore", "LLM judge".'
+    )
+    score = models.FloatField()
+    imported_at = models.DateTimeField(help_text="When an import last set this score.")
+
+    class Meta:
+        ordering = ["study", "evaluator", "stage", "reflection"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stage", "reflection", "evaluator"], name="automatic_score_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(evaluator=""), name="automatic_score_evaluator_not_empty"
+            ),
+            # Bounds rather than isfinite(): portable, and PostgreSQL orders NaN above
+            # every number, so it fails the upper bound like Infinity does. (SQLite
+            # stores NaN as NULL, which the NOT NULL refuses.)
+            models.CheckConstraint(
+                condition=Q(score__gte=-sys.float_info.max, score__lte=sys.float_info.max),
+                name="automatic_score_finite",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.evaluator} = {self.score:g} ({self.stage.name}, reflection {self.reflection_id})"
+
+
+# Messages shown in forms when a check constraint refuses a value (as in
+# ``studies.models.CHECK_MESSAGES``); raw writes get the constraint's name.
+CHECK_MESSAGES = {
+    "automatic_score_evaluator_not_empty": "An automatic score needs the evaluator's name.",
+    "automatic_score_finite": "A score must be a finite number (not NaN or infinity).",
+}
+
+for _constraint in AutomaticScore._meta.constraints:
+    if isinstance(_constraint, models.CheckConstraint):
+        _constraint.violation_error_message = CHECK_MESSAGES[_constraint.name]

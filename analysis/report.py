@@ -1,46 +1,254 @@
-"""Builds the JSON report of a study from the judgements DataFrame.
+"""Builds the JSON report of a study (BRIEF §5) from the judgements DataFrame.
 
-This first version reports the sizes a researcher checks before any statistics:
-judgements, items, annotators and the coherent share per group and stage. The
-agreement suite (BRIEF §5) extends this report under the same keys.
+The report is a contract other tools read (issue 5 lists its keys): keys are
+only ever added, never renamed. Everything is computed per annotator group
+and per stage over the items of that stage; an *item* is a reflection in a
+stage, so the human reflection of a context is one item per stage and the
+same reflection across stages (which is what the cross-stage analysis pairs).
+Undefined values are ``null``. Only the statistics themselves live in
+:mod:`analysis.metrics`; this module slices the data and names the results.
+
+PostgreSQL stores the report as ``jsonb``, which does not keep key order, so
+``stage_order`` and ``group_order`` list stages (by position) and groups (by
+name) in reading order.
 """
 
-import math
+from __future__ import annotations
 
+import itertools
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+import numpy as np
 import pandas as pd
 
+from studies.protocol import HALLUCINATORY_CATEGORIES
 
-def _clean(value):
-    """JSON has no NaN: undefined values become null."""
-    if isinstance(value, float) and math.isnan(value):
-        return None
-    return value
+from . import metrics
+
+REPORT_VERSION = 1
+HALLUCINATORY = "hallucinatory"
 
 
-def report_build(*, frame: pd.DataFrame, study_slug: str, parameters: dict) -> dict:
-    groups: dict = {}
-    if not frame.empty:
-        per_stage = (
-            frame.groupby(["group", "stage_position", "stage"], sort=True)
-            .agg(
-                n_judgements=("judgement_id", "size"),
-                n_items=("reflection_id", "nunique"),
-                n_annotators=("annotator_id", "nunique"),
-                coherent_rate=("coherent", "mean"),
-            )
-            .reset_index()
+@dataclass(frozen=True)
+class Category:
+    slug: str
+    label: str
+    bit: int
+
+
+def _with_categories(frame: pd.DataFrame, categories: Sequence[Category]) -> pd.DataFrame:
+    """Adds one boolean column per category and ``mee`` (the slug of the most
+    evident error) decoded from the stored bit set, vectorised."""
+    flags = frame["error_flags"].fillna(0).astype(np.int64).to_numpy()
+    columns = {c.slug: (flags & (1 << c.bit)) != 0 for c in categories}
+    by_bit = {c.bit: c.slug for c in categories}
+    mee = frame["most_evident_bit"].map(by_bit, na_action="ignore")
+    return frame.assign(
+        **columns,
+        mee=mee,
+        item=frame["reflection_id"],
+        rater=frame["annotator"],
+        coherent=frame["coherent"].astype(bool),
+        human=np.where(frame["kind"] == "human", "human", "synthetic"),
+    )
+
+
+def _coherence(cell: pd.DataFrame, *, resamples: int, seed: int) -> dict:
+    ratings = cell.assign(label=np.where(cell["coherent"], "coherent", "incoherent"))
+    summary = metrics.agreement_summary(
+        ratings=ratings, categories=["coherent", "incoherent"], resamples=resamples, seed=seed
+    )
+    summary["majority_agreement"] = {
+        "coherent": metrics.majority_agreement_ratio(ratings=cell, label_given=cell["coherent"]),
+        "incoherent": metrics.majority_agreement_ratio(ratings=cell, label_given=~cell["coherent"]),
+    }
+    return summary
+
+
+def _error_categories(cell: pd.DataFrame, categories: Sequence[Category]) -> dict:
+    result = {}
+    for category in categories:
+        given = cell[category.slug] & ~cell["coherent"]
+        result[category.slug] = {
+            "majority_agreement": metrics.majority_agreement_ratio(ratings=cell, label_given=given),
+            "n_items_flagged": int(given.groupby(cell["item"]).any().sum()),
+        }
+    return result
+
+
+def _label_distribution(cell: pd.DataFrame, slugs: list[str]) -> dict:
+    by_source = metrics.label_distribution(judgements=cell, by="source", categories=slugs)
+    by_kind = metrics.label_distribution(judgements=cell, by="human", categories=slugs)
+    return {**by_source, **by_kind}
+
+
+def _most_evident_error(
+    cell: pd.DataFrame, slugs: list[str], merge: dict[str, str], *, resamples: int, seed: int
+) -> dict:
+    variants = {
+        "raw": {"consensus": False, "merge": None},
+        "consensus_adjusted": {"consensus": True, "merge": None},
+        "hallucinatory_merged": {"consensus": False, "merge": merge},
+        "hallucinatory_merged_consensus_adjusted": {"consensus": True, "merge": merge},
+    }
+    return {
+        name: metrics.mee_agreement(
+            judgements=cell, categories=slugs, resamples=resamples, seed=seed, **options
         )
-        for row in per_stage.itertuples(index=False):
-            stages = groups.setdefault(row.group, {"stages": {}})["stages"]
-            stages[row.stage] = {
-                "n_judgements": int(row.n_judgements),
-                "n_items": int(row.n_items),
-                "n_annotators": int(row.n_annotators),
-                "coherent_rate": _clean(float(row.coherent_rate)),
+        for name, options in variants.items()
+    }
+
+
+def _stage_cell(
+    cell: pd.DataFrame, categories: Sequence[Category], *, resamples: int, seed: int
+) -> dict:
+    slugs = [c.slug for c in categories]
+    merge = {slug: HALLUCINATORY for slug in slugs if slug in HALLUCINATORY_CATEGORIES}
+    coherence = _coherence(cell, resamples=resamples, seed=seed)
+    return {
+        "n_judgements": len(cell),
+        "n_items": coherence["n_items"],
+        "n_items_total": int(cell["item"].nunique()),
+        "raters_per_item": coherence["raters_per_item"],
+        "n_annotators": int(cell["rater"].nunique()),
+        "coherent_rate": float(cell["coherent"].mean()),
+        "coherence": coherence,
+        "error_categories": _error_categories(cell, categories),
+        "label_distribution": _label_distribution(cell, slugs),
+        "human_vs_synthetic": metrics.coherent_rate_test(
+            judgements=cell, by="human", order=["human", "synthetic"]
+        ),
+        "most_evident_error": _most_evident_error(
+            cell, slugs, merge, resamples=resamples, seed=seed
+        ),
+        "empathy": metrics.empathy_agreement(judgements=cell, resamples=resamples, seed=seed),
+    }
+
+
+def _scores_by_item(cell: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
+    grouped = cell.groupby("item")["coherent"]
+    return grouped.sum().astype(int), grouped.size()
+
+
+def _inter_group(data: pd.DataFrame, stage_order: list[str], *, resamples: int, seed: int):
+    entries = []
+    for stage in stage_order:
+        in_stage = data.loc[data["stage"] == stage]
+        groups = sorted(in_stage["group"].unique(), key=str)
+        for group_a, group_b in itertools.combinations(groups, 2):
+            scores_a, raters_a = _scores_by_item(in_stage.loc[in_stage["group"] == group_a])
+            scores_b, raters_b = _scores_by_item(in_stage.loc[in_stage["group"] == group_b])
+            correlation = metrics.inter_group_correlation(scores_a=scores_a, scores_b=scores_b)
+            between = metrics.between_group_agreement(
+                scores={group_a: scores_a, group_b: scores_b},
+                raters={group_a: raters_a, group_b: raters_b},
+                resamples=resamples,
+                seed=seed,
+            )
+            entries.append(
+                {"stage": stage, "groups": [str(group_a), str(group_b)], **correlation, **between}
+            )
+    return entries
+
+
+def _automatic_evaluators(
+    data: pd.DataFrame, scores: pd.DataFrame | None, stage_order: list[str], group_order: list[str]
+) -> list[dict]:
+    if scores is None or scores.empty:
+        return []
+    entries = []
+    for (stage, evaluator), rows in scores.groupby(["stage", "evaluator"], sort=False):
+        if stage not in stage_order:
+            continue
+        automatic = rows.set_index("reflection_id")["score"]
+        for group in group_order:
+            cell = data.loc[(data["stage"] == stage) & (data["group"] == group)]
+            if cell.empty:
+                continue
+            coherence, _ = _scores_by_item(cell)
+            correlation = metrics.inter_group_correlation(scores_a=automatic, scores_b=coherence)
+            entries.append(
+                {"stage": stage, "evaluator": str(evaluator), "group": group, **correlation}
+            )
+    order = {stage: i for i, stage in enumerate(stage_order)}
+    entries.sort(key=lambda e: (order[e["stage"]], e["evaluator"], group_order.index(e["group"])))
+    return entries
+
+
+def report_build(
+    *,
+    frame: pd.DataFrame,
+    study_slug: str,
+    parameters: dict,
+    categories: Sequence[Category],
+    scores: pd.DataFrame | None = None,
+    progress: Callable[[float], None] | None = None,
+) -> dict:
+    """The full report. ``frame`` comes from
+    :func:`analysis.selectors.judgements_frame` (already filtered to what
+    counts), ``categories`` are the study's error categories in display order,
+    ``scores`` the automatic-evaluator scores (``stage``, ``reflection_id``,
+    ``evaluator``, ``score``). ``progress`` is called with the fraction done
+    after each group × stage."""
+    resamples = int(parameters.get("bootstrap_resamples", 1000))
+    seed = int(parameters.get("seed", 0))
+    report_progress = progress or (lambda fraction: None)
+    groups: dict = {}
+    stage_order: list[str] = []
+    group_order: list[str] = []
+    inter_group: list = []
+    evaluators: list = []
+    if not frame.empty:
+        data = _with_categories(frame, categories)
+        stage_order = (
+            data[["stage_position", "stage"]]
+            .drop_duplicates()
+            .sort_values("stage_position")["stage"]
+            .tolist()
+        )
+        group_order = sorted(data["group"].unique().tolist(), key=str)
+        cells = [
+            (group, stage)
+            for group in group_order
+            for stage in stage_order
+            if ((data["group"] == group) & (data["stage"] == stage)).any()
+        ]
+        total_steps = len(cells) + 2
+        done = 0
+        for group in group_order:
+            in_group = data.loc[data["group"] == group]
+            stages = {}
+            for stage in stage_order:
+                if (group, stage) not in cells:
+                    continue
+                cell = in_group.loc[in_group["stage"] == stage]
+                stages[stage] = _stage_cell(cell, categories, resamples=resamples, seed=seed)
+                done += 1
+                report_progress(done / total_steps)
+            group_stages = [s for s in stage_order if s in stages]
+            human = in_group.loc[in_group["kind"] == "human"]
+            groups[group] = {
+                "stages": stages,
+                "human_cross_stage": [
+                    metrics.cross_stage_shift(judgements=human, stage_from=a, stage_to=b)
+                    for a, b in itertools.pairwise(group_stages)
+                ],
+                "annotators": metrics.annotator_consistency(judgements=human, stages=group_stages),
             }
+        inter_group = _inter_group(data, stage_order, resamples=resamples, seed=seed)
+        report_progress((done + 1) / total_steps)
+        evaluators = _automatic_evaluators(data, scores, stage_order, group_order)
+    report_progress(1.0)
     return {
         "study": study_slug,
+        "report_version": REPORT_VERSION,
         "parameters": parameters,
         "n_judgements": len(frame),
+        "stage_order": stage_order,
+        "group_order": group_order,
+        "categories": [{"slug": c.slug, "label": c.label} for c in categories],
         "groups": groups,
+        "inter_group": inter_group,
+        "automatic_evaluators": evaluators,
     }

@@ -1,8 +1,12 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
 import pandas as pd
+from django.db.models import F
 
-from studies.models import Assignment, Judgement, Reflection
+from studies.models import Assignment, ErrorCategory, Judgement, Reflection
+
+from .models import AutomaticScore
+from .report import Category
 
 JUDGEMENT_COLUMNS = {
     "id": "judgement_id",
@@ -24,6 +28,14 @@ JUDGEMENT_COLUMNS = {
 }
 
 
+def report_categories(*, study_id: int) -> list[Category]:
+    """The study's error categories in display order, as the report names them."""
+    rows = ErrorCategory.objects.filter(study_id=study_id).order_by("order", "bit")
+    return [
+        Category(slug, label, bit) for slug, label, bit in rows.values_list("slug", "label", "bit")
+    ]
+
+
 def judgements_frame(
     *, study_id: int, include_expired: bool = False, exclude_sources: tuple[str, ...] = ()
 ) -> pd.DataFrame:
@@ -43,4 +55,32 @@ def judgements_frame(
     )
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
+    )
+
+
+AUTOMATIC_SCORE_COLUMNS = {
+    "stage__name": "stage",
+    "reflection_id": "reflection_id",
+    "evaluator": "evaluator",
+    "score": "score",
+}
+
+
+def automatic_scores_frame(*, study_id: int) -> pd.DataFrame:
+    """Automatic-evaluator scores of the study's analysed items, one row per (stage,
+    reflection, evaluator); ``stage`` is the stage name, as in ``judgements_frame``.
+
+    Only a reflection still in its stage's batch counts (a materials re-import may have
+    rebuilt the batch since the scores were imported); attention checks never do.
+    """
+    qs = (
+        AutomaticScore.objects.filter(
+            study_id=study_id, reflection__batch_items__batch__stage_id=F("stage_id")
+        )
+        .exclude(reflection__kind=Reflection.Kind.ATTENTION_CHECK)
+        .order_by("stage__position", "evaluator", "reflection_id")
+        .values_list(*AUTOMATIC_SCORE_COLUMNS)
+    )
+    return pd.DataFrame.from_records(
+        qs.iterator(chunk_size=20_000), columns=list(AUTOMATIC_SCORE_COLUMNS.values())
     )

@@ -1,10 +1,12 @@
 """Analysis runs: queue them, execute them, record the outcome."""
 
 import logging
+from datetime import timedelta
 
 from celery.exceptions import SoftTimeLimitExceeded
+from django.conf import settings
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
@@ -12,9 +14,12 @@ from studies.models import Study
 
 from .models import AnalysisRun
 from .report import report_build
-from .selectors import judgements_frame
+from .selectors import automatic_scores_frame, judgements_frame, report_categories
 
 logger = logging.getLogger(__name__)
+
+#: A run whose worker died is computed again when redelivered, this many times in all.
+MAX_ATTEMPTS = 2
 
 DEFAULT_PARAMETERS = {
     "excluded_sources": [],
@@ -43,25 +48,113 @@ def analysis_parameters_clean(parameters: dict | None) -> dict:
     return cleaned
 
 
-def analysis_run_enqueue(*, study: Study, parameters: dict | None = None, user=None) -> AnalysisRun:
-    """Record a queued run and send it to the worker once the transaction commits."""
-    from .tasks import analysis_run_task
-
-    run = AnalysisRun.objects.create(
-        study=study, parameters=analysis_parameters_clean(parameters), requested_by=user
+def analysis_run_create(
+    *,
+    study: Study,
+    parameters: dict | None = None,
+    user=None,
+    trigger: str = AnalysisRun.Trigger.MANUAL,
+) -> AnalysisRun:
+    """Record a queued run with cleaned parameters (``ValidationError`` on bad ones)."""
+    return AnalysisRun.objects.create(
+        study=study,
+        parameters=analysis_parameters_clean(parameters),
+        requested_by=user,
+        trigger=trigger,
     )
 
-    def send() -> None:
-        try:
-            analysis_run_task.delay(run.pk)
-        except OperationalError as exc:
-            analysis_run_fail(
-                run_id=run.pk,
-                error=f"The task queue could not be reached ({exc}); try again later.",
-            )
 
-    transaction.on_commit(send)
+def analysis_run_dispatch(*, run_id: int, countdown: float = 0) -> bool:
+    """Hand a queued run to the task queue and note when. With the queue down the run
+    stays queued, undispatched: ``analysis_runs_recover`` (a beat job) sends it once
+    the queue is back. Returns whether the queue took it."""
+    from .tasks import analysis_run_task
+
+    try:
+        analysis_run_task.apply_async((run_id,), countdown=countdown or None)
+    except OperationalError as exc:
+        logger.warning("Task queue unreachable; analysis run %s waits for it (%s).", run_id, exc)
+        return False
+    AnalysisRun.objects.filter(pk=run_id, dispatched_at__isnull=True).update(
+        dispatched_at=timezone.now()
+    )
+    return True
+
+
+def analysis_run_enqueue(*, study: Study, parameters: dict | None = None, user=None) -> AnalysisRun:
+    """A researcher's run: record it queued and send it to the worker once the
+    transaction commits."""
+    run = analysis_run_create(study=study, parameters=parameters, user=user)
+    transaction.on_commit(lambda: analysis_run_dispatch(run_id=run.pk))
     return run
+
+
+def analysis_run_request_auto(*, study_id: int) -> AnalysisRun | None:
+    """Ask for a fresh report after new submissions, debounced: the run starts
+    ``ANALYSIS_AUTO_DELAY`` seconds after the request, and while one automatic run
+    is still waiting to start, further requests add nothing (it will read their data
+    too). The database enforces "one waiting automatic run per study" with a partial
+    unique index, so concurrent submissions cannot queue two. Off when
+    ``ANALYSIS_AUTO_RUN`` is false. Call inside the submitting transaction."""
+    if not settings.ANALYSIS_AUTO_RUN:
+        return None
+    if AnalysisRun.objects.filter(
+        study_id=study_id, status=AnalysisRun.Status.QUEUED, trigger=AnalysisRun.Trigger.AUTO
+    ).exists():
+        return None
+    try:
+        with transaction.atomic():
+            run = AnalysisRun.objects.create(
+                study_id=study_id,
+                parameters=analysis_parameters_clean(None),
+                trigger=AnalysisRun.Trigger.AUTO,
+            )
+    except IntegrityError:
+        return None  # another submission queued it a moment ago
+    delay = settings.ANALYSIS_AUTO_DELAY
+    transaction.on_commit(lambda: analysis_run_dispatch(run_id=run.pk, countdown=delay))
+    return run
+
+
+def analysis_run_compute(*, study: Study, parameters: dict | None = None) -> AnalysisRun:
+    """Compute a run now, in this process (``manage.py analyze``)."""
+    run = analysis_run_create(
+        study=study, parameters=parameters, trigger=AnalysisRun.Trigger.COMMAND
+    )
+    return analysis_run_execute(run_id=run.pk)
+
+
+def analysis_runs_recover(*, now=None) -> dict[str, int]:
+    """Beat job: send queued runs the task queue never took (it was down), and fail
+    runs left ``running`` by a worker that died beyond the hard time limit, so no run
+    stays running forever."""
+    now = now or timezone.now()
+    auto_delay = timedelta(seconds=settings.ANALYSIS_AUTO_DELAY)
+    waiting = AnalysisRun.objects.filter(
+        status=AnalysisRun.Status.QUEUED,
+        dispatched_at__isnull=True,
+        created_at__lte=now - max(auto_delay, timedelta(seconds=30)),
+    ).values_list("pk", flat=True)
+    sent = sum(analysis_run_dispatch(run_id=pk) for pk in list(waiting))
+    stale_after = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+    stale = AnalysisRun.objects.filter(
+        status=AnalysisRun.Status.RUNNING, started_at__lt=now - stale_after
+    ).update(
+        status=AnalysisRun.Status.FAILED,
+        error="The worker stopped without finishing this run (it was killed or ran out of "
+        "time or memory). Start the analysis again.",
+        finished_at=now,
+    )
+    return {"dispatched": sent, "failed": stale}
+
+
+def analysis_run_progress(*, run_id: int, fraction: float) -> None:
+    """Record how far a running analysis is (percent), committed at once so a
+    dashboard polling the run sees it while the computation goes on."""
+    percent = max(0, min(99, int(fraction * 100)))
+    AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.RUNNING).update(
+        progress=percent
+    )
 
 
 def analysis_run_fail(*, run_id: int, error: str) -> None:
@@ -88,12 +181,26 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
             return None
         if run.status == AnalysisRun.Status.DONE:
             return run
+        if run.attempts >= MAX_ATTEMPTS:
+            # Redelivered after its worker died mid-run (late acknowledgement) more
+            # than once: computing it again would likely kill the next worker too.
+            run.status = AnalysisRun.Status.FAILED
+            run.error = (
+                f"The worker stopped {run.attempts} times while computing this run "
+                "(killed, or out of memory). Not retried again."
+            )
+            run.finished_at = timezone.now()
+            run.save(update_fields=["status", "error", "finished_at"])
+            return run
+        run.attempts += 1
         run.status = AnalysisRun.Status.RUNNING
         run.started_at = timezone.now()
         run.finished_at = None
         run.error = ""
         run.progress = 0
-        run.save(update_fields=["status", "started_at", "finished_at", "error", "progress"])
+        run.save(
+            update_fields=["status", "started_at", "finished_at", "error", "progress", "attempts"]
+        )
     try:
         params = run.parameters
         frame = judgements_frame(
@@ -101,7 +208,14 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
             include_expired=params.get("include_expired", False),
             exclude_sources=tuple(params.get("excluded_sources", ())),
         )
-        result = report_build(frame=frame, study_slug=run.study.slug, parameters=params)
+        result = report_build(
+            frame=frame,
+            study_slug=run.study.slug,
+            parameters=params,
+            categories=report_categories(study_id=run.study_id),
+            scores=automatic_scores_frame(study_id=run.study_id),
+            progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
+        )
     except SoftTimeLimitExceeded:
         analysis_run_fail(run_id=run.pk, error="The analysis took longer than the time limit.")
         raise
@@ -113,6 +227,7 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
     run.status = AnalysisRun.Status.DONE
     run.result = result
     run.progress = 100
+    run.error = ""
     run.finished_at = timezone.now()
-    run.save(update_fields=["status", "result", "progress", "finished_at"])
+    run.save(update_fields=["status", "result", "progress", "error", "finished_at"])
     return run

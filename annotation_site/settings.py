@@ -157,7 +157,18 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.send_unlock_notifications",
         "schedule": 600.0,
     },
+    "recover-analysis-runs": {
+        "task": "analysis.recover_runs",
+        "schedule": 120.0,
+    },
 }
+
+# --- Analysis ---------------------------------------------------------------
+# A submitted batch asks for a fresh report, debounced: the run starts this many
+# seconds later and absorbs the submissions made meanwhile. On by default only with a
+# real broker, so the in-process demo does not compute reports inside page requests.
+ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
+ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
 
 
 LOGGING = {

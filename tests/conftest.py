@@ -33,6 +33,14 @@ def _require_services(request):
         _missing("needs a Redis broker: set CELERY_BROKER_URL=redis://...")
 
 
+@pytest.fixture(autouse=True)
+def _no_automatic_analysis(settings):
+    """Submissions ask for a debounced analysis run when ANALYSIS_AUTO_RUN is on (the
+    default with a broker). Off in tests, so SQLite and CI runs behave alike; the
+    tests of that trigger turn it on."""
+    settings.ANALYSIS_AUTO_RUN = False
+
+
 def materials_doc(n_contexts: int = 3, stages=("GPT-2 stage", "GPT-3 stage")) -> dict:
     """A small, valid JSON materials document: per context a human reflection and two
     synthetic reflections per stage."""

@@ -10,7 +10,11 @@ import pytest
 from django.db import connection
 
 from analysis.models import AnalysisRun
-from analysis.services import analysis_run_enqueue
+from analysis.services import (
+    analysis_parameters_clean,
+    analysis_run_dispatch,
+    analysis_run_enqueue,
+)
 from annotation_site.celery import app as celery_app
 from studies.models import Annotator, Assignment, Batch
 from studies.services import Answer, annotators_create, assignment_create, judgement_record
@@ -103,5 +107,24 @@ def test_worker_runs_an_enqueued_analysis_and_stores_its_report(
     # Three non-attention items (human + 2 synthetic), one annotator, all coherent.
     assert run.result["n_judgements"] == 3
     stage = run.result["groups"]["Layperson"]["stages"]["GPT-2 stage"]
-    assert stage == {"n_judgements": 3, "n_items": 3, "n_annotators": 1, "coherent_rate": 1.0}
+    assert (stage["n_judgements"], stage["n_items_total"], stage["n_annotators"]) == (3, 3, 1)
+    assert stage["coherent_rate"] == 1.0
+    # One rater per item: agreement is undefined, reported as null.
+    assert stage["coherence"]["fleiss_kappa"] is None
     assert run.started_at is not None and run.finished_at >= run.started_at
+    assert (run.progress, run.attempts, run.error) == (100, 1, "")
+    assert run.dispatched_at is not None
+
+
+def test_worker_stores_the_error_of_a_failing_analysis(loaded_study, celery_worker_process):
+    # Parameters damaged after validation (e.g. edited in the database): the run fails,
+    # with its error stored, instead of staying queued or running.
+    run = AnalysisRun.objects.create(
+        study=loaded_study,
+        parameters={**analysis_parameters_clean(None), "bootstrap_resamples": "many"},
+    )
+    assert analysis_run_dispatch(run_id=run.pk)
+    run = _wait_for(run, {AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED})
+    assert run.status == AnalysisRun.Status.FAILED
+    assert "ValueError" in run.error and "many" in run.error
+    assert run.finished_at is not None
