@@ -1,4 +1,4 @@
-"""Import of published annotation data (studies/published.py, BRIEF §6): what a clean
+"""Import of published annotation data (studies/published/, BRIEF §6): what a clean
 file builds, and how every kind of bad file is refused with its row named and
 nothing written."""
 
@@ -823,7 +823,7 @@ def test_invalid_slug_is_refused(db, slug):
 
 
 def test_slug_taken_between_the_check_and_the_write_is_refused(db, monkeypatch):
-    from studies import published
+    from studies.published import importing as published
 
     study_create(slug="published", title="Created meanwhile")
     monkeypatch.setattr(published, "_study_problem", lambda slug, title: None)
@@ -833,7 +833,7 @@ def test_slug_taken_between_the_check_and_the_write_is_refused(db, monkeypatch):
 
 
 def test_failure_while_writing_rolls_everything_back(db, monkeypatch):
-    from studies import published
+    from studies.published import importing as published
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")

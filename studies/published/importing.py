@@ -60,7 +60,7 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from .importers import (
+from ..importers import (
     ID_MAX_LENGTH,
     SOURCE_MAX_LENGTH,
     ImportIssue,
@@ -69,7 +69,7 @@ from .importers import (
     _storable,
     parse_turns,
 )
-from .models import (
+from ..models import (
     PREFIX_REGEX,
     STUDY_SLUG_REGEX,
     Annotator,
@@ -83,47 +83,32 @@ from .models import (
     Stage,
     Study,
 )
-from .protocol import HUMAN_SOURCE
-from .services import (
+from ..protocol import HUMAN_SOURCE
+from ..services import (
     Answer,
     EncodedAnswer,
     answer_encode,
     study_category_bits,
     study_create,
 )
-
-YES = "Yes"
-NO = "No"
-
-DIALOGUE_ID_COLUMN = "annomi_dialogue_id"
-STAGE_COLUMN = "stage"
-CONTEXT_COLUMN = "dialogue_context"
-SOURCE_COLUMN = "reflection_source"
-REFLECTION_COLUMN = "reflection"
-ANNOTATOR_COLUMN = "annotator"
-COHERENT_COLUMN = "coherent_and_context_consistent"
-# The default categories' slugs (protocol.DEFAULT_ERROR_CATEGORIES), in BRIEF §6 order.
-PUBLISHED_CATEGORY_COLUMNS = (
-    "dialogue_contradicting",
-    "malformed",
-    "off_topic",
-    "on_topic_but_unverifiable",
-    "parroting",
-)
-PUBLISHED_COLUMNS = (
-    DIALOGUE_ID_COLUMN,
-    STAGE_COLUMN,
-    CONTEXT_COLUMN,
-    SOURCE_COLUMN,
-    REFLECTION_COLUMN,
+from .format import (
     ANNOTATOR_COLUMN,
     COHERENT_COLUMN,
-    *PUBLISHED_CATEGORY_COLUMNS,
+    CONTEXT_COLUMN,
+    DIALOGUE_ID_COLUMN,
+    EMPATHY_COLUMN,
+    GROUP_COLUMN,
+    MOST_EVIDENT_COLUMN,
+    NO,
+    PUBLISHED_CATEGORY_COLUMNS,
+    PUBLISHED_COLUMNS,
+    PUBLISHED_OPTIONAL_COLUMNS,
+    REFLECTION_COLUMN,
+    SOURCE_COLUMN,
+    STAGE_COLUMN,
+    YES,
+    cell_unescape,
 )
-GROUP_COLUMN = "annotator_group"
-MOST_EVIDENT_COLUMN = "most_evident_error"
-EMPATHY_COLUMN = "empathy"
-PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN)
 
 MAX_REPORTED_ISSUES = 50
 STAGE_MAX_LENGTH = Stage._meta.get_field("name").max_length
@@ -368,6 +353,7 @@ class _Parser:
     def row(self, n: int, cells: list[str]) -> None:
         if not any(c.strip() for c in cells):
             return
+        cells = [cell_unescape(c) for c in cells]
         if len(cells) > self.width:
             self.issues.add(
                 f"row {n}", f"{len(cells)} cells but the header has {self.width} columns"

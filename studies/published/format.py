@@ -1,0 +1,63 @@
+"""The published annotation format (BRIEF §6): its columns, answer literals and the
+spreadsheet-safe cell escaping shared by the exports and the import.
+
+Formula injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or
+``@`` (or tab / carriage return) as a formula. Exports therefore prefix such a cell
+with an apostrophe, which spreadsheets hide and treat as "text". So that the escaping
+can always be undone, a cell that already starts with an apostrophe followed by one of
+those characters is prefixed too. The import removes exactly one such prefix, so an
+exported file reads back to the exact texts. (A file from elsewhere whose text really
+starts with an apostrophe followed by one of those characters loses that apostrophe.)
+"""
+
+YES = "Yes"
+NO = "No"
+
+DIALOGUE_ID_COLUMN = "annomi_dialogue_id"
+STAGE_COLUMN = "stage"
+CONTEXT_COLUMN = "dialogue_context"
+SOURCE_COLUMN = "reflection_source"
+REFLECTION_COLUMN = "reflection"
+ANNOTATOR_COLUMN = "annotator"
+COHERENT_COLUMN = "coherent_and_context_consistent"
+# The default categories' slugs (protocol.DEFAULT_ERROR_CATEGORIES), in BRIEF §6 order.
+PUBLISHED_CATEGORY_COLUMNS = (
+    "dialogue_contradicting",
+    "malformed",
+    "off_topic",
+    "on_topic_but_unverifiable",
+    "parroting",
+)
+PUBLISHED_COLUMNS = (
+    DIALOGUE_ID_COLUMN,
+    STAGE_COLUMN,
+    CONTEXT_COLUMN,
+    SOURCE_COLUMN,
+    REFLECTION_COLUMN,
+    ANNOTATOR_COLUMN,
+    COHERENT_COLUMN,
+    *PUBLISHED_CATEGORY_COLUMNS,
+)
+GROUP_COLUMN = "annotator_group"
+MOST_EVIDENT_COLUMN = "most_evident_error"
+EMPATHY_COLUMN = "empathy"
+PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN)
+
+FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
+
+
+def cell_escape(value: str) -> str:
+    """Make a text cell safe to open in a spreadsheet (see the module docstring)."""
+    if value and (
+        value[0] in FORMULA_TRIGGERS
+        or (value[0] == "'" and len(value) > 1 and value[1] in FORMULA_TRIGGERS)
+    ):
+        return "'" + value
+    return value
+
+
+def cell_unescape(value: str) -> str:
+    """Undo :func:`cell_escape`."""
+    if len(value) > 1 and value[0] == "'" and value[1] in FORMULA_TRIGGERS:
+        return value[1:]
+    return value
