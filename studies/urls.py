@@ -17,4 +17,5 @@ urlpatterns = [
     path("s/<slug:slug>/b/<int:assignment_id>/", views.batch, name="batch"),
     path("s/<slug:slug>/b/<int:assignment_id>/<int:number>/", views.item, name="item"),
     path("s/<slug:slug>/b/<int:assignment_id>/review/", views.review, name="review"),
+    path("exports/<slug:slug>/annotations.csv", views.export_annotations, name="export"),
 ]

@@ -237,6 +237,8 @@ def krippendorff_alpha(
 
     ``values`` is the value domain, *in order* for ``level="ordinal"``
     (default: the sorted observed labels); missing ratings are allowed.
+    ``level="interval"`` treats the values as equally spaced (their positions in
+    ``values``), which fits the 1–5 scale and coherence scores 0..k.
     Labels outside ``values`` raise ``ValueError``.
     """
     table = count_table(ratings=ratings, item=item, rater=rater, label=label, categories=values)

@@ -28,13 +28,16 @@ DEFAULT_LEVEL = 0.95
 def resample_weights(
     table: np.ndarray, *, resamples: int, seed: int
 ) -> tuple[np.ndarray, np.ndarray]:
-    """Distinct rows of ``table`` and, per resample, how many copies of each.
+    """Distinct rows of ``table`` (a count table: whole numbers ≥ 0) and, per
+    resample, how many copies of each.
 
     Returns ``(patterns, weights)``: ``patterns`` is distinct rows × columns,
     ``weights`` is resamples × distinct rows and every row of it sums to the
     number of items. Deterministic for a seed (``numpy.random.default_rng``).
     """
     table = np.asarray(table, dtype=float)
+    if table.size and (table.min() < 0 or not np.array_equal(table, np.round(table))):
+        raise ValueError("a count table holds whole numbers, 0 or more")
     # Rows are small non-negative counts: encode each as one integer (mixed radix)
     # so finding the distinct rows is a 1-D unique, not a row-wise sort.
     radix = int(table.max()) + 1 if table.size else 1
@@ -68,13 +71,17 @@ def kappa_resampled(
     if method == "fleiss":
         shares = (weights @ patterns) / (n * r)[:, None]
         p_expected = (shares**2).sum(axis=1)
+        # Undefined exactly when one category holds every rating (P̄e = 1); a
+        # tolerance would also drop resamples with a handful of dissenting ratings.
+        single_category = (shares > 0).sum(axis=1) < 2
     elif method == "randolph":
         p_expected = np.full_like(p_mean, 1.0 / patterns.shape[1])
+        single_category = np.zeros(len(p_mean), dtype=bool)
     else:
         raise ValueError(f"unknown method {method!r}")
     with np.errstate(divide="ignore", invalid="ignore"):
         kappa = (p_mean - p_expected) / (1 - p_expected)
-    kappa[np.isclose(p_expected, 1.0)] = np.nan
+    kappa[single_category] = np.nan
     return kappa
 
 
@@ -139,9 +146,12 @@ def alpha_resampled(
     return alpha
 
 
-def _percentile_interval(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
+def _check_level(level: float) -> None:
     if not 0 < level < 1:
         raise ValueError("level must be between 0 and 1")
+
+
+def _percentile_interval(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return (None, None)
@@ -165,6 +175,7 @@ def kappa_ci(
     kappa is undefined are left out; (None, None) when none is defined, with
     no items, fewer than two raters, or ``resamples`` = 0 (intervals off).
     """
+    _check_level(level)
     table = np.asarray(table, dtype=float)
     if resamples < 1 or table.ndim != 2 or len(table) == 0 or table.shape[1] < 2:
         return (None, None)
@@ -188,6 +199,7 @@ def alpha_ci(
     differ. Resamples where alpha is undefined are left out; (None, None)
     when none is defined or ``resamples`` = 0.
     """
+    _check_level(level)
     counts = np.asarray(counts, dtype=float)
     if resamples < 1 or counts.ndim != 2 or counts.shape[1] < 2:
         return (None, None)

@@ -322,8 +322,9 @@ def coherent_rate_test(
     *, judgements: pd.DataFrame, by: str, coherent: str = "coherent", order: Sequence = ()
 ) -> dict[str, Any]:
     """Coherent share per value of ``by`` and the p-value of a chi-squared test
-    on the ``by`` × {coherent, incoherent} table (:func:`chi2_test`). Values in
-    ``order`` always appear (null rate when they have no judgements)."""
+    on the ``by`` × {coherent, incoherent} table (:func:`chi2_test`). With
+    ``order``, exactly those values are compared, in that order (null rate when one
+    has no judgements); judgements with other values are left out."""
     flags = judgements[coherent].astype(bool)
     grouped = flags.groupby(judgements[by]).agg(["sum", "size"])
     keys = list(order) or list(grouped.index)

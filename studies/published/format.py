@@ -4,10 +4,11 @@ spreadsheet-safe cell escaping shared by the exports and the import.
 Formula injection: a spreadsheet runs a cell that starts with ``=``, ``+``, ``-`` or
 ``@`` (or tab / carriage return) as a formula. Exports therefore prefix such a cell
 with an apostrophe, which spreadsheets hide and treat as "text". So that the escaping
-can always be undone, a cell that already starts with an apostrophe followed by one of
-those characters is prefixed too. The import removes exactly one such prefix, so an
-exported file reads back to the exact texts. (A file from elsewhere whose text really
-starts with an apostrophe followed by one of those characters loses that apostrophe.)
+can always be undone, a cell that starts with apostrophes followed by one of those
+characters gets one more. The import removes exactly one apostrophe from such a cell,
+so an exported file reads back to the exact texts. (A file from elsewhere whose text
+really starts with an apostrophe followed by one of those characters loses one
+apostrophe.)
 """
 
 YES = "Yes"
@@ -46,18 +47,20 @@ PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN)
 FORMULA_TRIGGERS = ("=", "+", "-", "@", "\t", "\r")
 
 
+def _looks_like_formula(value: str) -> bool:
+    """Starts with a formula trigger, after any number of apostrophes."""
+    stripped = value.lstrip("'")
+    return bool(stripped) and stripped[0] in FORMULA_TRIGGERS
+
+
 def cell_escape(value: str) -> str:
     """Make a text cell safe to open in a spreadsheet (see the module docstring)."""
-    if value and (
-        value[0] in FORMULA_TRIGGERS
-        or (value[0] == "'" and len(value) > 1 and value[1] in FORMULA_TRIGGERS)
-    ):
-        return "'" + value
-    return value
+    return "'" + value if _looks_like_formula(value) else value
 
 
 def cell_unescape(value: str) -> str:
-    """Undo :func:`cell_escape`."""
-    if len(value) > 1 and value[0] == "'" and value[1] in FORMULA_TRIGGERS:
+    """Undo :func:`cell_escape`: exactly one apostrophe comes off a cell that starts
+    with apostrophes followed by a formula trigger."""
+    if value.startswith("'") and _looks_like_formula(value):
         return value[1:]
     return value

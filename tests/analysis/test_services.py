@@ -82,8 +82,7 @@ def test_submissions_ask_for_one_debounced_automatic_run(
     loaded_study, settings, django_capture_on_commit_callbacks, monkeypatch
 ):
     from studies.models import Assignment
-
-    from .conftest import annotate_study
+    from tests.conftest import annotate_study
 
     settings.ANALYSIS_AUTO_RUN = True
     settings.ANALYSIS_AUTO_DELAY = 120

@@ -1,0 +1,429 @@
+"""Annotation exports: the published format cell by cell, round trips through the
+import, formula injection and Unicode, filters, the download view and the command."""
+
+import csv
+import io
+import json
+from datetime import timedelta
+from io import StringIO
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.core.exceptions import ValidationError
+from django.core.management import CommandError, call_command
+from django.http import StreamingHttpResponse
+from django.urls import reverse
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from analysis.services import analysis_run_compute
+from studies.exports import ExportOptions, export_csv_chunks, export_options_clean
+from studies.importers import materials_import
+from studies.models import Assignment, Judgement, Study
+from studies.published import annotations_import
+from studies.services import (
+    Answer,
+    annotators_create,
+    assignment_create,
+    assignment_reject,
+    assignment_submit,
+    judgement_record,
+    study_create,
+)
+
+pytestmark = pytest.mark.django_db
+
+
+def export_text(study, **options) -> str:
+    return "".join(export_csv_chunks(study=study, options=ExportOptions(**options)))
+
+
+def rows_of(text: str) -> list[list[str]]:
+    return list(csv.reader(io.StringIO(text, newline="")))
+
+
+TEXTS = {
+    "human": 'You feel "stuck", and\nit-it\u2013 whatever, it hurts \U0001f614.',
+    "formula": '=HYPERLINK("http://evil","x")',
+    "plus": "+1 you said",
+    "at": "@therapist hello",
+    "already": "'=looks escaped",
+    "rtl": "\u05d0\u05ea\u05d4 \u05de\u05e8\u05d2\u05d9\u05e9 \u05dc\u05d1\u05d3",
+}
+
+
+@pytest.fixture
+def tiny_study(db):
+    """One stage, one group of one annotator (k = 1), one context whose reflections
+    carry formula-looking, quoted, multi-line, emoji and right-to-left texts."""
+    study = study_create(
+        slug="tiny",
+        title="Tiny",
+        stages=[("Only stage", timedelta(0))],
+        groups=["Layperson"],
+        information_sheet="Info.",
+        consent_text="I agree.",
+        seed=7,
+        overlap_k=1,
+    )
+    doc = {
+        "contexts": [
+            {
+                "id": "-42",
+                "turns": [
+                    {"role": "therapist", "text": "How are you?"},
+                    {"role": "client", "text": "=Not great, \u00ab honestly \u00bb."},
+                ],
+                "human_reflection": TEXTS["human"],
+                "synthetic": [
+                    {"stage": "Only stage", "source": "GPT-2", "text": TEXTS[key]}
+                    for key in ("formula", "plus", "at", "already", "rtl")
+                ],
+                "attention_checks": [{"text": "Bananas are yellow when ripe."}],
+            }
+        ]
+    }
+    materials_import(study=study, content=json.dumps(doc), fmt="json")
+    (annotator,) = annotators_create(group=study.groups.get(), count=1)
+    assignment = assignment_create(annotator=annotator, batch=study.stages.get().batches.get())
+    answers = {
+        TEXTS["human"]: Answer(coherent=True, empathy=4),
+        TEXTS["formula"]: Answer(
+            coherent=False,
+            categories=frozenset({"malformed", "parroting"}),
+            most_evident="parroting",
+        ),
+        TEXTS["plus"]: Answer(coherent=False, categories=frozenset({"off_topic"})),
+        TEXTS["at"]: Answer(coherent=True, empathy=2),
+        TEXTS["already"]: Answer(coherent=False, categories=frozenset({"dialogue_contradicting"})),
+        TEXTS["rtl"]: Answer(coherent=True, empathy=5),
+    }
+    for reflection in assignment.batch.reflections.all():
+        answer = answers.get(reflection.text) or Answer(
+            coherent=False, categories=frozenset({"off_topic"})
+        )
+        judgement_record(assignment=assignment, reflection=reflection, answer=answer)
+    assignment_submit(assignment=assignment)
+    return study
+
+
+EXPECTED_PUBLISHED = [
+    [
+        "annomi_dialogue_id",
+        "stage",
+        "dialogue_context",
+        "reflection_source",
+        "reflection",
+        "annotator",
+        "coherent_and_context_consistent",
+        "dialogue_contradicting",
+        "malformed",
+        "off_topic",
+        "on_topic_but_unverifiable",
+        "parroting",
+    ],
+]
+CONTEXT_CELL = '[{"therapist": "How are you?"}, {"client": "=Not great, \u00ab honestly \u00bb."}]'
+
+
+def test_published_export_matches_the_expected_csv_cell_by_cell(tiny_study):
+    rows = rows_of(export_text(tiny_study))
+    by_text = {}
+    for row in rows[1:]:
+        by_text[row[4]] = row
+    assert rows[0] == EXPECTED_PUBLISHED[0]
+    assert len(rows) == 1 + 6  # the attention check is not exported
+    prefix = ["'-42", "Only stage", CONTEXT_CELL]
+    assert by_text[TEXTS["human"]] == [
+        *prefix,
+        "Human",
+        TEXTS["human"],
+        "Layperson 1",
+        "Yes",
+        "",
+        "",
+        "",
+        "",
+        "",
+    ]
+    assert by_text["'" + TEXTS["formula"]] == [
+        *prefix,
+        "GPT-2",
+        "'" + TEXTS["formula"],
+        "Layperson 1",
+        "No",
+        "",
+        "Yes",
+        "",
+        "",
+        "Yes",
+    ]
+    assert by_text["'" + TEXTS["plus"]] == [
+        *prefix,
+        "GPT-2",
+        "'+1 you said",
+        "Layperson 1",
+        "No",
+        "",
+        "",
+        "Yes",
+        "",
+        "",
+    ]
+    assert by_text["'" + TEXTS["at"]] == [
+        *prefix,
+        "GPT-2",
+        "'@therapist hello",
+        "Layperson 1",
+        "Yes",
+        "",
+        "",
+        "",
+        "",
+        "",
+    ]
+    assert by_text["''=looks escaped"] == [
+        *prefix,
+        "GPT-2",
+        "''=looks escaped",
+        "Layperson 1",
+        "No",
+        "Yes",
+        "",
+        "",
+        "",
+        "",
+    ]
+    assert by_text[TEXTS["rtl"]][4] == TEXTS["rtl"]
+
+
+def test_csv_is_rfc4180_with_crlf_line_ends_and_doubled_quotes(tiny_study):
+    text = export_text(tiny_study)
+    assert text.endswith("\r\n")
+    assert text.startswith("annomi_dialogue_id,stage,")
+    assert not text.startswith("\ufeff")
+    # A quote inside a cell is doubled, and the multi-line cell is quoted.
+    assert '"You feel ""stuck"", and\nit-it' in text
+
+
+def test_published_export_imports_back_to_the_exact_texts_and_answers(tiny_study):
+    text = export_text(tiny_study, extended=True)
+    annotations_import(path_or_file=io.StringIO(text), study_slug="copy")
+    copy = Study.objects.get(slug="copy")
+
+    def answers(study):
+        return sorted(
+            Judgement.objects.filter(assignment__stage__study=study)
+            .exclude(reflection__kind="attention_check")
+            .values_list(
+                "assignment__stage__name",
+                "assignment__batch__context__external_id",
+                "reflection__source",
+                "reflection__text",
+                "assignment__annotator__pseudonym",
+                "coherent",
+                "error_flags",
+                "most_evident_bit",
+                "empathy",
+            )
+        )
+
+    assert answers(copy) == answers(tiny_study)
+    assert copy.contexts.get().turns == tiny_study.contexts.get().turns
+    # Exporting the copy gives the same file again.
+    assert export_text(copy, extended=True) == text
+
+
+def test_round_trip_of_a_whole_study_gives_the_same_report(annotated_study):
+    first = export_text(annotated_study, extended=True)
+    annotations_import(path_or_file=io.StringIO(first), study_slug="again")
+    again = Study.objects.get(slug="again")
+    assert export_text(again, extended=True) == first
+    params = {"bootstrap_resamples": 100, "seed": 1}
+    original = analysis_run_compute(study=annotated_study, parameters=params).result
+    copied = analysis_run_compute(study=again, parameters=params).result
+    assert original["n_judgements"] == copied["n_judgements"] == 108
+    original.pop("study")
+    copied.pop("study")
+    assert_same_report(copied, original)
+
+
+def assert_same_report(a, b, path="report"):
+    """Equal up to floating-point summation order (the copy numbers items differently)."""
+    assert type(a) is type(b), path
+    if isinstance(a, dict):
+        assert a.keys() == b.keys(), path
+        for key in a:
+            assert_same_report(a[key], b[key], f"{path}.{key}")
+    elif isinstance(a, list):
+        assert len(a) == len(b), path
+        for i, (x, y) in enumerate(zip(a, b, strict=True)):
+            assert_same_report(x, y, f"{path}[{i}]")
+    elif isinstance(a, float):
+        assert a == pytest.approx(b, rel=1e-9, abs=1e-12), path
+    else:
+        assert a == b, path
+
+
+def test_plain_published_export_has_exactly_the_published_columns(annotated_study):
+    rows = rows_of(export_text(annotated_study))
+    assert rows[0] == EXPECTED_PUBLISHED[0]
+    assert len(rows) == 1 + 108
+    assert {r[6] for r in rows[1:]} == {"Yes", "No"}
+
+
+def test_full_export_has_audit_columns_and_no_personal_data(tiny_study):
+    annotator = tiny_study.annotators.get()
+    annotator.email = "secret@example.org"
+    annotator.platform = "prolific"
+    annotator.platform_participant_id = "PROLIFIC123"
+    annotator.save()
+    text = export_text(tiny_study, fmt="full")
+    rows = rows_of(text)
+    header = rows[0]
+    assert header[:4] == ["study", "stage", "stage_position", "batch_id"]
+    for column in ("item_position", "empathy_label", "attention_check_passed", "parroting"):
+        assert column in header
+    assert len(rows) == 1 + 7  # the attention check is in the full export
+    records = [dict(zip(header, row, strict=True)) for row in rows[1:]]
+    kinds = sorted(r["reflection_kind"] for r in records)
+    assert kinds == ["attention_check", "human"] + ["synthetic"] * 5
+    human = next(r for r in records if r["reflection_kind"] == "human")
+    assert (human["empathy"], human["empathy_label"]) == ("4", "somewhat agree")
+    assert human["attention_check_passed"] == "Yes"
+    assert human["judged_at"].endswith("Z")
+    formula = next(r for r in records if r["parroting"] == "Yes")
+    assert formula["most_evident_error"] == "parroting"
+    positions = sorted(int(r["item_position"]) for r in records)
+    assert positions == list(range(1, 8))
+    for secret in ("secret@example.org", "PROLIFIC123", annotator.access_token):
+        assert secret not in text
+
+
+def test_filters_select_stage_group_source_and_statuses(annotated_study):
+    def count(**options):
+        return len(rows_of(export_text(annotated_study, **options))) - 1
+
+    assert count(stages=("GPT-2 stage",)) == 54
+    assert count(groups=("Expert",)) == 54
+    assert count(sources=("Human",)) == 36
+    assignment = Assignment.objects.filter(status=Assignment.Status.SUBMITTED).first()
+    assignment_reject(assignment=assignment, reason="Random answers.")
+    assert count() == 105
+    assert count(include_rejected=True) == 108
+
+
+def test_bad_export_options_are_refused_with_messages(annotated_study):
+    with pytest.raises(ValidationError) as info:
+        export_options_clean(
+            study=annotated_study,
+            data={"format": "xlsx", "stage": ["Nope"], "include_expired": "maybe"},
+        )
+    assert info.value.message_dict == {
+        "format": ['Choose "published" or "full", not "xlsx".'],
+        "stage": ["Not a stage of this study: Nope."],
+        "include_expired": ["Use true or false."],
+    }
+
+
+# --------------------------------------------------------------------------- download view
+
+
+@pytest.fixture
+def staff_client(client):
+    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+    client.force_login(user)
+    return client
+
+
+def test_download_streams_a_csv_attachment(annotated_study, staff_client):
+    url = reverse("studies:export", args=["pilot"])
+    response = staff_client.get(url, {"format": "full", "group": "Expert"})
+    assert response.status_code == 200
+    assert isinstance(response, StreamingHttpResponse)
+    assert response["Content-Type"] == "text/csv; charset=utf-8"
+    assert response["Content-Disposition"] == 'attachment; filename="pilot-annotations-full.csv"'
+    body = b"".join(response.streaming_content).decode("utf-8")
+    assert len(rows_of(body)) == 1 + 72  # 54 analysed + 18 attention-check answers
+
+
+def test_download_refuses_bad_options_with_a_message(annotated_study, staff_client):
+    response = staff_client.get(reverse("studies:export", args=["pilot"]), {"group": "Robots"})
+    assert response.status_code == 400
+    assert "group: Not a group of this study: Robots." in response.content.decode()
+
+
+def test_download_is_for_staff_only(annotated_study, client):
+    url = reverse("studies:export", args=["pilot"])
+    assert client.get(url).status_code == 302  # to the admin login
+    user = get_user_model().objects.create_user("plain", password="pw")
+    client.force_login(user)
+    response = client.get(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_download_of_an_unknown_study_is_404(staff_client):
+    assert staff_client.get(reverse("studies:export", args=["nope"])).status_code == 404
+
+
+# --------------------------------------------------------------------------- command
+
+
+def test_command_writes_the_file_or_stdout(annotated_study, tmp_path):
+    target = tmp_path / "out.csv"
+    call_command("export_annotations", "pilot", "--out", str(target), stderr=StringIO())
+    assert target.read_bytes().decode("utf-8") == export_text(annotated_study)
+    assert not (tmp_path / "out.csv.partial").exists()
+    out = StringIO()
+    call_command(
+        "export_annotations", "pilot", "--format", "full", "--stage", "GPT-3 stage", stdout=out
+    )
+    assert len(rows_of(out.getvalue())) == 1 + 54 + 18
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["nope"], 'No study with slug "nope".'),
+        (["pilot", "--group", "Robots"], "Not a group of this study: Robots."),
+        (["pilot", "--out", "/nonexistent-dir/x.csv"], "no directory"),
+    ],
+)
+def test_command_refuses_bad_input(annotated_study, args, message):
+    with pytest.raises(CommandError, match=message):
+        call_command("export_annotations", *args, stdout=StringIO())
+
+
+# --------------------------------------------------------------------------- escaping
+
+
+@pytest.mark.parametrize(
+    ("text", "escaped"),
+    [
+        ("=1+1", "'=1+1"),
+        ("+31 6", "'+31 6"),
+        ("-", "'-"),
+        ("@cmd", "'@cmd"),
+        ("\tTab", "'\tTab"),
+        ("'=x", "''=x"),
+        ("'cause I said so", "'cause I said so"),
+        ("plain", "plain"),
+        ("", ""),
+        ("'", "'"),
+    ],
+)
+def test_cells_that_a_spreadsheet_would_run_get_an_apostrophe(text, escaped):
+    from studies.published import cell_escape, cell_unescape
+
+    assert cell_escape(text) == escaped
+    assert cell_unescape(escaped) == text
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.text(alphabet=st.sampled_from(["'", "=", "+", "-", "@", "\t", "a", " ", "é"])))
+def test_cell_escaping_is_always_undone_exactly(text):
+    from studies.published import cell_escape, cell_unescape
+
+    assert cell_unescape(cell_escape(text)) == text
+    escaped = cell_escape(text)
+    assert not escaped or escaped[0] not in "=+-@\t\r"
