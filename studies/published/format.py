@@ -53,9 +53,14 @@ def _looks_like_formula(value: str) -> bool:
     return bool(stripped) and stripped[0] in FORMULA_TRIGGERS
 
 
+_MAY_NEED_ESCAPING = frozenset((*FORMULA_TRIGGERS, "'"))
+
+
 def cell_escape(value: str) -> str:
     """Make a text cell safe to open in a spreadsheet (see the module docstring)."""
-    return "'" + value if _looks_like_formula(value) else value
+    if value and value[0] in _MAY_NEED_ESCAPING and _looks_like_formula(value):
+        return "'" + value
+    return value
 
 
 def cell_unescape(value: str) -> str:
