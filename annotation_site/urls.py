@@ -7,5 +7,6 @@ admin.site.index_title = "Studies, materials and annotators"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("dashboard/", include("analysis.urls")),
     path("", include("studies.urls")),
 ]

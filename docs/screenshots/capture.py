@@ -5,7 +5,8 @@ started on a free loopback port with the demo study loaded.
 
     python docs/screenshots/capture.py --base-url http://127.0.0.1:8799
 
-The researcher's pages come first. The annotator's pages (consent, tutorial, an item,
+The researcher's pages come first, the study's dashboard among them (it needs the
+judgements and analysis run that `make screenshots` adds to the demo first). The annotator's pages (consent, tutorial, an item,
 the most-evident question, review, the phone layout) are taken with the first of the
 Layperson invitation links the admin has just created, so the annotator is always
 new, or with ``--invitation-url`` for an annotator who has not consented yet.
@@ -86,9 +87,25 @@ def main() -> None:
         page.click("input[type=submit]")
         page.wait_for_selector(".errornote")
         page.screenshot(path=OUT / "admin-import-errors.png")
+        capture_dashboard(page, base)
         capture_annotator_pages(browser, invitation_url)
         browser.close()
     print(f"Screenshots written to {OUT}")
+
+
+def capture_dashboard(page, base: str) -> None:
+    """The demo study's dashboard: progress, the analysis run and the top of its report
+    (`make screenshots` simulates judgements and runs `manage.py analyze demo` first)."""
+    page.goto(f"{base}/dashboard/demo/")
+    expect(
+        page.get_by_role("table", name="Global agreement on coherent / incoherent")
+    ).to_be_visible()
+    expect(page.locator("#figure-agreement svg")).to_be_visible()
+    page.screenshot(
+        path=OUT / "dashboard.png",
+        full_page=True,
+        clip={"x": 0, "y": 0, "width": 1280, "height": 2250},
+    )
 
 
 def _wait_for_item(page, number: int, n_items: int) -> None:

@@ -11,6 +11,7 @@ from django.http import HttpRequest, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
+from django.utils.html import format_html
 
 from ..importers import MaterialsImportError, materials_format_for, materials_import
 from ..models import (
@@ -221,6 +222,7 @@ class StudyAdmin(admin.ModelAdmin):
     form = StudyForm
     list_display = (
         "title", "slug", "status", "overlap_k", "batches_per_stage", "n_contexts", "n_annotators",
+        "dashboard_link",
     )  # fmt: skip
     list_filter = ("status",)
     search_fields = ("slug", "title")
@@ -294,6 +296,12 @@ class StudyAdmin(admin.ModelAdmin):
     @admin.display(description="annotators", ordering="_n_annotators")
     def n_annotators(self, obj):
         return obj._n_annotators
+
+    @admin.display(description="dashboard")
+    def dashboard_link(self, obj):
+        return format_html(
+            '<a href="{}">Dashboard</a>', reverse("analysis:dashboard", args=[obj.slug])
+        )
 
     @admin.action(description="Run the analysis for the selected studies")
     def run_analysis(self, request, queryset):

@@ -1,0 +1,13 @@
+from django.urls import path
+
+from . import views
+
+app_name = "analysis"
+
+urlpatterns = [
+    path("<slug:slug>/", views.dashboard, name="dashboard"),
+    path("<slug:slug>/runs/", views.run_start, name="run_start"),
+    path("<slug:slug>/status/", views.run_status, name="run_status"),
+    path("<slug:slug>/runs/<int:run_id>/report.json", views.report_json, name="report_json"),
+    path("<slug:slug>/runs/<int:run_id>/<slug:plot>.svg", views.plot_svg, name="plot_svg"),
+]

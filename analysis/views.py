@@ -1,0 +1,300 @@
+"""The researcher's dashboard of a study (interfaces only): progress, the latest
+analysis as tables and figures, and re-running the analysis with live progress.
+
+Staff only. Pages render with htmx partials when ``request.htmx`` and work as plain
+forms and links without JavaScript (POST/redirect/GET).
+"""
+
+import json
+from functools import wraps
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.utils.text import slugify
+from django.views.decorators.http import require_GET, require_POST
+
+from studies.models import Study
+
+from .explanations import EXPLANATIONS, glossary
+from .forms import RunParametersForm
+from .models import AnalysisRun
+from .plots import PLOTS
+from .selectors import study_progress
+from .services import analysis_run_enqueue
+from .tables import report_tables
+
+VIEW_PERMS = ("studies.view_study", "studies.change_study")
+RUN_PERM = "analysis.add_analysisrun"
+RUNS_LISTED = 20
+ACTIVE = (AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING)
+
+
+def staff_page(view):
+    """Researchers only: anonymous visitors (annotators included: their sessions carry
+    no user) go to the admin login, signed-in users who are not active staff allowed to
+    see studies get a 403. htmx requests from an expired login redirect the whole page."""
+
+    @wraps(view)
+    def wrapper(request: HttpRequest, *args, **kwargs):
+        user = request.user
+        if not user.is_authenticated:
+            if request.htmx:
+                response = HttpResponse(status=204)
+                response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
+                return response
+            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+        if not (user.is_active and user.is_staff) or not any(map(user.has_perm, VIEW_PERMS)):
+            raise PermissionDenied
+        return view(request, *args, **kwargs)
+
+    return wrapper
+
+
+def _runs(study: Study) -> list[AnalysisRun]:
+    """The study's latest runs, newest first, without their (large) reports."""
+    return list(
+        AnalysisRun.objects.filter(study=study)
+        .defer("result")
+        .order_by("-created_at", "-pk")[:RUNS_LISTED]
+    )
+
+
+def _newest(study: Study) -> AnalysisRun | None:
+    return (
+        AnalysisRun.objects.filter(study=study)
+        .defer("result")
+        .order_by("-created_at", "-pk")
+        .first()
+    )
+
+
+def _shown_run(study: Study, run_id) -> AnalysisRun | None:
+    """The run whose report the page shows: the one asked for, else the newest done."""
+    done = AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE).select_related(
+        "requested_by"
+    )
+    if run_id:
+        try:
+            return done.get(pk=int(run_id))
+        except (ValueError, AnalysisRun.DoesNotExist):
+            raise Http404("No finished analysis run with this number.") from None
+    return done.order_by("-created_at", "-pk").first()
+
+
+def _status_context(study: Study, run: AnalysisRun | None, *, shown_id=None, follow=False):
+    return {
+        "study": study,
+        "run": run,
+        "active": run is not None and run.status in ACTIVE,
+        "shown_id": shown_id,
+        "follow": follow,
+        "newer_report": run is not None
+        and run.status == AnalysisRun.Status.DONE
+        and run.pk != shown_id,
+    }
+
+
+def _form(study: Study, run: AnalysisRun | None) -> RunParametersForm:
+    """The re-run form, starting from the parameters of ``run`` (the report shown)."""
+    initial = None
+    if run is not None:
+        initial = {
+            key: run.parameters.get(key)
+            for key in ("excluded_sources", "include_expired", "bootstrap_resamples", "seed")
+            if key in run.parameters
+        }
+    return RunParametersForm(study=study, initial=initial)
+
+
+FIGURES = {
+    # figure: (caption, the table it follows)
+    "agreement": (
+        "Agreement on coherent / incoherent with 95% confidence intervals, over the "
+        "Landis & Koch bands.",
+        "agreement",
+    ),
+    "label-distribution": (
+        "Label distribution per group × stage, human vs synthetic reflections "
+        "(Okabe–Ito colour-blind-safe palette).",
+        "majority",
+    ),
+    "annotators": (
+        "Per-annotator consistency: same answer on recurring human reflections, and the "
+        "coherent share of non-recurring ones per stage.",
+        "annotators",
+    ),
+}
+
+
+def _report_blocks(study: Study, run: AnalysisRun) -> list[tuple[str, object]]:
+    """The report's tables in reading order, each figure after the table it belongs to."""
+    report = run.result
+    svgs = {name: plot(report) for name, plot in PLOTS.items()}
+    after: dict[str, list[dict]] = {}
+    for name, (caption, table) in FIGURES.items():
+        url = reverse("analysis:plot_svg", args=[study.slug, run.pk, name])
+        figure = {
+            "slug": name,
+            "svg": svgs[name],
+            "caption": caption,
+            "svg_url": url,
+            "download_url": f"{url}?download=1",
+            "png_name": f"{study.slug}-{run.pk}-{name}.png",
+            "more": [("By source (SVG)", f"{url}?by=source")]
+            if name == "label-distribution"
+            else [],
+        }
+        after.setdefault(table, []).append(figure)
+    blocks: list[tuple[str, object]] = []
+    for table in report_tables(report):
+        blocks.append(("table", table))
+        blocks.extend(("figure", figure) for figure in after.get(table.slug, []))
+    return blocks
+
+
+def _can_run(request) -> bool:
+    return request.user.has_perm(RUN_PERM)
+
+
+@require_GET
+@staff_page
+def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    return _render_dashboard(request, study)
+
+
+def _render_dashboard(request, study: Study, *, form=None, status: int = 200) -> HttpResponse:
+    shown = _shown_run(study, request.GET.get("run"))
+    runs = _runs(study)
+    newest = runs[0] if runs else None
+    report = shown.result if shown is not None else None
+    done_runs = [r for r in runs if r.status == AnalysisRun.Status.DONE]
+    if shown is not None and shown.pk not in {r.pk for r in done_runs}:
+        done_runs.append(shown)  # an older run asked for by number
+    context = {
+        "study": study,
+        "progress": study_progress(study_id=study.pk),
+        "runs": runs,
+        "done_runs": done_runs,
+        "shown": shown,
+        "report": report,
+        "blocks": _report_blocks(study, shown) if shown is not None else [],
+        "help": EXPLANATIONS,
+        "form": form if form is not None else _form(study, shown),
+        "can_run": _can_run(request),
+        "glossary": glossary(),
+        **_status_context(study, newest, shown_id=shown.pk if shown else None),
+    }
+    return render(request, "analysis/dashboard.html", context, status=status)
+
+
+@require_POST
+@staff_page
+def run_start(request: HttpRequest, slug: str) -> HttpResponse:
+    """Queue a run with the form's parameters (nothing is queued on bad ones). htmx
+    gets the run panel back, polling the new run; a plain form is redirected to the
+    dashboard."""
+    study = get_object_or_404(Study, slug=slug)
+    if not _can_run(request):
+        raise PermissionDenied
+    form = RunParametersForm(request.POST, study=study)
+    if not form.is_valid():
+        if request.htmx:
+            context = {
+                "study": study,
+                "form": form,
+                "can_run": True,
+                **_status_context(study, _newest(study)),
+            }
+            return render(request, "analysis/_run_panel.html", context, status=422)
+        return _render_dashboard(request, study, form=form, status=422)
+    run = analysis_run_enqueue(
+        study=study, parameters=form.cleaned_data["parameters"], user=request.user
+    )
+    if request.htmx:
+        run.refresh_from_db()  # without a broker the run has already been computed
+        context = {
+            "study": study,
+            "form": _form(study, run),
+            "can_run": True,
+            **_status_context(study, run, follow=True),
+        }
+        response = render(request, "analysis/_run_panel.html", context)
+        if run.status == AnalysisRun.Status.DONE:
+            response["HX-Redirect"] = _report_url(study, run)
+        return response
+    messages.success(request, f"Analysis #{run.pk} queued.")
+    return redirect("analysis:dashboard", slug=study.slug)
+
+
+def _report_url(study: Study, run: AnalysisRun) -> str:
+    return reverse("analysis:dashboard", args=[study.slug]) + f"?run={run.pk}#report"
+
+
+@require_GET
+@staff_page
+def run_status(request: HttpRequest, slug: str) -> HttpResponse:
+    """The newest run's status, polled every 2 s while it is queued or running. When
+    the run the page started (``follow``) is done, the whole page goes to its report."""
+    study = get_object_or_404(Study, slug=slug)
+    run = _newest(study)
+    try:
+        shown_id = int(request.GET.get("shown") or 0) or None
+    except ValueError:
+        shown_id = None
+    follow = request.GET.get("follow") == "1"
+    response = render(
+        request,
+        "analysis/_run_status.html",
+        _status_context(study, run, shown_id=shown_id, follow=follow),
+    )
+    if follow and run is not None and run.status == AnalysisRun.Status.DONE and request.htmx:
+        response["HX-Redirect"] = _report_url(study, run)
+    return response
+
+
+def _done_run(study: Study, run_id: int) -> AnalysisRun:
+    return get_object_or_404(
+        AnalysisRun.objects.select_related("study"),
+        pk=run_id,
+        study=study,
+        status=AnalysisRun.Status.DONE,
+    )
+
+
+def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return response
+
+
+@require_GET
+@staff_page
+def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
+    study = get_object_or_404(Study, slug=slug)
+    run = _done_run(study, run_id)
+    body = json.dumps(run.result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
+    response = HttpResponse(body, content_type="application/json; charset=utf-8")
+    return _attachment(response, f"{slugify(study.slug)}-analysis-{run.pk}.json")
+
+
+@require_GET
+@staff_page
+def plot_svg(request: HttpRequest, slug: str, run_id: int, plot: str) -> HttpResponse:
+    """One figure of a run's report as SVG; ``?download=1`` as an attachment,
+    ``?by=source`` splits the label distribution by source."""
+    if plot not in PLOTS:
+        raise Http404("No such figure.")
+    study = get_object_or_404(Study, slug=slug)
+    run = _done_run(study, run_id)
+    if plot == "label-distribution" and request.GET.get("by") == "source":
+        svg, name = PLOTS[plot](run.result, by="source"), f"{plot}-by-source"
+    else:
+        svg, name = PLOTS[plot](run.result), plot
+    response = HttpResponse(svg, content_type="image/svg+xml; charset=utf-8")
+    if request.GET.get("download"):
+        _attachment(response, f"{slugify(study.slug)}-{run.pk}-{name}.svg")
+    return response

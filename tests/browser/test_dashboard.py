@@ -1,0 +1,120 @@
+"""The researcher's dashboard in a real browser: log in, start an analysis, follow it
+through htmx polling to its report, and download a figure as SVG and as PNG (drawn
+from the SVG on a canvas by static/js/dashboard.js)."""
+
+import re
+import xml.etree.ElementTree as ET
+from pathlib import Path
+
+import pytest
+from playwright.sync_api import expect
+
+from analysis.models import AnalysisRun
+from analysis.services import analysis_run_execute
+from studies.models import Study
+from tests.analysis.test_dashboard import judge_batches
+from tests.factories import StaffUserFactory
+
+DESKTOP = {"width": 1280, "height": 900}
+PNG_SIGNATURE = b"\x89PNG\r\n\x1a\n"
+POLL_MS = 6000  # polling every 2 s: a change shows within two polls
+
+
+@pytest.fixture
+def judged_study(loaded_study, settings):
+    settings.ANALYSIS_AUTO_RUN = False
+    Study.objects.filter(pk=loaded_study.pk).update(overlap_k=1, status=Study.Status.OPEN)
+    loaded_study.refresh_from_db()
+    judge_batches(loaded_study, {"Layperson": 3, "Expert": 3})
+    return loaded_study
+
+
+@pytest.fixture
+def researcher(db):
+    return StaffUserFactory(username="dash-researcher")
+
+
+def _log_in(page, live_server, next_url: str) -> None:
+    page.goto(f"{live_server.url}/admin/login/?next={next_url}")
+    page.get_by_label("Username").fill("dash-researcher")
+    page.get_by_label("Password").fill("pw-for-tests-only")
+    page.get_by_role("button", name="Log in").click()
+
+
+def test_researcher_reruns_the_analysis_follows_it_and_downloads_figures(
+    browser, live_server, judged_study, researcher, monkeypatch
+):
+    # No worker in this test: the run stays queued until the test computes it, so the
+    # page's polling is what brings the news.
+    queued = []
+    monkeypatch.setattr(
+        "analysis.services.analysis_run_dispatch", lambda run_id, **kw: queued.append(run_id)
+    )
+    context = browser.new_context(viewport=DESKTOP, accept_downloads=True)
+    page = context.new_page()
+    _log_in(page, live_server, "/dashboard/pilot/")
+    expect(page.get_by_role("heading", name="Dashboard")).to_be_visible()
+    status = page.locator("#run-status")
+    expect(status).to_have_text(re.compile("No analysis has been run"))
+    expect(page.get_by_text("No finished analysis yet")).to_be_visible()
+
+    page.locator("summary", has_text="Parameters").click()
+    page.get_by_label("Bootstrap resamples").fill("20")
+    page.get_by_role("button", name="Re-run analysis").click()
+    expect(status).to_contain_text("is queued")
+    run = AnalysisRun.objects.get()
+    assert queued == [run.pk]
+    assert run.parameters["bootstrap_resamples"] == 20
+    assert page.url.endswith("/dashboard/pilot/")  # htmx: no page load
+
+    AnalysisRun.objects.filter(pk=run.pk).update(status=AnalysisRun.Status.RUNNING, progress=40)
+    expect(status).to_contain_text(f"Analysis #{run.pk} is running: 40%", timeout=POLL_MS)
+    expect(status.locator("progress")).to_have_attribute("value", "40")
+
+    analysis_run_execute(run_id=run.pk)
+    # Done: the page that started the run goes to its report.
+    expect(page).to_have_url(re.compile(rf"\?run={run.pk}#report$"), timeout=POLL_MS)
+    expect(
+        page.get_by_role("table", name="Global agreement on coherent / incoherent")
+    ).to_be_visible()
+    expect(page.locator("#run-status")).to_contain_text(f"Analysis #{run.pk} is done")
+    expect(page.locator("#run-status [hx-trigger]")).to_have_count(0)
+
+    figure = page.locator("#figure-label-distribution")
+    expect(figure.locator("svg[role=img]")).to_be_visible()
+    with page.expect_download() as svg_download:
+        figure.get_by_role("link", name="Download SVG").click()
+    assert svg_download.value.suggested_filename == f"pilot-{run.pk}-label-distribution.svg"
+    svg = Path(svg_download.value.path()).read_bytes()
+    assert ET.fromstring(svg).tag == "{http://www.w3.org/2000/svg}svg"
+
+    png_button = figure.get_by_role("button", name="Download PNG")
+    expect(png_button).to_be_visible()
+    with page.expect_download() as png_download:
+        png_button.click()
+    assert png_download.value.suggested_filename == f"pilot-{run.pk}-label-distribution.png"
+    png = Path(png_download.value.path()).read_bytes()
+    assert png.startswith(PNG_SIGNATURE) and len(png) > 1000
+    context.close()
+
+
+def test_without_javascript_the_rerun_form_posts_and_comes_back(
+    browser, live_server, judged_study, researcher, monkeypatch
+):
+    monkeypatch.setattr("analysis.services.analysis_run_dispatch", lambda run_id, **kw: None)
+    context = browser.new_context(viewport=DESKTOP, java_script_enabled=False)
+    page = context.new_page()
+    _log_in(page, live_server, "/dashboard/pilot/")
+    page.get_by_role("button", name="Re-run analysis").click()
+    run = AnalysisRun.objects.get()
+    expect(page.get_by_text(f"Analysis #{run.pk} queued.")).to_be_visible()
+    expect(page.get_by_text("Reload the page")).to_be_visible()
+    assert page.url.endswith("/dashboard/pilot/")
+    # PNG needs JavaScript: its button stays hidden, the SVG links remain.
+    analysis_run_execute(run_id=run.pk)
+    page.reload()
+    png_buttons = page.locator("[data-png-download]")
+    expect(png_buttons).to_have_count(3)
+    expect(png_buttons.first).to_be_hidden()
+    expect(page.get_by_role("link", name="Download SVG").first).to_be_visible()
+    context.close()
