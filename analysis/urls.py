@@ -10,4 +10,5 @@ urlpatterns = [
     path("<slug:slug>/status/", views.run_status, name="run_status"),
     path("<slug:slug>/runs/<int:run_id>/report.json", views.report_json, name="report_json"),
     path("<slug:slug>/runs/<int:run_id>/<slug:plot>.svg", views.plot_svg, name="plot_svg"),
+    path("<slug:slug>/runs/<int:run_id>/<slug:table>.csv", views.report_table, name="table_csv"),
 ]

@@ -23,6 +23,8 @@ from .explanations import EXPLANATIONS, glossary
 from .forms import RunParametersForm
 from .models import AnalysisRun
 from .plots import PLOTS
+from .report_csv import TABLES as REPORT_TABLES
+from .report_csv import report_table_csv
 from .selectors import study_progress
 from .services import analysis_run_enqueue
 from .tables import report_tables
@@ -167,6 +169,15 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     return _render_dashboard(request, study)
 
 
+def _export_links(study: Study) -> list[tuple[str, str]]:
+    url = reverse("studies:export", args=[study.slug])
+    return [
+        (f"{url}?format=published", "Published format (BRIEF §6 columns)"),
+        (f"{url}?format=published&extended=1", "Published format with group, MEE and empathy"),
+        (f"{url}?format=full", "Full audit format (attention checks included)"),
+    ]
+
+
 def _render_dashboard(request, study: Study, *, form=None, status: int = 200) -> HttpResponse:
     shown = _shown_run(study, request.GET.get("run"))
     runs = _runs(study)
@@ -187,6 +198,13 @@ def _render_dashboard(request, study: Study, *, form=None, status: int = 200) ->
         "form": form if form is not None else _form(study, shown),
         "can_run": _can_run(request),
         "glossary": glossary(),
+        "table_downloads": [
+            (reverse("analysis:table_csv", args=[study.slug, shown.pk, name]), name)
+            for name in REPORT_TABLES
+        ]
+        if shown is not None
+        else [],
+        "exports": _export_links(study),
         **_status_context(study, newest, shown_id=shown.pk if shown else None),
     }
     return render(request, "analysis/dashboard.html", context, status=status)
@@ -279,6 +297,20 @@ def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     body = json.dumps(run.result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
     return _attachment(response, f"{slugify(study.slug)}-analysis-{run.pk}.json")
+
+
+@require_GET
+@staff_page
+def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> HttpResponse:
+    """One table of a run's report as tidy CSV (raw numbers, empty = null)."""
+    if table not in REPORT_TABLES:
+        raise Http404("No such table.")
+    study = get_object_or_404(Study, slug=slug)
+    run = _done_run(study, run_id)
+    response = HttpResponse(
+        report_table_csv(run.result, table), content_type="text/csv; charset=utf-8"
+    )
+    return _attachment(response, f"{slugify(study.slug)}-analysis-{run.pk}-{table}.csv")
 
 
 @require_GET

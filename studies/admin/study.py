@@ -20,6 +20,7 @@ from ..models import (
     ConsentVersion,
     DialogueContext,
     ErrorCategory,
+    Reflection,
     Stage,
     Study,
 )
@@ -228,7 +229,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
-    actions = ("run_analysis",)
+    actions = ("run_analysis", "export_annotations")
     change_form_template = "admin/studies/study/change_form.html"
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "description", "contact_email")}),
@@ -344,6 +345,11 @@ class StudyAdmin(admin.ModelAdmin):
                 self.admin_site.admin_view(self.create_annotators_view),
                 name="studies_study_create_annotators",
             ),
+            path(
+                "<int:study_id>/export/",
+                self.admin_site.admin_view(self.export_view),
+                name="studies_study_export",
+            ),
         ]
         return urls + super().get_urls()
 
@@ -393,6 +399,33 @@ class StudyAdmin(admin.ModelAdmin):
             "title": f"Import materials into {study.title}",
         }
         return TemplateResponse(request, "admin/studies/study/import_materials.html", context)
+
+    def export_view(self, request: HttpRequest, study_id: int):
+        """A form whose GET goes to the streaming download (studies:export)."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not self.has_view_permission(request, study):
+            raise PermissionDenied
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "stages": study.stages.order_by("position").values_list("name", flat=True),
+            "groups": study.groups.order_by("name").values_list("name", flat=True),
+            "sources": Reflection.objects.filter(context__study=study)
+            .order_by("source")
+            .values_list("source", flat=True)
+            .distinct(),
+            "title": f"Export the annotations of {study.title}",
+        }
+        return TemplateResponse(request, "admin/studies/study/export.html", context)
+
+    @admin.action(description="Export the annotations (published CSV)")
+    def export_annotations(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one study to export.", messages.WARNING)
+            return None
+        study = queryset.get()
+        return HttpResponseRedirect(reverse("studies:export", args=[study.slug]))
 
     def create_annotators_view(self, request: HttpRequest, study_id: int):
         """POST creates, then redirects to a GET that shows the links, so reloading the

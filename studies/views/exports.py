@@ -1,7 +1,7 @@
 """Staff downloads of a study's annotations (the published or the full CSV)."""
 
 from django.contrib.admin.views.decorators import staff_member_required
-from django.core.exceptions import ValidationError
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
@@ -29,6 +29,8 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse:
 def export_annotations(request, slug: str):
     """``?format=published|full&stage=...&group=...&source=...&include_expired=1
     &include_rejected=1&extended=1`` (lists repeat the parameter)."""
+    if not any(map(request.user.has_perm, ("studies.view_study", "studies.change_study"))):
+        raise PermissionDenied  # staff who may not see studies may not export them
     study = get_object_or_404(Study, slug=slug)
     try:
         options = export_options_clean(study=study, data=request.GET)

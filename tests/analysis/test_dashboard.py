@@ -8,6 +8,7 @@ from datetime import timedelta
 
 import pandas as pd
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
@@ -764,3 +765,42 @@ def test_the_study_admin_links_to_the_dashboard(staff_client, loaded_study):
     assert f'<a href="{dashboard}">Dashboard</a>' in change.content.decode()
     listing = staff_client.get(reverse("admin:studies_study_changelist"))
     assert f'<a href="{dashboard}">Dashboard</a>' in listing.content.decode()
+
+
+# --------------------------------------------------------------------------- tables as CSV
+
+
+def test_every_report_table_downloads_as_tidy_csv(annotated_study, client):
+    import csv as csv_module
+    import io
+
+    from analysis.report_csv import TABLES
+    from analysis.services import analysis_run_compute
+
+    run = analysis_run_compute(study=annotated_study, parameters={"bootstrap_resamples": 20})
+    staff = get_user_model().objects.create_superuser("tables", password="pw")
+    client.force_login(staff)
+    page = client.get(reverse("analysis:dashboard", args=["pilot"])).content.decode()
+    for name in TABLES:
+        url = reverse("analysis:table_csv", args=["pilot", run.pk, name])
+        assert url in page
+        response = client.get(url)
+        assert response.status_code == 200, name
+        assert response["Content-Type"] == "text/csv; charset=utf-8"
+        assert f"pilot-analysis-{run.pk}-{name}.csv" in response["Content-Disposition"]
+        rows = list(csv_module.reader(io.StringIO(response.content.decode(), newline="")))
+        assert all(len(row) == len(rows[0]) for row in rows), name
+    assert reverse("studies:export", args=["pilot"]) + "?format=full" in page
+
+    response = client.get(reverse("analysis:table_csv", args=["pilot", run.pk, "agreement"]))
+    rows = list(csv_module.reader(io.StringIO(response.content.decode(), newline="")))
+    header, body = rows[0], rows[1:]
+    row = next(r for r in body if r[:4] == ["Expert", "GPT-2 stage", "coherence", "fleiss_kappa"])
+    cell = run.result["groups"]["Expert"]["stages"]["GPT-2 stage"]["coherence"]
+    assert float(row[header.index("value")]) == cell["fleiss_kappa"]
+    assert row[header.index("band")] == cell["fleiss_band"]
+    assert float(row[header.index("ci_low")]) == cell["fleiss_kappa_ci"][0]
+    assert (
+        client.get(reverse("analysis:table_csv", args=["pilot", run.pk, "nonsense"])).status_code
+        == 404
+    )

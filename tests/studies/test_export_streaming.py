@@ -128,7 +128,7 @@ def build_large_study():
 def test_a_200000_judgement_export_streams_with_flat_memory(client):
     study = build_large_study()
     assert Judgement.objects.filter(assignment__stage__study=study).count() == 200_000
-    staff = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+    staff = get_user_model().objects.create_superuser("res", password="pw")
     client.force_login(staff)
 
     response = client.get(reverse("studies:export", args=["large"]))

@@ -9,6 +9,7 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.http import StreamingHttpResponse
@@ -332,6 +333,7 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
 @pytest.fixture
 def staff_client(client):
     user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_study"))
     client.force_login(user)
     return client
 
@@ -360,6 +362,12 @@ def test_download_is_for_staff_only(annotated_study, client):
     client.force_login(user)
     response = client.get(url)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+
+
+def test_staff_without_permission_to_see_studies_cannot_export(annotated_study, client):
+    user = get_user_model().objects.create_user("intern", password="pw", is_staff=True)
+    client.force_login(user)
+    assert client.get(reverse("studies:export", args=["pilot"])).status_code == 403
 
 
 def test_download_of_an_unknown_study_is_404(staff_client):
@@ -427,3 +435,34 @@ def test_cell_escaping_is_always_undone_exactly(text):
     assert cell_unescape(cell_escape(text)) == text
     escaped = cell_escape(text)
     assert not escaped or escaped[0] not in "=+-@\t\r"
+
+
+# --------------------------------------------------------------------------- admin
+
+
+def test_admin_export_page_offers_the_study_names_and_posts_to_the_download(
+    annotated_study, admin_client
+):
+    change = admin_client.get(reverse("admin:studies_study_change", args=[annotated_study.pk]))
+    page_url = reverse("admin:studies_study_export", args=[annotated_study.pk])
+    assert page_url in change.content.decode()
+    page = admin_client.get(page_url).content.decode()
+    assert f'action="{reverse("studies:export", args=["pilot"])}"' in page
+    for name in ("GPT-2 stage", "Expert", "Layperson", "Human", "GPT-3"):
+        assert f'value="{name}"' in page
+
+
+def test_admin_action_redirects_one_study_to_its_download(annotated_study, admin_client):
+    url = reverse("admin:studies_study_changelist")
+    response = admin_client.post(
+        url, {"action": "export_annotations", "_selected_action": [annotated_study.pk]}
+    )
+    assert response.status_code == 302
+    assert response["Location"] == reverse("studies:export", args=["pilot"])
+    other = study_create(slug="other", title="Other", information_sheet="i", consent_text="c")
+    response = admin_client.post(
+        url,
+        {"action": "export_annotations", "_selected_action": [annotated_study.pk, other.pk]},
+        follow=True,
+    )
+    assert "Choose exactly one study to export." in response.content.decode()
