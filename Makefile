@@ -45,6 +45,10 @@ lint: install
 	$(BIN)/ruff format --check .
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
+	@# The OpenAPI schema of /api/: generated and validated, warnings count as errors.
+	schema=$$(mktemp --suffix=.yml) && \
+	  $(BIN)/python manage.py spectacular --validate --fail-on-warn --file $$schema; \
+	  status=$$?; rm -f $$schema; exit $$status
 
 format: install
 	$(BIN)/ruff check --fix .

@@ -33,6 +33,8 @@ INSTALLED_APPS = [
     "django.contrib.staticfiles",
     "rest_framework",
     "rest_framework.authtoken",
+    "drf_spectacular",
+    "drf_spectacular_sidecar",
     "django_htmx",
     "studies",
     "analysis",
@@ -119,12 +121,50 @@ if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
 
+# The REST API under /api/ (README "API"): researchers only, JSON in and out.
+# https://www.django-rest-framework.org/api-guide/settings/
 REST_FRAMEWORK = {
+    # Token first: its WWW-Authenticate header makes DRF answer 401, not 403, to
+    # requests without credentials.
     "DEFAULT_AUTHENTICATION_CLASSES": [
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
+    # Views add model permissions on top (annotation_site.api.ResearcherPermission).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
+    "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
+    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PAGINATION_CLASS": "annotation_site.api.PageNumberPagination",
+    "PAGE_SIZE": 50,
+    "EXCEPTION_HANDLER": "annotation_site.api.exception_handler",
+    "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
+}
+
+# OpenAPI 3 schema at /api/schema/, Swagger UI at /api/docs/, Redoc at /api/redoc/.
+# Their JavaScript comes from drf-spectacular-sidecar (served locally, no CDN).
+# https://drf-spectacular.readthedocs.io/en/latest/settings.html
+SPECTACULAR_SETTINGS = {
+    "TITLE": "Reflection coherence studies API",
+    "DESCRIPTION": "Read studies, materials, assignments, judgements, progress and analysis "
+    "reports; import materials, start analyses and reject assignments. Researchers (staff) "
+    "only: send `Authorization: Token <key>`. Annotators are identified by pseudonyms; no "
+    "personal data is served.",
+    "VERSION": "1.0.0",
+    "SERVE_INCLUDE_SCHEMA": False,
+    # The schema and the docs pages describe the API and contain no study data: public,
+    # so client generators and the docs page work before signing in.
+    "SERVE_PERMISSIONS": ["rest_framework.permissions.AllowAny"],
+    "SERVE_AUTHENTICATION": [],
+    "COMPONENT_SPLIT_REQUEST": True,
+    "ENUM_NAME_OVERRIDES": {
+        "AssignmentStatusEnum": "studies.models.Assignment.Status",
+        "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
+        "StudyStatusEnum": "studies.models.Study.Status",
+        "ReflectionKindEnum": "studies.models.Reflection.Kind",
+    },
+    "SWAGGER_UI_DIST": "SIDECAR",
+    "SWAGGER_UI_FAVICON_HREF": "SIDECAR",
+    "REDOC_DIST": "SIDECAR",
 }
 
 # --- Celery -----------------------------------------------------------------

@@ -7,6 +7,7 @@ admin.site.index_title = "Studies, materials and annotators"
 
 urlpatterns = [
     path("admin/", admin.site.urls),
+    path("api/", include("annotation_site.api_urls")),
     path("dashboard/", include("analysis.urls")),
     path("", include("studies.urls")),
 ]

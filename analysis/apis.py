@@ -1,0 +1,149 @@
+"""The REST API of analysis runs (interfaces only; README "API").
+
+Starting a run goes through ``analysis_run_enqueue``, the service the dashboard and
+the admin action use, so parameters obey ``analysis_parameters_clean`` everywhere.
+"""
+
+from django.urls import reverse
+from drf_spectacular.utils import OpenApiResponse, extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+
+from annotation_site.api import (
+    PageNumberPagination,
+    ResearcherApi,
+    error_responses,
+    paginated_response,
+)
+from studies.apis import study_or_404
+
+from .models import AnalysisRun
+from .selectors import analysis_run_get, analysis_run_list
+from .services import analysis_run_enqueue
+
+TAGS = ["analysis"]
+#: The dashboard's cap (analysis/forms.py): more resamples than this would hold a
+#: worker for a long time without making the intervals noticeably better.
+MAX_RESAMPLES = 10_000
+MAX_SEED = 2**32 - 1
+
+
+class RunSerializer(serializers.Serializer):
+    id = serializers.IntegerField()
+    study = serializers.CharField(source="study.slug", help_text="The study's slug.")
+    status = serializers.ChoiceField(choices=AnalysisRun.Status.choices)
+    progress = serializers.IntegerField(help_text="Percent done.")
+    trigger = serializers.ChoiceField(choices=AnalysisRun.Trigger.choices)
+    parameters = serializers.JSONField(help_text="The cleaned parameters, defaults filled in.")
+    error = serializers.CharField(help_text="Why a failed run failed; empty otherwise.")
+    created_at = serializers.DateTimeField()
+    dispatched_at = serializers.DateTimeField(allow_null=True)
+    started_at = serializers.DateTimeField(allow_null=True)
+    finished_at = serializers.DateTimeField(allow_null=True)
+    duration_seconds = serializers.FloatField(allow_null=True)
+
+    class Meta:
+        ref_name = "AnalysisRun"
+
+
+class RunDetailSerializer(RunSerializer):
+    result = serializers.JSONField(
+        allow_null=True, help_text="The JSON report (README: Analysis); null until done."
+    )
+
+    class Meta:
+        ref_name = "AnalysisRunWithReport"
+
+
+class AnalysisRunListApi(ResearcherApi):
+    pagination_class = PageNumberPagination
+
+    class InputSerializer(serializers.Serializer):
+        excluded_sources = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text='Synthetic sources to leave out, e.g. ["BART"].',
+        )
+        include_expired = serializers.BooleanField(
+            required=False, help_text="Also count batches that expired before submission."
+        )
+        bootstrap_resamples = serializers.IntegerField(
+            required=False,
+            min_value=0,
+            max_value=MAX_RESAMPLES,
+            help_text="For the 95% intervals; 0 turns them off. Default 1000.",
+        )
+        seed = serializers.IntegerField(
+            required=False, min_value=0, max_value=MAX_SEED, help_text="Bootstrap seed."
+        )
+
+        class Meta:
+            ref_name = "AnalysisRunParameters"
+
+        def to_internal_value(self, data):
+            value = super().to_internal_value(data)
+            # Other keys go on to analysis_parameters_clean, which refuses them in the
+            # words it uses everywhere.
+            value.update({key: data[key] for key in data if key not in self.fields})
+            return value
+
+    def get_permissions(self):
+        if self.request.method == "POST":
+            # Like the dashboard's "Run the analysis" button.
+            self.required_perms = ("analysis.add_analysisrun",)
+        return super().get_permissions()
+
+    @extend_schema(
+        tags=TAGS,
+        summary="The study's analysis runs, newest first (without reports)",
+        responses={200: RunSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        study = study_or_404(slug)
+        return paginated_response(
+            paginator=self.pagination_class(),
+            serializer_class=RunSerializer,
+            queryset=analysis_run_list(study_id=study.pk),
+            request=request,
+            view=self,
+        )
+
+    @extend_schema(
+        tags=TAGS,
+        summary="Start an analysis run",
+        description="Queues a run; poll `GET /api/analysis-runs/{id}/` (the Location header) "
+        "until its status is done or failed.",
+        request=InputSerializer,
+        responses={
+            202: OpenApiResponse(RunSerializer, "Queued."),
+            **error_responses(400, 401, 403, 404, 415),
+        },
+    )
+    def post(self, request, slug: str):
+        study = study_or_404(slug)
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        run = analysis_run_enqueue(
+            study=study, parameters=serializer.validated_data, user=request.user
+        )
+        return Response(
+            RunSerializer(run).data,
+            status=202,
+            headers={"Location": reverse("api:analysis-run-detail", args=[run.pk])},
+        )
+
+
+class AnalysisRunDetailApi(ResearcherApi):
+    """One run; `result` is the JSON report (README: Analysis), null until the run is
+    done."""
+
+    @extend_schema(
+        tags=TAGS,
+        summary="An analysis run with its JSON report",
+        responses={200: RunDetailSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request, run_id: int):
+        run = analysis_run_get(run_id=run_id)
+        if run is None:
+            raise exceptions.NotFound(f"No analysis run {run_id}.")
+        return Response(RunDetailSerializer(run).data)

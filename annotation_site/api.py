@@ -1,0 +1,206 @@
+"""What every endpoint of the REST API shares: who may call it, the error format,
+pagination, and the error bodies documented in the OpenAPI schema.
+
+Errors are JSON: ``{"message": "<one sentence>"}``, and for 400 also ``"errors"``, the
+field errors (``{"field": ["...", ...]}``; ``non_field_errors`` for the rest). A
+service's ``django.core.exceptions.ValidationError`` becomes a 400 with its messages,
+so API clients read the same rules as the admin and the dashboard.
+"""
+
+from django.core.exceptions import ValidationError as DjangoValidationError
+from drf_spectacular.utils import OpenApiResponse
+from rest_framework import exceptions, pagination, permissions, serializers
+from rest_framework.response import Response
+from rest_framework.settings import api_settings
+from rest_framework.views import APIView
+from rest_framework.views import exception_handler as drf_exception_handler
+
+NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
+# Ids in filters are database keys: larger numbers cannot match anything, and SQLite
+# refuses to even compare with them.
+MAX_ID = 2**63 - 1
+
+# --- permissions -------------------------------------------------------------------------
+
+#: Seeing a study in the admin or the dashboard takes one of these; so does the API.
+READ_PERMS = ("studies.view_study", "studies.change_study")
+
+
+class ResearcherPermission(permissions.BasePermission):
+    """Active staff allowed to see studies (as on the dashboard), plus, for writes, the
+    model permissions the admin asks for the same action (the view's
+    ``required_perms``). Annotators have no API access: their sessions carry no user,
+    so they get a 401 like anyone without credentials."""
+
+    message = "Only researchers (active staff accounts allowed to see studies) can use the API."
+
+    def has_permission(self, request, view) -> bool:
+        user = request.user
+        if not (user and user.is_authenticated and user.is_active and user.is_staff):
+            return False
+        if not any(user.has_perm(perm) for perm in READ_PERMS):
+            return False
+        missing = [perm for perm in getattr(view, "required_perms", ()) if not user.has_perm(perm)]
+        if missing:
+            self.message = f"Your account lacks the permission(s): {', '.join(missing)}."
+            return False
+        return True
+
+
+# Base of every API view: researchers only. (A comment, not a docstring: the schema
+# takes each view's docstring as its description.)
+class ResearcherApi(APIView):
+    permission_classes = [ResearcherPermission]
+    #: Model permissions needed on top of reading studies (writes).
+    required_perms: tuple[str, ...] = ()
+
+
+class ApiNotFound(ResearcherApi):
+    """Any other path under /api/: a JSON 404 (after authentication, so anonymous callers
+    learn nothing about which paths exist)."""
+
+    schema = None  # not an endpoint of the schema
+
+    def initial(self, request, *args, **kwargs):
+        super().initial(request, *args, **kwargs)
+        raise exceptions.NotFound("No such API endpoint; see /api/docs/ for the list.")
+
+
+# --- errors --------------------------------------------------------------------------------
+
+
+def _django_errors(exc: DjangoValidationError) -> dict:
+    if hasattr(exc, "error_dict"):
+        return {
+            (NON_FIELD_ERRORS if key == "__all__" else key): messages
+            for key, messages in exc.message_dict.items()
+        }
+    return {NON_FIELD_ERRORS: exc.messages}
+
+
+def _leaves(errors, path: str = ""):
+    """(field path, message) for every message of a nested DRF error structure."""
+    if isinstance(errors, dict):
+        for key, value in errors.items():
+            yield from _leaves(value, f"{path}.{key}" if path else str(key))
+    elif isinstance(errors, list):
+        for value in errors:
+            yield from _leaves(value, path)
+    else:
+        yield path, str(errors)
+
+
+def validation_message(errors: dict) -> str:
+    """One sentence summing up field errors: the non-field errors themselves, a single
+    field's message, or the names of the invalid fields."""
+    if errors.get(NON_FIELD_ERRORS):
+        return " ".join(message for _, message in _leaves(errors[NON_FIELD_ERRORS]))
+    leaves = list(_leaves(errors))
+    if len(leaves) == 1:
+        field, message = leaves[0]
+        return f"{field}: {message}" if field else message
+    if not leaves:
+        return "Invalid input."
+    fields = list(dict.fromkeys(field.split(".")[0] for field, _ in leaves))
+    return f"Invalid input in {', '.join(fields)}: see errors."
+
+
+def exception_handler(exc, context):
+    """DRF's handler with the JSON error format of the module docstring. Unexpected
+    exceptions are left to Django (a 500, logged with its traceback)."""
+    if isinstance(exc, DjangoValidationError):
+        exc = exceptions.ValidationError(_django_errors(exc))
+    response = drf_exception_handler(exc, context)
+    if response is None:
+        return None
+    if isinstance(exc, exceptions.ValidationError):
+        errors = (
+            response.data if isinstance(response.data, dict) else {NON_FIELD_ERRORS: response.data}
+        )
+        response.data = {"message": validation_message(errors), "errors": errors}
+    else:
+        detail = response.data.get("detail") if isinstance(response.data, dict) else None
+        body = {"message": str(detail if detail is not None else exc)}
+        if response.status_code == 400:  # a ParseError: malformed JSON
+            body["errors"] = {}
+        response.data = body
+    return response
+
+
+def validation_error_response(*, message: str, errors: dict, **extra) -> Response:
+    """A 400 in the error format, for interfaces that report a service's own error
+    type (the materials importer's issues)."""
+    return Response({"message": message, "errors": errors, **extra}, status=400)
+
+
+class ErrorSerializer(serializers.Serializer):
+    message = serializers.CharField(help_text="What went wrong, in one sentence.")
+
+    class Meta:
+        ref_name = "Error"
+
+
+class ValidationErrorSerializer(ErrorSerializer):
+    errors = serializers.DictField(
+        child=serializers.JSONField(),
+        help_text='Messages per field: {"field": ["message", ...]}, nested for nested '
+        'fields; "non_field_errors" for the rest.',
+    )
+
+    class Meta:
+        ref_name = "ValidationError"
+
+
+def error_responses(*codes: int) -> dict:
+    """Schema entries for the error statuses an operation can answer with."""
+    described = {
+        400: (ValidationErrorSerializer, "Invalid input: message and field errors."),
+        401: (ErrorSerializer, "No or invalid credentials (send `Authorization: Token <key>`)."),
+        403: (ErrorSerializer, "Not a researcher, or lacking the model permission."),
+        404: (ErrorSerializer, "No such study, object or page."),
+        415: (ErrorSerializer, "The body is not JSON (send `Content-Type: application/json`)."),
+    }
+    return {code: OpenApiResponse(*described[code]) for code in codes}
+
+
+# --- pagination ----------------------------------------------------------------------------
+
+
+class PageNumberPagination(pagination.PageNumberPagination):
+    """``?page=2&page_size=100``; small and medium lists."""
+
+    page_size = 50
+    page_size_query_param = "page_size"
+    max_page_size = 500
+
+
+class IdCursorPagination(pagination.CursorPagination):
+    """``?cursor=...`` from the ``next`` link, ordered by id: stable while rows are
+    added, and constant time per page however large the study (judgements)."""
+
+    ordering = "id"
+    page_size = 100
+    page_size_query_param = "page_size"
+    max_page_size = 1000
+
+    def decode_cursor(self, request):
+        """DRF answers a malformed cursor with a 404 and lets a forged position reach
+        the database; both are a 400 here."""
+        try:
+            cursor = super().decode_cursor(request)
+        except exceptions.NotFound:
+            raise exceptions.ValidationError({"cursor": [self.invalid_cursor_message]}) from None
+        if cursor is not None and cursor.position is not None:
+            try:
+                position = int(cursor.position)
+            except ValueError:
+                position = None
+            if position is None or not 0 <= position <= MAX_ID:
+                raise exceptions.ValidationError({"cursor": [self.invalid_cursor_message]})
+        return cursor
+
+
+def paginated_response(*, paginator, serializer_class, queryset, request, view, context=None):
+    page = paginator.paginate_queryset(queryset, request, view=view)
+    data = serializer_class(page, many=True, context=context or {}).data
+    return paginator.get_paginated_response(data)

@@ -1,0 +1,68 @@
+"""The REST API under /api/ (README "API"); the views live in each app's apis.py."""
+
+from django.urls import path, re_path
+from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+
+from analysis import apis as analysis_apis
+from studies import apis as study_apis
+
+from .api import ApiNotFound
+
+app_name = "api"
+
+urlpatterns = [
+    # The OpenAPI 3 schema (YAML; ?format=json for JSON) and its documentation pages.
+    path("schema/", SpectacularAPIView.as_view(), name="schema"),
+    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    path(
+        "redoc/",
+        SpectacularRedocView.as_view(url_name="api:schema", template_name="api/redoc.html"),
+        name="redoc",
+    ),
+    # Studies and their configuration.
+    path("studies/", study_apis.StudyListApi.as_view(), name="study-list"),
+    path("studies/<slug:slug>/", study_apis.StudyDetailApi.as_view(), name="study-detail"),
+    path("studies/<slug:slug>/stages/", study_apis.StageListApi.as_view(), name="stage-list"),
+    path("studies/<slug:slug>/groups/", study_apis.GroupListApi.as_view(), name="group-list"),
+    path("studies/<slug:slug>/progress/", study_apis.ProgressApi.as_view(), name="progress"),
+    # Materials.
+    path("studies/<slug:slug>/contexts/", study_apis.ContextListApi.as_view(), name="context-list"),
+    path("studies/<slug:slug>/batches/", study_apis.BatchListApi.as_view(), name="batch-list"),
+    path(
+        "studies/<slug:slug>/materials/",
+        study_apis.MaterialsImportApi.as_view(),
+        name="materials-import",
+    ),
+    # Annotations.
+    path(
+        "studies/<slug:slug>/assignments/",
+        study_apis.AssignmentListApi.as_view(),
+        name="assignment-list",
+    ),
+    path(
+        "assignments/<int:assignment_id>/reject/",
+        study_apis.AssignmentRejectApi.as_view(),
+        name="assignment-reject",
+    ),
+    path(
+        "studies/<slug:slug>/judgements/",
+        study_apis.JudgementListApi.as_view(),
+        name="judgement-list",
+    ),
+    # Exports: GET studies/<slug>/export/?format=published|full (studies/exports.py)
+    # belong here, before the catch-all below.
+    # Analysis.
+    path(
+        "studies/<slug:slug>/analysis-runs/",
+        analysis_apis.AnalysisRunListApi.as_view(),
+        name="analysis-run-list",
+    ),
+    path(
+        "analysis-runs/<int:run_id>/",
+        analysis_apis.AnalysisRunDetailApi.as_view(),
+        name="analysis-run-detail",
+    ),
+    # Must stay last: any other path under /api/ ending in "/" is a JSON 404 (paths
+    # without the slash still get CommonMiddleware's redirect first).
+    re_path(r"^(?:.*/)?$", ApiNotFound.as_view()),
+]

@@ -1,0 +1,28 @@
+"""The REST API of studies (interfaces only; README "API").
+
+Each view validates its input with a nested serializer, calls a selector or one
+service, and renders with an output serializer. Annotators appear by pseudonym only:
+no serializer here has a field for an e-mail, a platform id or an access token.
+Permissions, errors and pagination: ``annotation_site.api``; routes:
+``annotation_site.api_urls``.
+"""
+
+from .annotations import AssignmentListApi, AssignmentRejectApi, JudgementListApi
+from .common import study_or_404
+from .materials import BatchListApi, ContextListApi, MaterialsImportApi
+from .studies import GroupListApi, ProgressApi, StageListApi, StudyDetailApi, StudyListApi
+
+__all__ = [
+    "AssignmentListApi",
+    "AssignmentRejectApi",
+    "BatchListApi",
+    "ContextListApi",
+    "GroupListApi",
+    "JudgementListApi",
+    "MaterialsImportApi",
+    "ProgressApi",
+    "StageListApi",
+    "StudyDetailApi",
+    "StudyListApi",
+    "study_or_404",
+]

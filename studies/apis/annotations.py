@@ -1,0 +1,189 @@
+"""Annotations: assignments (and rejecting one) and judgements."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import exceptions, serializers
+from rest_framework.response import Response
+
+from annotation_site.api import (
+    MAX_ID,
+    IdCursorPagination,
+    PageNumberPagination,
+    ResearcherApi,
+    error_responses,
+    paginated_response,
+)
+
+from ..models import Assignment, Reflection
+from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
+from ..services import assignment_reject
+from .common import TAG_DATA, AssignmentSerializer, id_filter, study_or_404
+
+
+class AssignmentListApi(ResearcherApi):
+    """The study's assignments by id: who (pseudonym) has which batch, its status and
+    timestamps, whether it recurs and whether the attention check passed."""
+
+    pagination_class = PageNumberPagination
+
+    class FilterSerializer(serializers.Serializer):
+        status = serializers.MultipleChoiceField(
+            choices=Assignment.Status.choices,
+            required=False,
+            help_text="Repeat for several; omitted: every status.",
+        )
+        stage = id_filter(help_text="A stage id.")
+        group = id_filter(help_text="An annotator group id.")
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="Assignments (one annotator's work on one batch)",
+        parameters=[FilterSerializer],
+        responses={200: AssignmentSerializer(many=True), **error_responses(400, 401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        return paginated_response(
+            paginator=self.pagination_class(),
+            serializer_class=AssignmentSerializer,
+            queryset=assignment_list(
+                study=study_or_404(slug),
+                statuses=sorted(data.get("status") or ()),
+                stage_id=data.get("stage"),
+                group_id=data.get("group"),
+            ),
+            request=request,
+            view=self,
+        )
+
+
+class AssignmentRejectApi(ResearcherApi):
+    required_perms = ("studies.change_assignment",)
+
+    class InputSerializer(serializers.Serializer):
+        # Blank passes here so that the service says what a rejection needs.
+        reason = serializers.CharField(allow_blank=True, help_text="Why (kept with the record).")
+
+        class Meta:
+            ref_name = "AssignmentRejection"
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="Reject an assignment",
+        description="Invalidates the work (its answers stay, marked rejected, and analysis "
+        "leaves them out) and frees its slot for another annotator. Only assigned, "
+        "in-progress or submitted work can be rejected.",
+        request=InputSerializer,
+        responses={200: AssignmentSerializer, **error_responses(400, 401, 403, 404, 415)},
+    )
+    def post(self, request, assignment_id: int):
+        assignment = assignment_get(assignment_id=assignment_id)
+        if assignment is None:
+            raise exceptions.NotFound(f"No assignment {assignment_id}.")
+        serializer = self.InputSerializer(data=request.data)
+        serializer.is_valid(raise_exception=True)
+        assignment_reject(
+            assignment=assignment, reason=serializer.validated_data["reason"], by=request.user
+        )
+        return Response(AssignmentSerializer(assignment_get(assignment_id=assignment_id)).data)
+
+
+class JudgementListApi(ResearcherApi):
+    """One row per answer: the annotator's pseudonym, the reflection's source and kind,
+    the answer (coherent, error categories, most evident error, the 1–5 rating) and the
+    time spent."""
+
+    pagination_class = IdCursorPagination
+
+    class FilterSerializer(serializers.Serializer):
+        stage = id_filter(help_text="A stage id.")
+        group = id_filter(help_text="An annotator group id.")
+        source = serializers.CharField(
+            required=False, help_text='Reflection source, e.g. "Human", "GPT-2".'
+        )
+        kind = serializers.ChoiceField(
+            choices=Reflection.Kind.choices, required=False, help_text="Reflection kind."
+        )
+        annotator = serializers.CharField(required=False, help_text='Pseudonym, e.g. "Expert 4".')
+        status = serializers.MultipleChoiceField(
+            choices=Assignment.Status.choices,
+            required=False,
+            help_text="The assignment's status; repeat for several. Omitted: submitted only "
+            "(the data the analysis reads).",
+        )
+        since_id = serializers.IntegerField(
+            required=False,
+            min_value=0,
+            max_value=MAX_ID,
+            help_text="Only judgements with a larger id (fetch what is new since last time).",
+        )
+
+    class OutputSerializer(serializers.Serializer):
+        id = serializers.IntegerField()
+        assignment = serializers.IntegerField(source="assignment_id")
+        assignment_status = serializers.ChoiceField(choices=Assignment.Status.choices)
+        is_recurring = serializers.BooleanField(
+            help_text="The annotator had judged this context in an earlier stage."
+        )
+        stage = serializers.IntegerField(source="stage_id")
+        group = serializers.IntegerField(source="group_id")
+        annotator = serializers.CharField(source="annotator_pseudonym", help_text="Pseudonym.")
+        reflection = serializers.IntegerField(source="reflection_id")
+        source = serializers.CharField()
+        kind = serializers.ChoiceField(choices=Reflection.Kind.choices)
+        coherent = serializers.BooleanField()
+        categories = serializers.SerializerMethodField(
+            help_text="Slugs of the selected error categories, in display order."
+        )
+        most_evident = serializers.SerializerMethodField(
+            help_text="Slug of the most evident error, or null."
+        )
+        empathy = serializers.IntegerField(allow_null=True, help_text="1–5, answers Yes only.")
+        seconds_spent = serializers.FloatField(allow_null=True)
+        created_at = serializers.DateTimeField()
+        updated_at = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "Judgement"
+
+        def get_categories(self, judgement) -> list[str]:
+            return [
+                slug for bit, slug in self.context["categories"] if judgement.error_flags >> bit & 1
+            ]
+
+        def get_most_evident(self, judgement) -> str | None:
+            if judgement.most_evident_bit is None:
+                return None
+            return dict(self.context["categories"]).get(judgement.most_evident_bit)
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="Judgements (cursor-paginated, oldest first)",
+        description="Follow `next` until it is null to read every judgement exactly once; "
+        "rows added meanwhile appear on later pages.",
+        parameters=[FilterSerializer],
+        responses={200: OutputSerializer(many=True), **error_responses(400, 401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        filters = self.FilterSerializer(data=request.query_params)
+        filters.is_valid(raise_exception=True)
+        data = filters.validated_data
+        study = study_or_404(slug)
+        return paginated_response(
+            paginator=self.pagination_class(),
+            serializer_class=self.OutputSerializer,
+            queryset=judgement_list(
+                study=study,
+                statuses=sorted(data.get("status") or {Assignment.Status.SUBMITTED}),
+                stage_id=data.get("stage"),
+                group_id=data.get("group"),
+                source=data.get("source"),
+                kind=data.get("kind"),
+                annotator=data.get("annotator"),
+                since_id=data.get("since_id"),
+            ),
+            request=request,
+            view=self,
+            context={"categories": error_category_slugs(study_id=study.pk)},
+        )

@@ -1,0 +1,179 @@
+"""Studies, their configuration and their progress."""
+
+from drf_spectacular.utils import extend_schema
+from rest_framework import serializers
+from rest_framework.response import Response
+
+from annotation_site.api import (
+    PageNumberPagination,
+    ResearcherApi,
+    error_responses,
+    paginated_response,
+)
+
+from ..models import Study
+from ..selectors import group_list, stage_list, study_list, study_stage_group_progress
+from .common import (
+    TAG_STUDIES,
+    CategorySerializer,
+    GroupSerializer,
+    SecondsField,
+    StageSerializer,
+    study_or_404,
+)
+
+
+class StudyListApi(ResearcherApi):
+    """Every study, newest first."""
+
+    pagination_class = PageNumberPagination
+
+    class OutputSerializer(serializers.Serializer):
+        slug = serializers.CharField()
+        title = serializers.CharField()
+        status = serializers.ChoiceField(choices=Study.Status.choices)
+        overlap_k = serializers.IntegerField(help_text="Annotators per batch per group (k).")
+        batches_per_stage = serializers.IntegerField(
+            help_text="Batches per annotator per stage (m)."
+        )
+        created_at = serializers.DateTimeField()
+        updated_at = serializers.DateTimeField()
+
+        class Meta:
+            ref_name = "StudySummary"
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="List studies",
+        responses={200: OutputSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+    def get(self, request):
+        return paginated_response(
+            paginator=self.pagination_class(),
+            serializer_class=self.OutputSerializer,
+            queryset=study_list(),
+            request=request,
+            view=self,
+        )
+
+
+class StudyDetailApi(ResearcherApi):
+    """One study with its protocol settings (k, m, time limit, attention-check policy),
+    stages in order, annotator groups and error categories."""
+
+    class OutputSerializer(StudyListApi.OutputSerializer):
+        description = serializers.CharField()
+        batch_time_limit_seconds = SecondsField(source="batch_time_limit")
+        avoid_recurrence = serializers.BooleanField()
+        attention_failure_policy = serializers.ChoiceField(choices=Study.AttentionPolicy.choices)
+        seed = serializers.IntegerField(help_text="Seeds every random choice of the study.")
+        stages = StageSerializer(many=True)
+        groups = GroupSerializer(many=True)
+        categories = CategorySerializer(many=True, help_text="Error categories, in display order.")
+
+        class Meta:
+            ref_name = "Study"
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="A study with its stages, groups and error categories",
+        responses={200: OutputSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        study = study_or_404(slug, with_configuration=True)
+        return Response(self.OutputSerializer(study).data)
+
+
+class StageListApi(ResearcherApi):
+    """The stages of the study in the order annotators do them."""
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="The study's stages, in order",
+        responses={200: StageSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        return Response(StageSerializer(stage_list(study=study_or_404(slug)), many=True).data)
+
+
+class GroupListApi(ResearcherApi):
+    """The annotator groups of the study (e.g. Layperson, Expert)."""
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="The study's annotator groups",
+        responses={200: GroupSerializer(many=True), **error_responses(401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        return Response(GroupSerializer(group_list(study=study_or_404(slug)), many=True).data)
+
+
+class ProgressApi(ResearcherApi):
+    """Per stage and group: assignments by status, batches with all k slots submitted,
+    and judgements counted. Computed with aggregate queries at request time."""
+
+    class OutputSerializer(serializers.Serializer):
+        class StageSerializer(serializers.Serializer):
+            class GroupCellSerializer(serializers.Serializer):
+                class StatusCountSerializer(serializers.Serializer):
+                    assigned = serializers.IntegerField()
+                    in_progress = serializers.IntegerField()
+                    submitted = serializers.IntegerField()
+                    expired = serializers.IntegerField()
+                    rejected = serializers.IntegerField()
+
+                    class Meta:
+                        ref_name = "AssignmentStatusCounts"
+
+                id = serializers.IntegerField()
+                name = serializers.CharField()
+                slots = serializers.IntegerField(help_text="Batches × k.")
+                assignments = StatusCountSerializer(help_text="Assignments by status.")
+                batches_complete = serializers.IntegerField(
+                    help_text="Batches with k submitted assignments of this group."
+                )
+                judgements = serializers.IntegerField(
+                    help_text="Judgements of submitted assignments, attention checks left "
+                    "out (what the analysis reads)."
+                )
+                judgements_stored = serializers.IntegerField(
+                    help_text="Every stored judgement, whatever its assignment's status."
+                )
+
+                class Meta:
+                    ref_name = "GroupProgress"
+
+            id = serializers.IntegerField()
+            name = serializers.CharField()
+            position = serializers.IntegerField()
+            batches = serializers.IntegerField()
+            batches_complete = serializers.IntegerField(
+                help_text="Batches with k submitted assignments in every group."
+            )
+            groups = GroupCellSerializer(many=True)
+
+            class Meta:
+                ref_name = "StageProgress"
+
+        study = serializers.CharField(help_text="The study's slug.")
+        overlap_k = serializers.IntegerField()
+        batches_per_stage = serializers.IntegerField()
+        stages = StageSerializer(many=True)
+
+        class Meta:
+            ref_name = "Progress"
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="Progress per stage and group",
+        responses={200: OutputSerializer, **error_responses(401, 403, 404)},
+    )
+    def get(self, request, slug: str):
+        study = study_or_404(slug)
+        data = {
+            "study": study.slug,
+            "overlap_k": study.overlap_k,
+            "batches_per_stage": study.batches_per_stage,
+            "stages": study_stage_group_progress(study=study),
+        }
+        return Response(self.OutputSerializer(data).data)
