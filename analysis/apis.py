@@ -19,12 +19,10 @@ from studies.apis import study_or_404
 
 from .models import AnalysisRun
 from .selectors import analysis_run_get, analysis_run_list
-from .services import analysis_run_enqueue
+from .services import MAX_BOOTSTRAP_RESAMPLES, analysis_run_enqueue
 
 TAGS = ["analysis"]
-#: The dashboard's cap (analysis/forms.py): more resamples than this would hold a
-#: worker for a long time without making the intervals noticeably better.
-MAX_RESAMPLES = 10_000
+MAX_RESAMPLES = MAX_BOOTSTRAP_RESAMPLES
 MAX_SEED = 2**32 - 1
 
 

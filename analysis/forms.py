@@ -3,9 +3,9 @@ from django.core.exceptions import ValidationError
 
 from studies.models import Reflection
 
-from .services import DEFAULT_PARAMETERS, analysis_parameters_clean
+from .services import DEFAULT_PARAMETERS, MAX_BOOTSTRAP_RESAMPLES, analysis_parameters_clean
 
-MAX_RESAMPLES = 10_000
+MAX_RESAMPLES = MAX_BOOTSTRAP_RESAMPLES
 
 
 class RunParametersForm(forms.Form):

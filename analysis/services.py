@@ -18,6 +18,10 @@ from .selectors import automatic_scores_frame, judgements_frame, report_categori
 
 logger = logging.getLogger(__name__)
 
+#: More resamples than this would hold a worker for long without making the 95%
+#: intervals noticeably better; the dashboard form and the API say the same.
+MAX_BOOTSTRAP_RESAMPLES = 10_000
+
 #: A run whose worker died is computed again when redelivered, this many times in all.
 MAX_ATTEMPTS = 2
 
@@ -44,6 +48,10 @@ def analysis_parameters_clean(parameters: dict | None) -> dict:
     for key in ("bootstrap_resamples", "seed"):
         if not isinstance(cleaned[key], int) or isinstance(cleaned[key], bool) or cleaned[key] < 0:
             raise ValidationError({key: "Must be a whole number, 0 or more."})
+    if cleaned["bootstrap_resamples"] > MAX_BOOTSTRAP_RESAMPLES:
+        raise ValidationError(
+            {"bootstrap_resamples": f"At most {MAX_BOOTSTRAP_RESAMPLES:,} resamples."}
+        )
     cleaned["excluded_sources"] = sorted(set(sources))
     return cleaned
 

@@ -49,8 +49,11 @@ urlpatterns = [
         study_apis.JudgementListApi.as_view(),
         name="judgement-list",
     ),
-    # Exports: GET studies/<slug>/export/?format=published|full (studies/exports.py)
-    # belong here, before the catch-all below.
+    path(
+        "studies/<slug:slug>/export/",
+        study_apis.AnnotationExportApi.as_view(),
+        name="annotation-export",
+    ),
     # Analysis.
     path(
         "studies/<slug:slug>/analysis-runs/",

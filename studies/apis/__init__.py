@@ -9,10 +9,12 @@ Permissions, errors and pagination: ``annotation_site.api``; routes:
 
 from .annotations import AssignmentListApi, AssignmentRejectApi, JudgementListApi
 from .common import study_or_404
+from .exports import AnnotationExportApi
 from .materials import BatchListApi, ContextListApi, MaterialsImportApi
 from .studies import GroupListApi, ProgressApi, StageListApi, StudyDetailApi, StudyListApi
 
 __all__ = [
+    "AnnotationExportApi",
     "AssignmentListApi",
     "AssignmentRejectApi",
     "BatchListApi",

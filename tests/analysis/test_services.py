@@ -30,6 +30,7 @@ def test_parameters_get_defaults_and_sorted_sources():
         ({"include_expired": "yes"}, "include_expired", "Must be true or false."),
         ({"bootstrap_resamples": -1}, "bootstrap_resamples", "Must be a whole number, 0 or more."),
         ({"seed": True}, "seed", "Must be a whole number, 0 or more."),
+        ({"bootstrap_resamples": 10_001}, "bootstrap_resamples", "At most 10,000 resamples."),
     ],
 )
 def test_bad_parameters_are_rejected_with_a_message(parameters, field, message):

@@ -22,6 +22,7 @@ class Endpoint:
     url: Callable[[Study], str]
     body: Callable[[Study], dict] | None = None
     ok: int = 200
+    content_type: str = "application/json"
 
     def call(self, client, study: Study):
         url = self.url(study)
@@ -58,6 +59,11 @@ ENDPOINTS = {
     "batches": Endpoint("get", lambda s: f"/api/studies/{s.slug}/batches/"),
     "assignments": Endpoint("get", lambda s: f"/api/studies/{s.slug}/assignments/"),
     "judgements": Endpoint("get", lambda s: f"/api/studies/{s.slug}/judgements/"),
+    "export": Endpoint(
+        "get",
+        lambda s: f"/api/studies/{s.slug}/export/?format=full",
+        content_type="text/csv; charset=utf-8",
+    ),
     "analysis runs": Endpoint("get", lambda s: f"/api/studies/{s.slug}/analysis-runs/"),
     "analysis run": Endpoint("get", lambda s: f"/api/analysis-runs/{_run(s)}/"),
     "start analysis": Endpoint(
@@ -136,7 +142,7 @@ def test_permission_matrix(
 
     response = endpoint.call(api, small_study)
     assert response.status_code == endpoint.ok, response.content
-    assert response["Content-Type"] == "application/json"
+    assert response["Content-Type"] == endpoint.content_type
     assert (snapshot() != before) == is_write
 
 

@@ -338,3 +338,32 @@ def test_another_studys_rows_never_show(api, api_study):
     assert api.get("/api/studies/other/batches/").json()["count"] == 3
     assert api.get("/api/studies/pilot/batches/").json()["count"] == 6
     assert api.get("/api/studies/other/judgements/").json()["results"] == []
+
+
+# --------------------------------------------------------------------------- export
+
+
+def test_export_streams_the_same_csv_as_the_download(api, small_study):
+    from django.http import StreamingHttpResponse
+
+    from studies.exports import ExportOptions, export_csv_chunks
+
+    response = api.get(f"/api/studies/{small_study.slug}/export/", {"group": "Expert"})
+    assert response.status_code == 200
+    assert isinstance(response, StreamingHttpResponse)
+    body = b"".join(response.streaming_content).decode()
+    expected = "".join(
+        export_csv_chunks(study=small_study, options=ExportOptions(groups=("Expert",)))
+    )
+    assert body == expected
+    assert f'filename="{small_study.slug}-annotations.csv"' in response["Content-Disposition"]
+
+
+def test_export_refuses_unknown_names_as_a_json_400(api, small_study):
+    response = api.get(
+        f"/api/studies/{small_study.slug}/export/", {"format": "xml", "stage": "Nope"}
+    )
+    assert response.status_code == 400
+    body = response.json()
+    assert body["errors"]["format"] == ['Choose "published" or "full", not "xml".']
+    assert body["errors"]["stage"] == ["Not a stage of this study: Nope."]

@@ -20,6 +20,7 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/studies/{slug}/assignments/"),
     ("post", "/api/assignments/{assignment_id}/reject/"),
     ("get", "/api/studies/{slug}/judgements/"),
+    ("get", "/api/studies/{slug}/export/"),
     ("get", "/api/studies/{slug}/analysis-runs/"),
     ("post", "/api/studies/{slug}/analysis-runs/"),
     ("get", "/api/analysis-runs/{run_id}/"),

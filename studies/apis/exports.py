@@ -1,0 +1,77 @@
+"""The annotation export as an API download (the same CSV as the admin and the
+command: studies/exports.py)."""
+
+from types import SimpleNamespace
+
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import renderers
+from rest_framework.negotiation import DefaultContentNegotiation
+
+from annotation_site.api import ResearcherApi, error_responses
+
+from ..exports import FORMATS, export_options_clean
+from ..views.exports import export_response
+from .common import TAG_DATA, study_or_404
+
+
+class CsvRenderer(renderers.BaseRenderer):
+    """Lets a client ask for ``Accept: text/csv``; errors then come as plain text."""
+
+    media_type = "text/csv"
+    format = "csv"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, dict) and "message" in data:
+            return str(data["message"]).encode("utf-8")
+        return b"" if data is None else str(data).encode("utf-8")
+
+
+class ExportNegotiation(DefaultContentNegotiation):
+    """``?format=`` names the export format here (as on the download URL), not one of
+    DRF's renderers, so DRF's format override is off for this view."""
+
+    settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
+
+
+def _list(name: str, what: str) -> OpenApiParameter:
+    return OpenApiParameter(
+        name, str, many=True, description=f"Only this {what} (repeat for several)."
+    )
+
+
+class AnnotationExportApi(ResearcherApi):
+    """Streams the study's annotations as CSV: the published format (BRIEF §6) or the
+    full audit format; same options as `manage.py export_annotations`."""
+
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
+    content_negotiation_class = ExportNegotiation
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="Export annotations as CSV (streamed)",
+        parameters=[
+            OpenApiParameter("format", str, enum=list(FORMATS), description="Default: published."),
+            _list("stage", "stage name"),
+            _list("group", "group name"),
+            _list("source", "reflection source"),
+            OpenApiParameter("include_expired", bool, description="Also expired batches."),
+            OpenApiParameter("include_rejected", bool, description="Also rejected batches."),
+            OpenApiParameter(
+                "extended",
+                bool,
+                description="Published format plus annotator_group, most_evident_error, empathy.",
+            ),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR, description="RFC 4180 CSV, UTF-8, one row per judgement."
+            ),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, slug: str):
+        study = study_or_404(slug)
+        options = export_options_clean(study=study, data=request.query_params)
+        return export_response(study=study, options=options)
