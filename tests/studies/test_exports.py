@@ -364,6 +364,15 @@ def test_download_is_for_staff_only(annotated_study, client):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
+def test_an_annotator_session_cannot_export(annotated_study, client):
+    annotator = annotated_study.annotators.order_by("pk").first()
+    assert client.get(f"/i/{annotator.access_token}/").status_code == 302  # signed in
+    response = client.get(reverse("studies:export", args=["pilot"]))
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    table = client.get(reverse("analysis:dashboard", args=["pilot"]))
+    assert table.status_code == 302 and "/admin/login/" in table["Location"]
+
+
 def test_staff_without_permission_to_see_studies_cannot_export(annotated_study, client):
     user = get_user_model().objects.create_user("intern", password="pw", is_staff=True)
     client.force_login(user)
