@@ -31,6 +31,7 @@ from django.utils import timezone
 
 from studies.importers import ImportIssue
 from studies.models import BatchItem, DialogueContext, Reflection, Stage, Study
+from studies.published import cell_unescape
 
 from .models import AutomaticScore
 
@@ -189,6 +190,13 @@ def _parse(text: str, issues: list[ImportIssue]) -> tuple[list[_Row], tuple[str,
             issues.append(ImportIssue(f"row {number}", "more cells than header columns"))
             continue
         cells = {c: (record[i] if i < len(record) else "").strip() for c, i in positions.items()}
+        # The text is matched as stored: the published import keeps it exactly, and an
+        # export escaped formula-like cells (studies.published.cell_escape).
+        raw_text = (
+            cell_unescape(record[positions["reflection"]])
+            if len(record) > positions["reflection"]
+            else ""
+        )
         values: dict[str, str | None] = {}
         for column in ("stage", "annomi_dialogue_id", "reflection", "evaluator"):
             value = cells[column]
@@ -206,7 +214,7 @@ def _parse(text: str, issues: list[ImportIssue]) -> tuple[list[_Row], tuple[str,
             number,
             values["stage"],
             values["annomi_dialogue_id"],
-            values["reflection"],
+            raw_text if values["reflection"] is not None else None,
             values["evaluator"],
             score,
         )
@@ -289,9 +297,11 @@ def _resolve(
         if stage_id is None or context_id is None or row.text is None:
             continue
         where = _loc(row.number, "reflection")
-        found = items.get((stage_id, context_id, row.text))
+        # Exactly as stored, else without surrounding spaces (materials imports trim).
+        text = row.text if (context_id, row.text) in texts else row.text.strip()
+        found = items.get((stage_id, context_id, text))
         if found is None:
-            if (context_id, row.text) not in texts:
+            if (context_id, text) not in texts:
                 message = f'no reflection of dialogue "{row.dialogue_id}" has this text'
             elif (stage_id, context_id) not in batches:
                 message = f'dialogue "{row.dialogue_id}" has no batch in stage {row.stage!r}'

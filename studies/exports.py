@@ -249,13 +249,15 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             pk: json.dumps([{t["role"]: t["text"]} for t in turns], ensure_ascii=False)
             for pk, turns in DialogueContext.objects.filter(study=study).values_list("id", "turns")
         }
-    extra = [(s, b) for s, b in categories if s not in PUBLISHED_CATEGORY_COLUMNS]
+    # One cell per category column of the header: the published format always has
+    # the five columns of BRIEF §6, empty where the study lacks that category.
+    bits = dict(categories)
     column_categories = (
         categories
         if options.fmt == "full"
         else [
-            *((s, b) for s, b in categories if s in PUBLISHED_CATEGORY_COLUMNS),
-            *extra,
+            *((slug, bits.get(slug)) for slug in PUBLISHED_CATEGORY_COLUMNS),
+            *((s, b) for s, b in categories if s not in PUBLISHED_CATEGORY_COLUMNS),
         ]
     )
     for row in _queryset(study=study, options=options).iterator(chunk_size=CHUNK_SIZE):
@@ -276,7 +278,9 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             mee_bit,
             empathy,
         ) = row[: len(_FIELDS)]
-        chosen = [YES if flags & (1 << bit) else "" for _, bit in column_categories]
+        chosen = [
+            YES if bit is not None and flags & (1 << bit) else "" for _, bit in column_categories
+        ]
         answer = YES if coherent else NO
         mee = slug_of_bit.get(mee_bit, "") if mee_bit is not None else ""
         if options.fmt == "published":

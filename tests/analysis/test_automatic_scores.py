@@ -783,3 +783,35 @@ def test_example_scores_import_into_the_demo_study(db):
     out = StringIO()
     call_command("import_scores", "demo", str(EXAMPLES / "scores.csv"), stdout=out)
     assert "Nothing to import" in out.getvalue()
+
+
+def test_scores_match_texts_kept_exactly_by_the_published_import(db):
+    """import_annotations stores texts exactly (spaces, a leading "="); a scores file
+    giving those texts, or their export-escaped form, matches them."""
+    import io
+
+    from analysis.importers import automatic_scores_import
+    from analysis.models import AutomaticScore
+    from studies.models import Study
+    from studies.published import annotations_import
+
+    context = '[{""therapist"": ""Hi.""}, {""client"": ""Fine.""}]'
+    header = (
+        "annomi_dialogue_id,stage,dialogue_context,reflection_source,reflection,annotator,"
+        "coherent_and_context_consistent,dialogue_contradicting,malformed,off_topic,"
+        "on_topic_but_unverifiable,parroting\r\n"
+    )
+    published = header + (
+        f'd1,S1,"{context}",Human,"  So you feel ok. ",Expert 1,Yes,,,,,\r\n'
+        f'd1,S1,"{context}",GPT-2,\'=SUM(A1),Expert 1,No,,Yes,,,\r\n'
+    )
+    annotations_import(path_or_file=io.StringIO(published), study_slug="exact")
+    study = Study.objects.get(slug="exact")
+    scores = (
+        "stage,annomi_dialogue_id,reflection,evaluator,score\r\n"
+        'S1,d1,"  So you feel ok. ",BLEU,0.5\r\n'
+        "S1,d1,'=SUM(A1),BLEU,0.1\r\n"
+    )
+    automatic_scores_import(study=study, file=scores.encode())
+    stored = dict(AutomaticScore.objects.values_list("reflection__text", "score"))
+    assert stored == {"  So you feel ok. ": 0.5, "=SUM(A1)": 0.1}

@@ -475,3 +475,47 @@ def test_admin_action_redirects_one_study_to_its_download(annotated_study, admin
         follow=True,
     )
     assert "Choose exactly one study to export." in response.content.decode()
+
+
+def test_published_rows_stay_aligned_when_the_study_lacks_a_default_category(db):
+    """A study whose categories differ from the five defaults: every row has one cell
+    per header column, the missing category's column is empty, and the extra category
+    follows as its own column."""
+    study = study_create(
+        slug="custom", title="Custom", stages=[("S", timedelta(0))], groups=["Expert"],
+        information_sheet="i", consent_text="c", overlap_k=1,
+    )  # fmt: skip
+    study.categories.filter(slug="dialogue_contradicting").delete()
+    study.categories.create(slug="unsafe", label="Unsafe", definition="Harmful advice.", bit=9)
+    doc = {
+        "contexts": [
+            {
+                "id": "d1",
+                "turns": [{"role": "client", "text": "Hello."}],
+                "human_reflection": "You say hello.",
+                "synthetic": [{"stage": "S", "source": "GPT-2", "text": "Buy shares."}],
+                "attention_checks": [{"text": "Bananas are yellow."}],
+            }
+        ]
+    }
+    materials_import(study=study, content=json.dumps(doc), fmt="json")
+    (annotator,) = annotators_create(group=study.groups.get(), count=1)
+    assignment = assignment_create(annotator=annotator, batch=study.stages.get().batches.get())
+    for reflection in assignment.batch.reflections.all():
+        answer = (
+            Answer(
+                coherent=False, categories=frozenset({"malformed", "unsafe"}), most_evident="unsafe"
+            )
+            if reflection.text == "Buy shares."
+            else Answer(coherent=False, categories=frozenset({"off_topic"}))
+        )
+        judgement_record(assignment=assignment, reflection=reflection, answer=answer)
+    assignment_submit(assignment=assignment)
+
+    rows = rows_of(export_text(study))
+    header = rows[0]
+    assert header == [*EXPECTED_PUBLISHED[0], "unsafe"]
+    assert all(len(row) == len(header) for row in rows)
+    record = dict(zip(header, next(r for r in rows if r[4] == "Buy shares."), strict=True))
+    assert record["dialogue_contradicting"] == ""
+    assert (record["malformed"], record["unsafe"], record["off_topic"]) == ("Yes", "Yes", "")
