@@ -231,10 +231,14 @@ def report_build(
             groups[group] = {
                 "stages": stages,
                 "human_cross_stage": [
-                    metrics.cross_stage_shift(judgements=human, stage_from=a, stage_to=b)
+                    metrics.cross_stage_shift(
+                        judgements=human, stage_from=a, stage_to=b, recurring="is_recurring"
+                    )
                     for a, b in itertools.pairwise(group_stages)
                 ],
-                "annotators": metrics.annotator_consistency(judgements=human, stages=group_stages),
+                "annotators": metrics.annotator_consistency(
+                    judgements=human, stages=group_stages, recurring="is_recurring"
+                ),
             }
         inter_group = _inter_group(data, stage_order, resamples=resamples, seed=seed)
         report_progress((done + 1) / total_steps)

@@ -114,9 +114,10 @@ def mee_labels(
       hallucination categories → ``hallucinatory``); selections and MEEs are
       mapped before anything else, unmapped slugs stay themselves.
     * ``consensus``: where the item's raters share selected categories (every
-      rater of the item selected them), a rater whose MEE is not one of those
-      gets the shared category most often named as MEE on the item (ties: the
-      first in ``categories`` order); a rater whose MEE already is shared keeps it.
+      rater of the item selected them), every rater's MEE becomes one shared
+      category: the one most often named as MEE on the item (ties: the first in
+      ``categories`` order), BRIEF §5's "a category that all annotators of the
+      item selected".
 
     Returns a Series aligned with ``judgements`` (object dtype, NaN = none).
     """
@@ -151,8 +152,7 @@ def mee_labels(
     per_row = np.where(shared, named_counts[item_codes], -1)
     has_shared = shared.any(axis=1)
     replacement = np.asarray(labels, dtype=object)[per_row.argmax(axis=1)]
-    own_is_shared = (own >= 0) & shared[np.arange(len(own)), np.maximum(own, 0)]
-    adjusted = np.where(has_shared & ~own_is_shared, replacement, result.to_numpy())
+    adjusted = np.where(has_shared, replacement, result.to_numpy())
     return pd.Series(adjusted, index=judgements.index, dtype=object).where(
         pd.notna(adjusted), np.nan
     )
@@ -343,11 +343,23 @@ def coherent_rate_test(
     }
 
 
-def recurrence_free(*, judgements: pd.DataFrame, rater: str, item: str, stage: str) -> pd.DataFrame:
+def recurrence_free(
+    *,
+    judgements: pd.DataFrame,
+    rater: str,
+    item: str,
+    stage: str,
+    recurring: str | None = None,
+) -> pd.DataFrame:
     """Drop every judgement of an (annotator, reflection) pair judged in more
-    than one of the stages present (the recurrence-free view of BRIEF §5)."""
+    than one of the stages present (the recurrence-free view of BRIEF §5), and,
+    with ``recurring`` (a boolean column: the annotator had met the reflection
+    before, in work not counted here, e.g. a rejected batch), the flagged rows."""
     stages_seen = judgements.groupby([rater, item])[stage].transform("nunique")
-    return judgements.loc[stages_seen < 2]
+    keep = stages_seen < 2
+    if recurring is not None:
+        keep &= ~judgements[recurring].fillna(False).astype(bool)
+    return judgements.loc[keep]
 
 
 def cross_stage_shift(
@@ -359,6 +371,7 @@ def cross_stage_shift(
     item: str = "item",
     stage: str = "stage",
     coherent: str = "coherent",
+    recurring: str | None = None,
 ) -> dict[str, Any]:
     """Shift in how one group judges the human reflections between two stages.
 
@@ -384,7 +397,9 @@ def cross_stage_shift(
         "to": stage_to,
         "all": coherent_rate_test(judgements=pair, by=stage, coherent=coherent, order=order),
         "recurrence_free": coherent_rate_test(
-            judgements=recurrence_free(judgements=pair, rater=rater, item=item, stage=stage),
+            judgements=recurrence_free(
+                judgements=pair, rater=rater, item=item, stage=stage, recurring=recurring
+            ),
             by=stage,
             coherent=coherent,
             order=order,
@@ -405,6 +420,7 @@ def annotator_consistency(
     item: str = "item",
     stage: str = "stage",
     coherent: str = "coherent",
+    recurring: str | None = None,
 ) -> dict[str, dict[str, Any]]:
     """Per annotator, over their judgements of human reflections (BRIEF §5):
 
@@ -413,7 +429,9 @@ def annotator_consistency(
       (null when none recurred); ``n_recurring`` how many;
     * ``nonrecurring_human_coherent_rate``: per stage, the share of the human
       reflections they judged in that stage only that they called coherent
-      (null for a stage without any); ``n_nonrecurring`` the counts.
+      (null for a stage without any); ``n_nonrecurring`` the counts. With
+      ``recurring`` (a boolean column), flagged rows are not "judged in that stage
+      only": the annotator had met the reflection before in work not counted here.
     """
     if judgements.empty:
         return {}
@@ -422,11 +440,14 @@ def annotator_consistency(
     per_pair = frame.groupby([rater, item]).agg(
         n_stages=(stage, "nunique"), n_yes=(coherent, "sum"), n=(coherent, "size")
     )
-    recurring = per_pair.loc[per_pair["n_stages"] > 1]
-    identical = (recurring["n_yes"] == 0) | (recurring["n_yes"] == recurring["n"])
+    met_again = per_pair.loc[per_pair["n_stages"] > 1]
+    identical = (met_again["n_yes"] == 0) | (met_again["n_yes"] == met_again["n"])
     rec = identical.groupby(level=0).agg(["sum", "size"])
     once = frame.join(per_pair["n_stages"], on=[rater, item])
-    once = once.loc[once["n_stages"] == 1]
+    once_only = once["n_stages"] == 1
+    if recurring is not None:
+        once_only &= ~judgements[recurring].fillna(False).astype(bool).to_numpy()
+    once = once.loc[once_only]
     per_stage = once.groupby([rater, stage])[coherent].agg(["mean", "size"])
     names = sorted(frame[rater].unique(), key=str)
     n_rec = rec["size"].reindex(names, fill_value=0)

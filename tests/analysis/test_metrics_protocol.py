@@ -309,14 +309,14 @@ def test_mee_labels_consensus_after_merging():
 
 def test_mee_consensus_replacement_is_the_shared_category_most_often_named():
     # All four selected M and P. a named P, b named P, c named M; d also selected O
-    # and named it. O is not shared → d gets the most named shared category:
-    # P (2 times) over M (1 time), although M comes first in category order.
-    # a, b and c keep their own (shared) MEE: c stays M.
+    # and named it. Shared: M and P → every rater gets the shared category most
+    # often named: P (2 times) over M (1 time), although M comes first in category
+    # order; c's M is replaced too (BRIEF §5: each MEE by a category all selected).
     frame = judgements(
         [(1, "a", "MP", "P"), (1, "b", "MP", "P"), (1, "c", "MP", "M"), (1, "d", "MPO", "O")]
     )
     labels = metrics.mee_labels(judgements=frame, categories=CATS, consensus=True)
-    assert labels.tolist() == ["parroting", "parroting", "malformed", "parroting"]
+    assert labels.tolist() == ["parroting"] * 4
 
 
 @pytest.mark.parametrize(
@@ -333,7 +333,7 @@ def test_mee_consensus_tie_goes_to_the_first_category_in_order(categories, expec
         categories=categories,
     )
     labels = metrics.mee_labels(judgements=frame, categories=categories, consensus=True)
-    assert labels.tolist() == ["malformed", "parroting", expected]
+    assert labels.tolist() == [expected] * 3
 
 
 def test_mee_consensus_with_no_mee_named_on_the_item_takes_the_first_shared_category():
@@ -375,8 +375,7 @@ def reference_mee_labels(frame, *, consensus: bool, merge) -> list:
             most = max(named.values())
             replacement = next(lab for lab in labels if named.get(lab) == most)
             for index in group.index:
-                if mees[index] not in shared:
-                    adjusted[index] = replacement
+                adjusted[index] = replacement
     return [adjusted[i] for i in frame.index]
 
 
@@ -1182,3 +1181,31 @@ def test_no_protocol_measure_returns_nan_on_degenerate_random_studies(
             metrics.annotator_consistency(judgements=study, stages=["s1", "s2"]),
         ]
     assert_strict_json(results)
+
+
+def test_recurring_flag_drops_reflections_met_in_work_not_counted():
+    # A judged R in stage S1 in a batch later rejected (not in the data), then R in
+    # S2 (flagged recurring when handed out). B judged R only in S2, unflagged.
+    frame = pd.DataFrame(
+        {
+            "rater": ["A", "B", "A"],
+            "item": ["R", "R", "Q"],
+            "stage": ["S2", "S2", "S1"],
+            "coherent": [True, False, True],
+            "recurring": [True, False, False],
+        }
+    )
+    kept = metrics.recurrence_free(
+        judgements=frame, rater="rater", item="item", stage="stage", recurring="recurring"
+    )
+    assert kept[["rater", "item"]].values.tolist() == [["B", "R"], ["A", "Q"]]
+    # Without the flag column the row would count as first seen.
+    assert len(metrics.recurrence_free(judgements=frame, rater="rater", item="item",
+                                       stage="stage")) == 3  # fmt: skip
+    result = metrics.annotator_consistency(
+        judgements=frame, stages=["S1", "S2"], recurring="recurring"
+    )
+    # A's only non-recurring human judgement is Q in S1; R in S2 is not "S2 only".
+    assert result["A"]["nonrecurring_human_coherent_rate"] == {"S1": 1.0, "S2": None}
+    assert result["A"]["recurring_identical_rate"] is None  # nothing to compare
+    assert result["B"]["nonrecurring_human_coherent_rate"] == {"S1": None, "S2": 0.0}
