@@ -187,6 +187,14 @@ CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=20 
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=25 * 60)
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+# A task taken by a worker that then vanished (killed with its whole machine, so it
+# could not hand the message back) goes to another worker after this many seconds.
+# Must exceed the hard time limit, or a long run would be handed out twice; the
+# fault drills (tests/drills) make it short. kombu's default is one hour.
+# https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout
+CELERY_BROKER_TRANSPORT_OPTIONS = {
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+}
 # https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html
 CELERY_BEAT_SCHEDULE = {
     "expire-overdue-assignments": {
@@ -209,6 +217,9 @@ CELERY_BEAT_SCHEDULE = {
 # real broker, so the in-process demo does not compute reports inside page requests.
 ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
 ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
+
+# Benchmarks only (bench/load): mounts /bench/floor/, one INSERT per POST, CSRF-exempt.
+BENCH_FLOOR_VIEW = env.bool("BENCH_FLOOR_VIEW", default=False)
 
 
 LOGGING = {

@@ -1,3 +1,4 @@
+from django.conf import settings
 from django.contrib import admin
 from django.urls import include, path
 
@@ -11,3 +12,8 @@ urlpatterns = [
     path("dashboard/", include("analysis.urls")),
     path("", include("studies.urls")),
 ]
+
+if settings.BENCH_FLOOR_VIEW:  # benchmarks only: see annotation_site/bench_views.py
+    from annotation_site.bench_views import floor
+
+    urlpatterns.insert(0, path("bench/floor/", floor, name="bench-floor"))

@@ -47,6 +47,7 @@ from studies.services import (
     judgement_record,
 )
 from tests.conftest import materials_doc
+from tests.studies.assignment_rules import assignment_rule_violations
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -172,28 +173,8 @@ def submit_in_parallel(work: list[tuple[Assignment, datetime]]) -> None:
 
 
 def assert_assignment_rules(study) -> None:
-    assignments = Assignment.objects.filter(stage__study=study)
-    active = assignments.filter(status__in=ACTIVE)
-
-    over_k = active.values("batch", "group").annotate(n=Count("pk")).filter(n__gt=K)
-    assert not over_k.exists(), list(over_k)
-    over_m = active.values("annotator", "stage").annotate(n=Count("pk")).filter(n__gt=M)
-    assert not over_m.exists(), list(over_m)
-    two_open = (
-        assignments.filter(status__in=OPEN)
-        .values("annotator")
-        .annotate(n=Count("pk"))
-        .filter(n__gt=1)
-    )
-    assert not two_open.exists(), list(two_open)
-    context_twice = (
-        assignments.values("annotator", "stage", "batch__context")
-        .annotate(n=Count("pk"))
-        .filter(n__gt=1)
-    )
-    assert not context_twice.exists(), list(context_twice)
-    bad_slots = active.filter(Q(group_slot__gt=K) | Q(annotator_slot__gt=M))
-    assert not bad_slots.exists()
+    violations = assignment_rule_violations(study, k=K, m=M)
+    assert not any(violations.values()), {rule: rows for rule, rows in violations.items() if rows}
 
 
 def test_many_simultaneous_claims_never_exceed_overlap_or_workload(study):

@@ -1,0 +1,144 @@
+"""Shared by bench/load and bench/claims: a private PostgreSQL database and a study
+with realistic materials and annotators.
+
+Call ``django_setup`` before importing anything from the project's apps.
+"""
+
+import json
+import os
+import random
+import time
+from datetime import timedelta
+from urllib.parse import urlsplit, urlunsplit
+
+SHARED_DATABASES = {"postgres", "test_postgres", "template0", "template1"}
+
+CLIENT_LINES = [
+    "I keep telling myself I'll cut down, but then Friday comes and it-it just happens.",
+    "My wife says I'm not the same person when I've been drinking, and I guess she's right.",
+    "Work has been a mess since they changed the shifts, I barely sleep.",
+    "I don't know, I think I'm fine most days, it's only when I'm alone.",
+    "The doctor said my blood pressure is up again and I should do something about it.",
+    "I tried the gum for a week, and then I just, whatever, I went back.",
+]
+THERAPIST_LINES = [
+    "What do you make of that?",
+    "Tell me more about what Fridays are like for you.",
+    "It sounds like that has been on your mind a lot.",
+    "How would you like things to be different?",
+    "What have you tried so far?",
+]
+
+
+def database_url_with_name(url: str, name: str) -> str:
+    parts = urlsplit(url)
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def database_recreate(url: str) -> None:
+    """Drop and create the database named in ``url`` (PostgreSQL), through the
+    server's ``postgres`` maintenance database. Refuses shared databases."""
+    import psycopg
+
+    name = urlsplit(url).path.lstrip("/")
+    if not name or name in SHARED_DATABASES:
+        raise SystemExit(f"refusing to recreate the shared database {name!r}: name another one")
+    with psycopg.connect(database_url_with_name(url, "postgres"), autocommit=True) as conn:
+        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
+        conn.execute(f'CREATE DATABASE "{name}"')
+
+
+def django_setup(database_url: str, **env: str) -> None:
+    os.environ["DATABASE_URL"] = database_url
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+    os.environ.setdefault("ANALYSIS_AUTO_RUN", "false")
+    os.environ.update(env)
+    import django
+
+    django.setup()
+
+
+def materials_document(n_contexts: int, stages: list[str], *, synthetic: int = 7) -> dict:
+    """A materials document shaped like the published studies: about 14 turns per
+    context, one human reflection, ``synthetic`` candidates per stage."""
+    rng = random.Random(n_contexts)
+    contexts = []
+    for i in range(1, n_contexts + 1):
+        turns = []
+        for t in range(14):
+            role = "therapist" if t % 2 == 0 else "client"
+            line = rng.choice(THERAPIST_LINES if role == "therapist" else CLIENT_LINES)
+            turns.append({"role": role, "text": f"{line} ({i}.{t})"})
+        contexts.append(
+            {
+                "id": f"dlg-{i}",
+                "turns": turns,
+                "human_reflection": f"You are worried that things are slipping again ({i}).",
+                "synthetic": [
+                    {
+                        "stage": stage,
+                        "source": stage.split()[0],
+                        "text": f"It sounds like {rng.choice(CLIENT_LINES).lower()} ({i}/{j})",
+                        "generation": {"model": stage.split()[0].lower(), "decoding": "nucleus"},
+                    }
+                    for stage in stages
+                    for j in range(synthetic)
+                ],
+            }
+        )
+    return {"contexts": contexts}
+
+
+def study_build(
+    *,
+    slug: str,
+    n_contexts: int,
+    per_group: int,
+    k: int = 3,
+    m: int = 5,
+    stage_wait: timedelta = timedelta(0),
+    consented_at=None,
+    synthetic: int = 7,
+    log=print,
+):
+    """An open study with two stages (the second after ``stage_wait``), two groups,
+    ``n_contexts`` contexts and ``per_group`` annotators per group. With
+    ``consented_at``, the annotators have consented and done the tutorial."""
+    from studies.importers import materials_import
+    from studies.models import Annotator, Study
+    from studies.services import annotators_create, consent_version_current, study_create
+
+    started = time.monotonic()
+    stages = ["GPT-2 stage", "GPT-3 stage"]
+    study = study_create(
+        slug=slug,
+        title=f"Benchmark {slug}",
+        stages=[(stages[0], timedelta(0)), (stages[1], stage_wait)],
+        groups=["Layperson", "Expert"],
+        information_sheet="What the study is about.",
+        consent_text="I agree to take part.",
+        tutorial_intro="How it works.",
+        overlap_k=k,
+        batches_per_stage=m,
+        seed=2024,
+    )
+    document = json.dumps(materials_document(n_contexts, stages, synthetic=synthetic))
+    materials_import(study=study, content=document, fmt="json")
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
+    for group in study.groups.all():
+        left = per_group
+        while left:
+            annotators_create(group=group, count=min(left, 1000))
+            left -= min(left, 1000)
+    if consented_at is not None:
+        Annotator.objects.filter(study=study).update(
+            consented_version=consent_version_current(study=study),
+            consented_at=consented_at,
+            tutorial_completed_at=consented_at,
+        )
+    study.refresh_from_db()
+    log(
+        f"study {slug}: {n_contexts} contexts, {2 * per_group} annotators, k={k}, m={m} "
+        f"({time.monotonic() - started:.1f} s)"
+    )
+    return study

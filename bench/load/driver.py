@@ -1,0 +1,274 @@
+"""Virtual annotators for the load benchmark: asyncio + httpx, one cookie jar each.
+
+Each follows the invitation link, consents (POST with the CSRF token), completes the
+tutorial, claims a batch, then per item: the item page ("show next item") and the
+answer ("save judgement"), reviews and submits the batch, claims the next. In
+``htmx`` mode (a browser with JavaScript, what annotators use) the answer is an htmx
+POST whose response is the next item's panel, so "show next item" is the full item
+page that opens each batch; in ``plain`` mode (no JavaScript) the answer is a form
+POST redirecting to the next item's page, fetched as "show next item". No think
+time: each virtual annotator sends its next request as soon as the last one answered.
+"""
+
+import asyncio
+import math
+import random
+import re
+import time
+from collections import defaultdict
+from dataclasses import dataclass, field
+
+import httpx
+
+CATEGORIES = (
+    "malformed",
+    "dialogue_contradicting",
+    "parroting",
+    "off_topic",
+    "on_topic_but_unverifiable",
+)
+ITEM_URL = re.compile(r"/s/[\w-]+/b/(\d+)/(\d+)/")
+OF_ITEMS = re.compile(rb"Response candidate (\d+) of (\d+)")
+VERSION = re.compile(rb'name="version" value="(\d+)"')
+
+SAVE, SHOW = "save judgement", "show next item"
+FLOOR = "floor INSERT"
+
+
+class Failed(Exception):
+    """A response that is not what the page should answer (counted as an error)."""
+
+
+def percentile(values: list[float], q: float) -> float | None:
+    if not values:
+        return None
+    ordered = sorted(values)
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+
+
+@dataclass
+class Stats:
+    latencies: dict[str, list[float]] = field(default_factory=lambda: defaultdict(list))
+    errors: dict[str, int] = field(default_factory=lambda: defaultdict(int))
+    error_samples: list[str] = field(default_factory=list)
+
+    def error(self, kind: str, message: str) -> None:
+        self.errors[kind] += 1
+        if len(self.error_samples) < 10:
+            self.error_samples.append(f"{kind}: {message}"[:500])
+
+    def row(self, kind: str, seconds: float) -> dict:
+        values = self.latencies.get(kind, [])
+        return {
+            "request": kind,
+            "count": len(values),
+            "errors": self.errors.get(kind, 0),
+            "rps": len(values) / seconds if seconds else 0.0,
+            "p50_ms": percentile(values, 50),
+            "p95_ms": percentile(values, 95),
+            "p99_ms": percentile(values, 99),
+        }
+
+
+def answer_body(rng: random.Random, *, mode: str) -> dict:
+    """What the item form posts: Yes + rating, or No + categories (+ most evident)."""
+    body: dict = {"seconds_spent": f"{rng.uniform(4, 40):.1f}" if mode == "htmx" else ""}
+    body["form_mode"] = "js" if mode == "htmx" else "plain"
+    if rng.random() < 0.6:
+        body.update(coherent="yes", empathy=str(rng.randint(1, 5)))
+    else:
+        chosen = rng.sample(CATEGORIES, rng.choice((1, 1, 2, 3)))
+        body.update(coherent="no", categories=chosen)
+        if len(chosen) > 1:
+            body["most_evident"] = rng.choice(chosen)
+    return body
+
+
+class VirtualAnnotator:
+    def __init__(self, base_url: str, slug: str, tokens: list[str], stats_ref, mode: str, seed):
+        self.base, self.slug, self.tokens, self.mode = base_url, slug, tokens, mode
+        self.stats_ref = stats_ref  # a one-item list: the current level's Stats
+        self.rng = random.Random(seed)
+        self.client: httpx.AsyncClient | None = None
+        self.assignment: int | None = None
+        self.number = 0
+        self.n_items = 0
+        self.ready = False  # signed in, consented, tutorial done
+
+    @property
+    def stats(self) -> Stats:
+        return self.stats_ref[0]
+
+    def csrf(self) -> str:
+        return self.client.cookies.get("csrftoken", "")
+
+    async def request(self, kind, method, url, *, expect=(200,), **kwargs) -> httpx.Response:
+        started = time.perf_counter()
+        try:
+            response = await self.client.request(method, url, **kwargs)
+        except httpx.HTTPError as exc:
+            self.stats.error(kind, f"{method} {url}: {exc!r}")
+            raise Failed(kind) from exc
+        elapsed = (time.perf_counter() - started) * 1000
+        if response.status_code not in expect:
+            self.stats.error(kind, f"{method} {url}: HTTP {response.status_code}")
+            raise Failed(kind)
+        self.stats.latencies[kind].append(elapsed)
+        return response
+
+    async def sign_up(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+        self.client = httpx.AsyncClient(base_url=self.base, timeout=30)
+        self.assignment = None
+        token = self.tokens.pop()
+        await self.request("sign-up", "GET", f"/i/{token}/", expect=(302,))
+        page = await self.request("sign-up", "GET", f"/s/{self.slug}/consent/")
+        version = VERSION.search(page.content)
+        if not version:
+            self.stats.error("sign-up", "consent page without a version")
+            raise Failed("sign-up")
+        data = {"csrfmiddlewaretoken": self.csrf(), "version": version[1].decode(), "agree": "on"}
+        await self.request("sign-up", "POST", f"/s/{self.slug}/consent/", data=data, expect=(302,))
+        await self.request("sign-up", "GET", f"/s/{self.slug}/tutorial/")
+        data = {"csrfmiddlewaretoken": self.csrf()}
+        await self.request("sign-up", "POST", f"/s/{self.slug}/tutorial/", data=data, expect=(302,))
+        self.ready = True
+
+    async def claim(self) -> None:
+        await self.request("home", "GET", f"/s/{self.slug}/")
+        data = {"csrfmiddlewaretoken": self.csrf()}
+        response = await self.request(
+            "claim batch", "POST", f"/s/{self.slug}/start/", data=data, expect=(200, 302)
+        )
+        location = response.headers.get("location", "")
+        if location.endswith("/done/"):
+            self.ready = False  # finished every stage: the next one signs up
+            return
+        match = re.search(r"/b/(\d+)/$", location)
+        if response.status_code != 302 or not match:
+            self.stats.error("claim batch", f"no batch: HTTP {response.status_code} {location}")
+            raise Failed("claim batch")
+        self.assignment = int(match[1])
+        response = await self.request("open batch", "GET", location, expect=(302,))
+        item = ITEM_URL.search(response.headers["location"])
+        self.number = int(item[2])
+        await self.show()
+
+    async def show(self) -> None:
+        url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
+        response = await self.request(SHOW, "GET", url)
+        found = OF_ITEMS.search(response.content)
+        if not found or int(found[1]) != self.number:
+            self.stats.error(SHOW, f"{url}: not the item page")
+            raise Failed(SHOW)
+        self.n_items = int(found[2])
+
+    async def save(self) -> None:
+        url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
+        body = answer_body(self.rng, mode=self.mode)
+        body["csrfmiddlewaretoken"] = self.csrf()
+        last = self.number == self.n_items
+        if self.mode == "htmx":
+            headers = {
+                "HX-Request": "true",
+                "HX-Target": "item-panel",
+                "HX-Current-URL": self.base + url,
+                "X-CSRFToken": self.csrf(),
+            }
+            response = await self.request(
+                SAVE, "POST", url, data=body, headers=headers, expect=(204,) if last else (200,)
+            )
+            if last:
+                if "review/" not in response.headers.get("HX-Redirect", ""):
+                    self.stats.error(SAVE, f"{url}: no HX-Redirect to the review")
+                    raise Failed(SAVE)
+                self.number = 0
+                return
+            found = OF_ITEMS.search(response.content)
+            if not found or int(found[1]) != self.number + 1:
+                self.stats.error(SAVE, f"{url}: the answer did not lead to the next item")
+                raise Failed(SAVE)
+            self.number += 1
+            return
+        response = await self.request(SAVE, "POST", url, data=body, expect=(302,))
+        location = response.headers["location"]
+        if last:
+            self.number = 0
+            return
+        if f"/{self.number + 1}/?saved=1" not in location:
+            self.stats.error(SAVE, f"{url}: redirected to {location}")
+            raise Failed(SAVE)
+        self.number += 1
+        await self.show()
+
+    async def submit(self) -> None:
+        url = f"/s/{self.slug}/b/{self.assignment}/review/"
+        await self.request("review + submit", "GET", url)
+        data = {"csrfmiddlewaretoken": self.csrf()}
+        await self.request("review + submit", "POST", url, data=data, expect=(302,))
+        self.assignment = None
+
+    async def step(self) -> None:
+        """One request-ful step of the annotator's life."""
+        if not self.ready:
+            await self.sign_up()
+        elif self.assignment is None:
+            await self.claim()
+        elif self.number == 0:
+            await self.submit()
+        else:
+            await self.save()
+
+    async def run_until(self, deadline: float) -> None:
+        while time.perf_counter() < deadline:
+            try:
+                await self.step()
+            except Failed:
+                # Start over cleanly with a new identity after an error.
+                self.ready = False
+            except IndexError:
+                self.stats.error("sign-up", "no invitation tokens left")
+                return
+
+    async def close(self) -> None:
+        if self.client is not None:
+            await self.client.aclose()
+
+
+async def floor_until(client: httpx.AsyncClient, stats: Stats, deadline: float, seed) -> None:
+    rng = random.Random(seed)
+    while time.perf_counter() < deadline:
+        body = answer_body(rng, mode="htmx")
+        body["csrfmiddlewaretoken"] = "x" * 64
+        started = time.perf_counter()
+        try:
+            response = await client.post("/bench/floor/", data=body)
+        except httpx.HTTPError as exc:
+            stats.error(FLOOR, repr(exc))
+            continue
+        if response.status_code != 204:
+            stats.error(FLOOR, f"HTTP {response.status_code}")
+            continue
+        stats.latencies[FLOOR].append((time.perf_counter() - started) * 1000)
+
+
+async def run_level(annotators: list[VirtualAnnotator], stats_ref, duration: float) -> float:
+    stats_ref[0] = Stats()
+    started = time.perf_counter()
+    await asyncio.gather(*(a.run_until(started + duration) for a in annotators))
+    return time.perf_counter() - started
+
+
+async def run_floor(base_url: str, concurrency: int, duration: float) -> tuple[Stats, float]:
+    stats = Stats()
+    clients = [httpx.AsyncClient(base_url=base_url, timeout=30) for _ in range(concurrency)]
+    started = time.perf_counter()
+    try:
+        await asyncio.gather(
+            *(floor_until(c, stats, started + duration, i) for i, c in enumerate(clients))
+        )
+    finally:
+        for c in clients:
+            await c.aclose()
+    return stats, time.perf_counter() - started

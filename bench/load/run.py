@@ -1,0 +1,312 @@
+"""Annotator save path under load: gunicorn (production settings, DEBUG off) against
+PostgreSQL on 127.0.0.1, driven by virtual annotators (bench/load/driver.py).
+
+    python -m bench.load.run --concurrency 10 50 100 --duration 30
+
+Recreates its own database (default ``bench_load``), migrates, builds a study with
+enough contexts and invited annotators, collects static files, starts gunicorn with
+the bench-only floor view (``BENCH_FLOOR_VIEW=true``), waits until it answers, then
+for each concurrency level runs the annotators for ``--duration`` seconds and the
+floor (one INSERT per POST, ``annotation_site/bench_views.py``) at the same
+concurrency on the same server. Prints one table and checks the targets: no errors;
+at 50 annotators, save-judgement throughput at least half the floor's and p95 at most
+100 ms. Exits 1 when a target fails. See bench/load/README.md.
+"""
+
+import argparse
+import asyncio
+import json
+import logging
+import math
+import os
+import secrets
+import socket
+import subprocess
+import sys
+import tempfile
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+
+import httpx
+import psutil
+
+from bench.annotator_study import database_recreate, django_setup, study_build
+from bench.load.driver import FLOOR, SAVE, SHOW, Stats, VirtualAnnotator, run_floor, run_level
+
+ROOT = Path(__file__).resolve().parents[2]
+BIN = Path(sys.executable).parent
+SLUG = "load"
+TARGET_LEVEL, TARGET_RATIO, TARGET_P95_MS = 50, 0.5, 100.0
+KINDS = ("sign-up", "home", "claim batch", "open batch", SHOW, SAVE, "review + submit")
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def server_env(database_url: str, static_root: str) -> dict[str, str]:
+    env = dict(os.environ)
+    env.update(
+        DJANGO_DEBUG="false",
+        DJANGO_SECRET_KEY=secrets.token_urlsafe(40),
+        DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        DATABASE_URL=database_url,
+        DJANGO_STATIC_ROOT=static_root,
+        # Plain HTTP on loopback: secure-only cookies would never come back.
+        DJANGO_SECURE_COOKIES="false",
+        ANALYSIS_AUTO_RUN="false",
+        BENCH_FLOOR_VIEW="true",
+        DJANGO_LOG_LEVEL="WARNING",
+    )
+    env.pop("CELERY_BROKER_URL", None)
+    return env
+
+
+class Gunicorn:
+    """``gunicorn annotation_site.wsgi`` on a free loopback port, until closed."""
+
+    def __init__(self, env: dict[str, str], *, workers: int, worker_class: str, threads: int):
+        self.port = free_port()
+        self.url = f"http://127.0.0.1:{self.port}"
+        self.args = [
+            str(BIN / "gunicorn"), "annotation_site.wsgi",
+            "--bind", f"127.0.0.1:{self.port}",
+            "--workers", str(workers),
+            "--worker-class", worker_class,
+            "--threads", str(threads),
+            "--backlog", "2048",
+            "--log-level", "warning",
+        ]  # fmt: skip
+        self.env = env
+        self.process: subprocess.Popen | None = None
+
+    def __enter__(self) -> "Gunicorn":
+        self.process = subprocess.Popen(self.args, cwd=ROOT, env=self.env)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline:
+            if self.process.poll() is not None:
+                raise RuntimeError(f"gunicorn exited with {self.process.returncode}")
+            try:
+                if httpx.get(self.url + "/", timeout=2).status_code == 200:
+                    return self
+            except httpx.HTTPError:
+                pass
+            time.sleep(0.3)
+        self.__exit__()
+        raise RuntimeError("gunicorn did not answer within 60 s")
+
+    def processes(self) -> list[psutil.Process]:
+        master = psutil.Process(self.process.pid)
+        return [master, *master.children(recursive=True)]
+
+    def __exit__(self, *exc) -> None:
+        if self.process and self.process.poll() is None:
+            self.process.terminate()
+            try:
+                self.process.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+
+
+def cpu_seconds(processes: list[psutil.Process]) -> float:
+    total = 0.0
+    for p in processes:
+        try:
+            t = p.cpu_times()
+            total += t.user + t.system
+        except psutil.Error:
+            pass
+    return total
+
+
+def prepare(database_url: str, *, levels: list[int], duration: float, log=print):
+    """Fresh database, migrations, the floor's table and a study sized for the run."""
+    database_recreate(database_url)
+    django_setup(database_url)
+    from django.core.management import call_command
+
+    from annotation_site.bench_views import floor_table_create
+    from studies.models import Annotator
+
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    call_command("migrate", verbosity=0)
+    floor_table_create()
+    # Every virtual annotator needs a fresh identity after 10 batches (5 per stage);
+    # allow ~5 finished identities per second of run, which is more than 2 CPUs serve.
+    per_group = math.ceil((sum(levels) + 5 * duration * len(levels)) / 2)
+    contexts = math.ceil(1.1 * per_group * 5 / 3)
+    study_build(slug=SLUG, n_contexts=contexts, per_group=per_group, k=3, m=5, log=log)
+    tokens = list(Annotator.objects.order_by("-pk").values_list("access_token", flat=True))
+    from django.db import connections
+
+    connections.close_all()
+    return tokens
+
+
+def collectstatic(env: dict[str, str]) -> None:
+    subprocess.run(
+        [sys.executable, "manage.py", "collectstatic", "--noinput", "-v0"],
+        cwd=ROOT,
+        env=env,
+        check=True,
+    )
+
+
+def fmt(value, spec=".1f") -> str:
+    return "-" if value is None else format(value, spec)
+
+
+HEADER = f"{'annotators':>10}  {'request':<16}  {'count':>6}  {'errors':>6}  {'req/s':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'p99 ms':>7}"
+
+
+def format_row(level: int, row: dict) -> str:
+    return (
+        f"{level:>10}  {row['request']:<16}  {row['count']:>6}  {row['errors']:>6}  "
+        f"{fmt(row['rps']):>7}  {fmt(row['p50_ms']):>7}  {fmt(row['p95_ms']):>7}  "
+        f"{fmt(row['p99_ms']):>7}"
+    )
+
+
+async def drive(server: Gunicorn, tokens, args) -> list[dict]:
+    stats_ref = [Stats()]
+    annotators = [
+        VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i)
+        for i in range(max(args.concurrency))
+    ]
+    me = psutil.Process()
+    levels = []
+    try:
+        for level in args.concurrency:
+            cpu0 = (cpu_seconds(server.processes()), cpu_seconds([me]), psutil.cpu_times())
+            seconds = await run_level(annotators[:level], stats_ref, args.duration)
+            cpu1 = (cpu_seconds(server.processes()), cpu_seconds([me]), psutil.cpu_times())
+            stats = stats_ref[0]
+            floor_stats, floor_seconds = await run_floor(server.url, level, args.duration)
+            machine_busy = (
+                sum(cpu1[2]) - cpu1[2].idle - cpu1[2].iowait
+                - (sum(cpu0[2]) - cpu0[2].idle - cpu0[2].iowait)
+            )  # fmt: skip
+            rows = [stats.row(kind, seconds) for kind in KINDS if stats.latencies.get(kind)]
+            rows += [
+                {"request": kind, "count": 0, "errors": n, "rps": 0.0}
+                | {"p50_ms": None, "p95_ms": None, "p99_ms": None}
+                for kind, n in stats.errors.items()
+                if not stats.latencies.get(kind)
+            ]
+            rows.append(floor_stats.row(FLOOR, floor_seconds))
+            result = {
+                "annotators": level,
+                "seconds": seconds,
+                "rows": rows,
+                "cpu": {
+                    "gunicorn_cores": (cpu1[0] - cpu0[0]) / seconds,
+                    "driver_cores": (cpu1[1] - cpu0[1]) / seconds,
+                    "machine_busy_cores": machine_busy / seconds,
+                },
+                "error_samples": stats.error_samples + floor_stats.error_samples,
+            }
+            levels.append(result)
+            for row in rows:
+                print(format_row(level, row), flush=True)
+            cpu = result["cpu"]
+            result["load_average"] = os.getloadavg()[0]
+            print(
+                f"{'':>10}  CPU (cores busy): gunicorn {cpu['gunicorn_cores']:.2f}, driver "
+                f"{cpu['driver_cores']:.2f}, whole machine {cpu['machine_busy_cores']:.2f} of "
+                f"{psutil.cpu_count()}; load average {result['load_average']:.1f}",
+                flush=True,
+            )
+    finally:
+        for a in annotators:
+            await a.close()
+    return levels
+
+
+def check_targets(levels: list[dict]) -> list[tuple[str, bool]]:
+    checks = []
+    errors = sum(row["errors"] for level in levels for row in level["rows"])
+    checks.append((f"errors: {errors} (0 required)", errors == 0))
+    for level in levels:
+        if level["annotators"] != TARGET_LEVEL:
+            continue
+        rows = {row["request"]: row for row in level["rows"]}
+        save, floor = rows.get(SAVE), rows.get(FLOOR)
+        ratio = save["rps"] / floor["rps"] if save and floor and floor["rps"] else 0.0
+        checks.append(
+            (
+                f"at {TARGET_LEVEL}: save {save and save['rps']:.1f} req/s / floor "
+                f"{floor and floor['rps']:.1f} req/s = {ratio:.2f} (≥ {TARGET_RATIO} required)",
+                ratio >= TARGET_RATIO,
+            )
+        )
+        p95 = save["p95_ms"] if save else None
+        checks.append(
+            (
+                f"at {TARGET_LEVEL}: save p95 {fmt(p95)} ms (≤ {TARGET_P95_MS:.0f} ms required)",
+                p95 is not None and p95 <= TARGET_P95_MS,
+            )
+        )
+    return checks
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 50, 100])
+    parser.add_argument("--duration", type=float, default=30, help="seconds per level")
+    parser.add_argument("--mode", choices=("htmx", "plain"), default="htmx")
+    parser.add_argument(
+        "--workers", type=int, default=5, help="gunicorn workers (2 × cores + 1 on 2 cores)"
+    )
+    parser.add_argument("--worker-class", default="sync")
+    parser.add_argument("--threads", type=int, default=1)
+    parser.add_argument(
+        "--database-url",
+        default="postgres://postgres@127.0.0.1:5432/bench_load",
+        help="recreated by the run (never postgres/test_postgres)",
+    )
+    parser.add_argument("--json", help="also write the results to this file")
+    args = parser.parse_args(argv)
+    if args.duration > 120 or max(args.concurrency) > 200:
+        parser.error("keep runs bounded: --duration ≤ 120 s and ≤ 200 annotators")
+
+    command = "python -m bench.load.run " + " ".join(sys.argv[1:] if argv is None else argv)
+    tokens = prepare(args.database_url, levels=args.concurrency, duration=args.duration)
+    with tempfile.TemporaryDirectory(prefix="bench-load-static-") as static_root:
+        env = server_env(args.database_url, static_root)
+        collectstatic(env)
+        with Gunicorn(
+            env, workers=args.workers, worker_class=args.worker_class, threads=args.threads
+        ) as server:
+            print(
+                f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
+                f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
+                f"mode {args.mode}, {args.duration:.0f} s per level, no think time\n{HEADER}",
+                flush=True,
+            )
+            levels = asyncio.run(drive(server, tokens, args))
+    checks = check_targets(levels)
+    for text, ok in checks:
+        print(f"{'PASS' if ok else 'FAIL'}  {text}")
+    for level in levels:
+        for sample in level["error_samples"]:
+            print(f"  error at {level['annotators']}: {sample}", file=sys.stderr)
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump(
+                {
+                    "command": command,
+                    "date": datetime.now(UTC).isoformat(),
+                    "levels": levels,
+                    "checks": [{"check": t, "pass": ok} for t, ok in checks],
+                },
+                f,
+                indent=2,
+            )
+    return 0 if all(ok for _, ok in checks) else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

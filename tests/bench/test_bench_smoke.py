@@ -1,0 +1,74 @@
+"""The benchmarks at tiny size, so their code cannot rot (the real runs: bench/README.md).
+
+The measured commands run as subprocesses against the test database, so the data is
+committed (``transaction=True``) and flushed afterwards.
+"""
+
+import json
+
+import pytest
+from django.db import connection
+
+from bench.analysis.floor import floor_kappas
+from bench.analysis.run import bench_analysis_size, results_table
+from bench.common import database_url_of, results_write
+from bench.export.run import bench_export
+from bench.export.run import results_table as export_table
+from bench.generate import JUDGEMENTS_PER_CONTEXT, generate_study, study_validate
+from studies.models import Assignment, Judgement
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+
+def test_generated_study_is_valid_and_has_the_protocol_shape():
+    generated = generate_study(slug="smoke-gen", n_judgements=2000, agreement=0.8, seed=1)
+    assert abs(generated.n_judgements - 2000) <= JUDGEMENTS_PER_CONTEXT // 2
+    assert study_validate(study_id=generated.study_id) == []
+    judgements = Judgement.objects.filter(assignment__stage__study_id=generated.study_id)
+    assert judgements.count() == generated.n_judgement_rows
+    assert judgements.exclude(reflection__kind="attention_check").count() == generated.n_judgements
+    # Multi-category No answers, empathy on Yes, some recurring assignments.
+    assert judgements.filter(coherent=False, most_evident_bit__isnull=False).exists()
+    assert judgements.filter(coherent=True, empathy__isnull=False).exists()
+    assert any(
+        bin(flags).count("1") > 1 for flags in judgements.values_list("error_flags", flat=True)
+    )
+    assert Assignment.objects.filter(stage__study_id=generated.study_id, is_recurring=True).exists()
+    kappas = floor_kappas(study_id=generated.study_id)
+    assert len(kappas) == 4  # 2 groups × 2 stages
+    assert all(0.3 < fleiss < 0.95 for fleiss, _ in kappas.values())
+
+
+def test_analysis_benchmark_runs_and_reports(tmp_path):
+    generated = generate_study(slug="smoke-analysis", n_judgements=2000)
+    result = bench_analysis_size(
+        database_url=database_url_of(connection.settings_dict),
+        slug="smoke-analysis",
+        n_judgements=generated.n_judgements,
+        resamples=20,
+    )
+    assert result["judgements_in_report"] == generated.n_judgements
+    assert result["floor_cells"] == 4
+    assert result["targets"] is None  # targets apply from 1,000,000 judgements
+    assert result["peak_rss_mib"] > 0 and result["floor_s"] > 0
+    printed = results_table([result])
+    assert f"{generated.n_judgements:,}" in printed and "n/a" in printed
+    path = results_write("analysis-smoke", {"results": [result]}, directory=tmp_path)
+    assert json.loads(path.read_text())["results"][0]["size"] == generated.n_judgements
+
+
+def test_export_benchmark_files_agree(tmp_path):
+    generated = generate_study(slug="smoke-export", n_judgements=2000)
+    result = bench_export(
+        database_url=database_url_of(connection.settings_dict),
+        study_id=generated.study_id,
+        slug="smoke-export",
+        workdir=tmp_path,
+    )
+    assert result["rows"] == {
+        name: generated.n_judgements for name in ("floor", "command", "endpoint")
+    }
+    assert result["endpoint_identical_to_command"]
+    assert result["floor_rows_differing"] == 0
+    assert result["consistent"]
+    assert "GET endpoint (gunicorn)" in export_table(result)

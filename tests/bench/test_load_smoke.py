@@ -1,0 +1,75 @@
+"""bench/load at tiny size, so it cannot rot: the real gunicorn with production
+settings against the test database, two virtual annotators for a few seconds and the
+floor view; and the floor URL exists only when BENCH_FLOOR_VIEW is on."""
+
+import argparse
+import asyncio
+import importlib
+import logging
+
+import pytest
+from django.db import connection
+from django.urls import clear_url_caches
+
+from annotation_site.bench_views import FLOOR_TABLE, floor_table_create
+from bench.annotator_study import study_build
+from bench.load.driver import FLOOR, SAVE, SHOW
+from bench.load.run import HEADER, Gunicorn, check_targets, collectstatic, drive, server_env
+from studies.models import Annotator, Judgement
+
+
+def reload_urls():
+    import annotation_site.urls
+
+    importlib.reload(annotation_site.urls)
+    clear_url_caches()
+
+
+@pytest.fixture
+def floor_on(settings):
+    settings.BENCH_FLOOR_VIEW = True
+    reload_urls()
+    yield
+    settings.BENCH_FLOOR_VIEW = False
+    reload_urls()
+
+
+def test_floor_url_is_404_without_the_setting(client, db, settings):
+    assert settings.BENCH_FLOOR_VIEW is False
+    assert client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"}).status_code == 404
+
+
+@pytest.mark.postgres
+def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on):
+    floor_table_create()
+    assert client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"}).status_code == 204
+    with connection.cursor() as cursor:
+        cursor.execute(f"SELECT coherent, empathy FROM {FLOOR_TABLE}")
+        assert cursor.fetchall() == [(True, 4)]
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_load_run_at_tiny_size(tmp_path, capsys):
+    logging.getLogger("httpx").setLevel(logging.WARNING)
+    study_build(slug="load", n_contexts=6, per_group=3, k=3, m=5, synthetic=1, log=lambda _: None)
+    floor_table_create()
+    tokens = list(Annotator.objects.values_list("access_token", flat=True))
+    db = connection.settings_dict
+    url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
+    env = server_env(url, str(tmp_path / "static"))
+    collectstatic(env)
+    args = argparse.Namespace(concurrency=[2], duration=6.0, mode="htmx")
+    with Gunicorn(env, workers=2, worker_class="sync", threads=1) as server:
+        levels = asyncio.run(drive(server, tokens, args))
+    connection.close()
+
+    rows = {row["request"]: row for row in levels[0]["rows"]}
+    assert {SHOW, SAVE, FLOOR} <= rows.keys(), capsys.readouterr().out
+    assert rows[SAVE]["count"] > 0 and rows[FLOOR]["count"] > 0
+    assert all(row["errors"] == 0 for row in rows.values()), levels[0]["error_samples"]
+    assert Judgement.objects.count() >= rows[SAVE]["count"] - 2  # last ones may race the end
+    assert [ok for _, ok in check_targets(levels)] == [True]
+    out = capsys.readouterr().out
+    assert "save judgement" in out and "floor INSERT" in out
+    assert HEADER.split()[0] == "annotators"
