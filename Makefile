@@ -6,7 +6,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test lint format migrate serve worker beat screenshots clean
+.PHONY: install demo test drills lint format migrate serve worker beat screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -39,6 +39,11 @@ beat: install
 # need PostgreSQL or a broker are skipped with a reason.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
+
+# The fault drills (tests/drills, README "Fault drills"): they start private PostgreSQL,
+# Redis, gunicorn and Celery processes and kill them; never the shared services.
+drills: install
+	$(BIN)/python -m pytest tests/drills -m drill $(PYTEST_ARGS)
 
 lint: install
 	$(BIN)/ruff check .
