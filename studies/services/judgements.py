@@ -95,26 +95,37 @@ def study_category_bits(*, study_id: int) -> dict[str, int]:
 
 
 def judgement_record(
-    *, assignment: Assignment, reflection: Reflection, answer: Answer, now: datetime | None = None
+    *,
+    assignment: Assignment,
+    reflection: Reflection,
+    answer: Answer,
+    now: datetime | None = None,
+    categories: dict[str, int] | None = None,
 ) -> Judgement:
     """Save (or revise) one answer of an open assignment. Idempotent: saving the same
     answer twice leaves one row.
 
     An assignment past its deadline is expired first (and the answer refused). Locks
     the assignment row so a concurrent submit or expiry cannot slip in between the
-    status check and the write.
+    status check and the write. ``categories`` (slug → bit) spares a query when the
+    caller has read the study's categories already.
     """
     from .assignments import expire_if_overdue
 
     now = now or timezone.now()
-    expire_if_overdue(assignment_id=assignment.pk, now=now)
+    if assignment.expires_at is None or assignment.expires_at <= now:
+        # Past its deadline as the caller saw it: expire it in its own transaction, so
+        # the expiry stands although the answer is refused below.
+        expire_if_overdue(assignment_id=assignment.pk, now=now)
     with transaction.atomic():
         assignment = (
             Assignment.objects.select_for_update(of=("self",))
             .select_related("stage")
             .get(pk=assignment.pk)
         )
-        if assignment.status == Assignment.Status.EXPIRED:
+        if assignment.status == Assignment.Status.EXPIRED or (
+            assignment.status in Assignment.OPEN and assignment.expires_at <= now
+        ):
             raise ValidationError(
                 "The time for this batch ran out; answers can no longer be changed."
             )
@@ -127,19 +138,35 @@ def judgement_record(
             raise ValidationError(
                 {"reflection": "This response candidate is not part of this batch."}
             )
-        encoded = answer_encode(
-            answer=answer, categories=study_category_bits(study_id=assignment.stage.study_id)
-        )
-        judgement, _ = Judgement.objects.update_or_create(
-            assignment=assignment,
-            reflection=reflection,
-            defaults={
-                "coherent": encoded.coherent,
-                "error_flags": encoded.error_flags,
-                "most_evident_bit": encoded.most_evident_bit,
-                "empathy": encoded.empathy,
-                "seconds_spent": encoded.seconds_spent,
-            },
+        if categories is None:
+            categories = study_category_bits(study_id=assignment.stage.study_id)
+        encoded = answer_encode(answer=answer, categories=categories)
+        # One INSERT ... ON CONFLICT DO UPDATE (no SELECT, no savepoints): the row of
+        # (assignment, reflection) is created or revised; created_at stays the first.
+        (judgement,) = Judgement.objects.bulk_create(
+            [
+                Judgement(
+                    assignment=assignment,
+                    reflection_id=reflection.pk,
+                    coherent=encoded.coherent,
+                    error_flags=encoded.error_flags,
+                    most_evident_bit=encoded.most_evident_bit,
+                    empathy=encoded.empathy,
+                    seconds_spent=encoded.seconds_spent,
+                    created_at=now,
+                    updated_at=now,
+                )
+            ],
+            update_conflicts=True,
+            unique_fields=["assignment", "reflection"],
+            update_fields=[
+                "coherent",
+                "error_flags",
+                "most_evident_bit",
+                "empathy",
+                "seconds_spent",
+                "updated_at",
+            ],
         )
         if assignment.status == Assignment.Status.ASSIGNED:
             assignment.status = Assignment.Status.IN_PROGRESS

@@ -201,7 +201,12 @@ def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
         return _render_item(request, assignment, number, form=form, status=422)
     reflection = Reflection(pk=assignment.order[number - 1])
     try:
-        judgement_record(assignment=assignment, reflection=reflection, answer=form.answer())
+        judgement_record(
+            assignment=assignment,
+            reflection=reflection,
+            answer=form.answer(),
+            categories={c.slug: c.bit for c in categories},
+        )
     except ValidationError as exc:
         if "reflection" in getattr(exc, "error_dict", {}):
             raise Http404("No such response candidate.") from None
