@@ -519,3 +519,17 @@ def test_published_rows_stay_aligned_when_the_study_lacks_a_default_category(db)
     record = dict(zip(header, next(r for r in rows if r[4] == "Buy shares."), strict=True))
     assert record["dialogue_contradicting"] == ""
     assert (record["malformed"], record["unsafe"], record["off_topic"]) == ("Yes", "Yes", "")
+
+
+def test_command_leaves_no_partial_file_when_the_export_fails(
+    annotated_study, tmp_path, monkeypatch
+):
+    def broken(**kwargs):
+        yield "header\r\n"
+        raise RuntimeError("database went away")
+
+    monkeypatch.setattr("studies.management.commands.export_annotations.export_csv_chunks", broken)
+    target = tmp_path / "out.csv"
+    with pytest.raises(RuntimeError, match="database went away"):
+        call_command("export_annotations", "pilot", "--out", str(target), stderr=StringIO())
+    assert list(tmp_path.iterdir()) == []

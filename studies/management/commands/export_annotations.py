@@ -60,8 +60,12 @@ class Command(BaseCommand):
         partial = target.with_name(target.name + ".partial")
         # newline="" keeps the CSV's own \r\n line ends; the rename makes the file
         # appear only when complete.
-        with partial.open("w", encoding="utf-8", newline="") as handle:
-            for chunk in chunks:
-                handle.write(chunk)
+        try:
+            with partial.open("w", encoding="utf-8", newline="") as handle:
+                for chunk in chunks:
+                    handle.write(chunk)
+        except BaseException:
+            partial.unlink(missing_ok=True)  # no half-written file left behind
+            raise
         partial.replace(target)
         self.stderr.write(f"Wrote {target}.")
