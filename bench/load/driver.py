@@ -136,7 +136,13 @@ class VirtualAnnotator:
         self.ready = True
 
     async def claim(self) -> None:
-        await self.request("home", "GET", f"/s/{self.slug}/")
+        home = await self.request("home", "GET", f"/s/{self.slug}/", expect=(200, 302))
+        if home.status_code == 302:
+            if home.headers.get("location", "").endswith("/done/"):
+                self.ready = False  # finished every stage: the next one signs up
+                return
+            self.stats.error("home", f"GET home: redirected to {home.headers.get('location')}")
+            raise Failed("home")
         data = {"csrfmiddlewaretoken": self.csrf()}
         response = await self.request(
             "claim batch", "POST", f"/s/{self.slug}/start/", data=data, expect=(200, 302)

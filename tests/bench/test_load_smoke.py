@@ -52,7 +52,7 @@ def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on)
 @pytest.mark.django_db(transaction=True)
 def test_load_run_at_tiny_size(tmp_path, capsys):
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    study_build(slug="load", n_contexts=6, per_group=3, k=3, m=5, synthetic=1, log=lambda _: None)
+    study_build(slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, log=lambda _: None)
     floor_table_create()
     tokens = list(Annotator.objects.values_list("access_token", flat=True))
     db = connection.settings_dict
