@@ -41,6 +41,8 @@ class AnswerForm(forms.Form):
     # longer apply (a rating after switching to No, categories after switching to
     # Yes) are dropped instead of refused. Anything else is checked strictly.
     form_mode = forms.CharField(required=False, widget=forms.HiddenInput)
+    # The revision of the answer the page showed (0: none yet), for the service's check.
+    revision = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
     def __init__(self, *args, categories: list[ErrorCategory], **kwargs):
         super().__init__(*args, **kwargs)

@@ -636,6 +636,12 @@ class Judgement(models.Model):
         null=True, blank=True, choices=sorted(EMPATHY_SCALE.items())
     )
     seconds_spent = models.FloatField(null=True, blank=True)
+    revision = models.PositiveIntegerField(
+        default=1,
+        help_text="1 for the first answer, one more for every revision: a save made "
+        "from a page that showed an older revision is refused, so a late, abandoned "
+        "request cannot overwrite a newer answer.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     updated_at = models.DateTimeField(auto_now=True)
 

@@ -94,6 +94,12 @@ def study_category_bits(*, study_id: int) -> dict[str, int]:
     return dict(ErrorCategory.objects.filter(study_id=study_id).values_list("slug", "bit"))
 
 
+STALE_MESSAGE = (
+    "This answer was changed since this page was loaded (in another tab, or by an "
+    "earlier click that arrived late). The saved answer is shown: check it and save again."
+)
+
+
 def judgement_record(
     *,
     assignment: Assignment,
@@ -101,6 +107,7 @@ def judgement_record(
     answer: Answer,
     now: datetime | None = None,
     categories: dict[str, int] | None = None,
+    expected_revision: int | None = None,
 ) -> Judgement:
     """Save (or revise) one answer of an open assignment. Idempotent: saving the same
     answer twice leaves one row.
@@ -108,7 +115,10 @@ def judgement_record(
     An assignment past its deadline is expired first (and the answer refused). Locks
     the assignment row so a concurrent submit or expiry cannot slip in between the
     status check and the write. ``categories`` (slug → bit) spares a query when the
-    caller has read the study's categories already.
+    caller has read the study's categories already. ``expected_revision`` is the
+    revision the annotator's page showed (0: no answer yet); when another save came in
+    since, the answer is refused (``ValidationError`` with code ``"stale"``) and
+    nothing is written. Without it, the save is unconditional.
     """
     from .assignments import expire_if_overdue
 
@@ -138,6 +148,13 @@ def judgement_record(
             raise ValidationError(
                 {"reflection": "This response candidate is not part of this batch."}
             )
+        current = (
+            Judgement.objects.filter(assignment=assignment, reflection_id=reflection.pk)
+            .values_list("revision", flat=True)
+            .first()
+        ) or 0
+        if expected_revision is not None and expected_revision != current:
+            raise ValidationError(STALE_MESSAGE, code="stale")
         if categories is None:
             categories = study_category_bits(study_id=assignment.stage.study_id)
         encoded = answer_encode(answer=answer, categories=categories)
@@ -153,6 +170,7 @@ def judgement_record(
                     most_evident_bit=encoded.most_evident_bit,
                     empathy=encoded.empathy,
                     seconds_spent=encoded.seconds_spent,
+                    revision=current + 1,
                     created_at=now,
                     updated_at=now,
                 )
@@ -165,6 +183,7 @@ def judgement_record(
                 "most_evident_bit",
                 "empathy",
                 "seconds_spent",
+                "revision",
                 "updated_at",
             ],
         )

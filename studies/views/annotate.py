@@ -58,7 +58,9 @@ def _first_unanswered(assignment: Assignment) -> int | None:
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
 
 
-def _item_context(request, assignment: Assignment, number: int, form=None, saved=False) -> dict:
+def _item_context(
+    request, assignment: Assignment, number: int, form=None, saved=False, conflict=""
+) -> dict:
     study = request.study
     categories = list(study.categories.order_by("order", "bit"))
     reflection_id = assignment.order[number - 1]
@@ -91,6 +93,8 @@ def _item_context(request, assignment: Assignment, number: int, form=None, saved
         "question": COHERENCE_QUESTION,
         "statement": EMPATHY_STATEMENT,
         "saved": saved,
+        "conflict": conflict,
+        "revision": judgement.revision if judgement is not None else 0,
         "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
         if number > 1
         else None,
@@ -99,8 +103,8 @@ def _item_context(request, assignment: Assignment, number: int, form=None, saved
     }
 
 
-def _render_item(request, assignment, number, *, form=None, saved=False, status=200):
-    context = _item_context(request, assignment, number, form=form, saved=saved)
+def _render_item(request, assignment, number, *, form=None, saved=False, status=200, conflict=""):
+    context = _item_context(request, assignment, number, form=form, saved=saved, conflict=conflict)
     if request.htmx:
         response = render(request, "studies/annotate/_item.html", context, status=status)
         response["HX-Push-Url"] = context["item_url"]
@@ -206,8 +210,12 @@ def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
             reflection=reflection,
             answer=form.answer(),
             categories={c.slug: c.bit for c in categories},
+            expected_revision=form.cleaned_data.get("revision"),
         )
     except ValidationError as exc:
+        if getattr(exc, "code", None) == "stale":
+            # Show what is saved now, with the message; nothing was written.
+            return _render_item(request, assignment, number, status=409, conflict=exc.messages[0])
         if "reflection" in getattr(exc, "error_dict", {}):
             raise Http404("No such response candidate.") from None
         assignment.refresh_from_db()

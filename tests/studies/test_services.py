@@ -473,3 +473,31 @@ def test_later_answers_keep_the_start_time(assignment, synthetic):
     assert assignment.status == Assignment.Status.IN_PROGRESS
     assert assignment.started_at == started
     assert Judgement.objects.count() == 2
+
+
+def test_judgement_record_refuses_a_stale_revision_and_writes_nothing(loaded_study):
+    from studies.models import Annotator, Batch, Judgement
+    from studies.services import Answer, annotators_create, assignment_create, judgement_record
+
+    (annotator,) = annotators_create(group=loaded_study.groups.get(name="Expert"), count=1)
+    annotator = Annotator.objects.get(pk=annotator.pk)
+    batch = Batch.objects.filter(stage__study=loaded_study).first()
+    assignment = assignment_create(annotator=annotator, batch=batch)
+    reflection = batch.reflections.get(pk=assignment.order[0])
+    yes = Answer(coherent=True, empathy=4)
+    no = Answer(coherent=False, categories=frozenset({"malformed"}))
+    first = judgement_record(
+        assignment=assignment, reflection=reflection, answer=yes, expected_revision=0
+    )
+    assert first.revision == 1
+    with pytest.raises(ValidationError) as info:
+        judgement_record(
+            assignment=assignment, reflection=reflection, answer=no, expected_revision=0
+        )
+    assert info.value.code == "stale"
+    stored = Judgement.objects.get()
+    assert (stored.coherent, stored.empathy, stored.revision) == (True, 4, 1)
+    # Without an expected revision (the API, imports, older clients) it just saves.
+    judgement_record(assignment=assignment, reflection=reflection, answer=no)
+    stored.refresh_from_db()
+    assert (stored.coherent, stored.revision) == (False, 2)

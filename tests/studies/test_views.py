@@ -524,10 +524,10 @@ def test_item_display_query_count(client, assignment, django_assert_num_queries)
 
 def test_item_save_query_count(client, assignment, django_assert_num_queries):
     """Session, annotator, consent version, assignment, categories; the save (a
-    transaction locking the assignment, one INSERT ... ON CONFLICT); rendering the next
-    panel. The same on SQLite and PostgreSQL."""
+    transaction locking the assignment, reading the answer's revision, one INSERT ...
+    ON CONFLICT); rendering the next panel. The same on SQLite and PostgreSQL."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
-    with django_assert_num_queries(14):
+    with django_assert_num_queries(15):
         response = client.post(item_url(assignment, 2), good_answer(assignment, 2), **HX)
     assert response.status_code == 200
 
@@ -613,3 +613,29 @@ def test_no_template_syntax_leaks_into_the_pages(client, assignment):
     for url in ("/s/pilot/", item_url(assignment, 1), f"/s/pilot/b/{assignment.pk}/review/"):
         page = client.get(url).content.decode()
         assert "{#" not in page and "{%" not in page and "{{" not in page, url
+
+
+# --- revisions: a late, abandoned save cannot overwrite a newer answer --------------------
+
+
+def test_a_save_from_an_outdated_page_is_refused_and_shows_the_saved_answer(client, assignment):
+    url = item_url(assignment, 1)
+    first = good_answer(assignment, 1)
+    page = client.get(url).content.decode()
+    assert 'name="revision" value="0"' in page
+    # Two saves made from the same page (revision 0): a retry after a timeout, say.
+    assert client.post(url, {**first, "revision": "0"}).status_code == 302
+    judgement = Judgement.objects.get(assignment=assignment)
+    assert judgement.revision == 1
+    late = {"coherent": "no", "categories": ["malformed"], "revision": "0"}
+    response = client.post(url, late, **HX)
+    assert response.status_code == 409
+    body = response.content.decode()
+    assert "This answer was changed since this page was loaded" in body
+    assert 'name="revision" value="1"' in body
+    judgement.refresh_from_db()
+    assert (judgement.coherent, judgement.revision) == (first["coherent"] == "yes", 1)
+    # Saving from the page that shows revision 1 works and moves it on.
+    assert client.post(url, {**late, "revision": "1"}).status_code == 302
+    judgement.refresh_from_db()
+    assert (judgement.coherent, judgement.revision) == (False, 2)
