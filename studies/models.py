@@ -638,6 +638,7 @@ class Judgement(models.Model):
     seconds_spent = models.FloatField(null=True, blank=True)
     revision = models.PositiveIntegerField(
         default=1,
+        db_default=1,  # bulk loads that bypass the ORM (COPY) get it too
         help_text="1 for the first answer, one more for every revision: a save made "
         "from a page that showed an older revision is refused, so a late, abandoned "
         "request cannot overwrite a newer answer.",
