@@ -29,7 +29,7 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
-from studies.importers import ImportIssue
+from studies.importers import ImportIssue, ImportIssuesError
 from studies.models import BatchItem, DialogueContext, Reflection, Stage, Study
 from studies.published import cell_unescape
 
@@ -51,10 +51,8 @@ _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
 _ROW = re.compile(r"row (\d+)")
 
 
-class AutomaticScoresImportError(Exception):
-    def __init__(self, issues: list[ImportIssue]):
-        self.issues = issues
-        super().__init__("\n".join(str(i) for i in issues))
+class AutomaticScoresImportError(ImportIssuesError):
+    pass
 
 
 @dataclass

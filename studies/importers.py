@@ -71,10 +71,16 @@ class ImportIssue:
         return f"{self.where}: {self.message}"
 
 
-class MaterialsImportError(Exception):
+class ImportIssuesError(Exception):
+    """An all-or-nothing import refused its file: every problem found, nothing written."""
+
     def __init__(self, issues: list[ImportIssue]):
         self.issues = issues
         super().__init__("\n".join(str(i) for i in issues))
+
+
+class MaterialsImportError(ImportIssuesError):
+    pass
 
 
 @dataclass
