@@ -21,7 +21,15 @@ from .assignments import (
     unlock_notifications_send,
     wait_exemption_grant,
 )
-from .judgements import Answer, EncodedAnswer, answer_encode, judgement_record, study_category_bits
+from .judgements import (
+    Answer,
+    AssignmentClosed,
+    EncodedAnswer,
+    answer_encode,
+    judgement_record,
+    judgement_record_item,
+    study_category_bits,
+)
 from .studies import (
     annotator_complete_tutorial,
     annotator_consent,
@@ -31,6 +39,7 @@ from .studies import (
     annotator_validate,
     annotators_create,
     consent_version_current,
+    consent_version_current_id,
     consent_version_sync,
     crowd_identity,
     error_categories_create_defaults,
@@ -40,6 +49,7 @@ from .studies import (
 
 __all__ = [
     "Answer",
+    "AssignmentClosed",
     "EncodedAnswer",
     "NoWorkAvailable",
     "StageLocked",
@@ -61,11 +71,13 @@ __all__ = [
     "assignment_submit",
     "assignments_expire_overdue",
     "consent_version_current",
+    "consent_version_current_id",
     "consent_version_sync",
     "crowd_identity",
     "error_categories_create_defaults",
     "error_category_next_bit",
     "judgement_record",
+    "judgement_record_item",
     "stage_unlock_time",
     "study_category_bits",
     "study_create",

@@ -4,7 +4,7 @@ from dataclasses import dataclass, field
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.db import connection, transaction
 from django.utils import timezone
 
 from ..models import Assignment, ErrorCategory, Judgement, Reflection
@@ -100,6 +100,11 @@ STALE_MESSAGE = (
 )
 
 
+class AssignmentClosed(ValidationError):
+    """The batch can no longer take answers (submitted, expired, rejected, or past
+    its deadline, in which case it has just been expired)."""
+
+
 def judgement_record(
     *,
     assignment: Assignment,
@@ -112,83 +117,167 @@ def judgement_record(
     """Save (or revise) one answer of an open assignment. Idempotent: saving the same
     answer twice leaves one row.
 
-    An assignment past its deadline is expired first (and the answer refused). Locks
-    the assignment row so a concurrent submit or expiry cannot slip in between the
-    status check and the write. ``categories`` (slug → bit) spares a query when the
-    caller has read the study's categories already. ``expected_revision`` is the
-    revision the annotator's page showed (0: no answer yet); when another save came in
-    since, the answer is refused (``ValidationError`` with code ``"stale"``) and
-    nothing is written. Without it, the save is unconditional.
+    An assignment past its deadline is expired (and the answer refused with
+    ``AssignmentClosed``). ``categories`` (slug → bit) spares a query when the caller
+    has read the study's categories already. ``expected_revision`` is the revision
+    the annotator's page showed (0: no answer yet); when another save came in since,
+    the answer is refused (``ValidationError`` with code ``"stale"``) and nothing is
+    written. Without it, the save is unconditional.
     """
-    from .assignments import expire_if_overdue
+    _, judgement = _judgement_save(
+        assignment_id=assignment.pk,
+        reflection_id=reflection.pk,
+        answer=answer,
+        now=now or timezone.now(),
+        categories=categories,
+        expected_revision=expected_revision,
+    )
+    return judgement
 
-    now = now or timezone.now()
-    if assignment.expires_at is None or assignment.expires_at <= now:
-        # Past its deadline as the caller saw it: expire it in its own transaction, so
-        # the expiry stands although the answer is refused below.
-        expire_if_overdue(assignment_id=assignment.pk, now=now)
+
+def judgement_record_item(
+    *,
+    annotator_id: int,
+    assignment_id: int,
+    number: int,
+    answer: Answer,
+    categories: dict[str, int],
+    expected_revision: int | None = None,
+    now: datetime | None = None,
+) -> tuple[Assignment, Judgement]:
+    """``judgement_record`` for the annotation page: the answer to the ``number``-th
+    response candidate (1-based, in the batch's shuffled order) of the annotator's own
+    assignment ``assignment_id``. The assignment is read, checked and locked with one
+    query; another annotator's assignment or a number outside the batch raises
+    ``Assignment.DoesNotExist``. Returns the assignment as locked, and the answer."""
+    return _judgement_save(
+        assignment_id=assignment_id,
+        annotator_id=annotator_id,
+        number=number,
+        answer=answer,
+        now=now or timezone.now(),
+        categories=categories,
+        expected_revision=expected_revision,
+    )
+
+
+def _judgement_save(
+    *,
+    assignment_id: int,
+    answer: Answer,
+    now: datetime,
+    categories: dict[str, int] | None,
+    expected_revision: int | None,
+    reflection_id: int | None = None,
+    number: int | None = None,
+    annotator_id: int | None = None,
+) -> tuple[Assignment, Judgement]:
+    """Locks the assignment row for the whole save, so a concurrent submit or expiry
+    cannot slip in between the status check and the write (the hot path of the
+    annotation page: one locking read, one upsert)."""
+    closed = None
     with transaction.atomic():
-        assignment = (
-            Assignment.objects.select_for_update(of=("self",))
-            .select_related("stage")
-            .get(pk=assignment.pk)
-        )
-        if assignment.status == Assignment.Status.EXPIRED or (
-            assignment.status in Assignment.OPEN and assignment.expires_at <= now
-        ):
-            raise ValidationError(
-                "The time for this batch ran out; answers can no longer be changed."
-            )
-        if assignment.status not in Assignment.OPEN:
-            raise ValidationError(
+        locked = Assignment.objects.select_for_update(of=("self",)).select_related("stage")
+        if annotator_id is not None:
+            locked = locked.filter(annotator_id=annotator_id)
+        assignment = locked.filter(pk=assignment_id).first()
+        if assignment is None:
+            raise Assignment.DoesNotExist("No such assignment.")
+        if number is not None:
+            if not 1 <= number <= len(assignment.order):
+                raise Assignment.DoesNotExist("No such response candidate.")
+            reflection_id = assignment.order[number - 1]
+        if assignment.status in Assignment.OPEN and assignment.expires_at <= now:
+            # Past its deadline: expire it now (this transaction commits the expiry),
+            # and refuse the answer below.
+            assignment.status, assignment.expired_at = Assignment.Status.EXPIRED, now
+            assignment.save(update_fields=["status", "expired_at", "updated_at"])
+        if assignment.status == Assignment.Status.EXPIRED:
+            closed = "The time for this batch ran out; answers can no longer be changed."
+        elif assignment.status not in Assignment.OPEN:
+            closed = (
                 f"This batch is {assignment.get_status_display().lower()}; answers can no "
                 "longer be changed."
             )
-        if reflection.pk not in assignment.order:
-            raise ValidationError(
-                {"reflection": "This response candidate is not part of this batch."}
-            )
-        current = (
-            Judgement.objects.filter(assignment=assignment, reflection_id=reflection.pk)
-            .values_list("revision", flat=True)
-            .first()
-        ) or 0
-        if expected_revision is not None and expected_revision != current:
-            raise ValidationError(STALE_MESSAGE, code="stale")
-        if categories is None:
-            categories = study_category_bits(study_id=assignment.stage.study_id)
-        encoded = answer_encode(answer=answer, categories=categories)
-        # One INSERT ... ON CONFLICT DO UPDATE (no SELECT, no savepoints): the row of
-        # (assignment, reflection) is created or revised; created_at stays the first.
-        (judgement,) = Judgement.objects.bulk_create(
-            [
-                Judgement(
-                    assignment=assignment,
-                    reflection_id=reflection.pk,
-                    coherent=encoded.coherent,
-                    error_flags=encoded.error_flags,
-                    most_evident_bit=encoded.most_evident_bit,
-                    empathy=encoded.empathy,
-                    seconds_spent=encoded.seconds_spent,
-                    revision=current + 1,
-                    created_at=now,
-                    updated_at=now,
+        else:
+            if reflection_id not in assignment.order:
+                raise ValidationError(
+                    {"reflection": "This response candidate is not part of this batch."}
                 )
-            ],
-            update_conflicts=True,
-            unique_fields=["assignment", "reflection"],
-            update_fields=[
-                "coherent",
-                "error_flags",
-                "most_evident_bit",
-                "empathy",
-                "seconds_spent",
-                "revision",
-                "updated_at",
-            ],
+            if categories is None:
+                categories = study_category_bits(study_id=assignment.stage.study_id)
+            encoded = answer_encode(answer=answer, categories=categories)
+            judgement = _judgement_upsert(
+                assignment=assignment,
+                reflection_id=reflection_id,
+                encoded=encoded,
+                now=now,
+                expected_revision=expected_revision,
+            )
+            if assignment.status == Assignment.Status.ASSIGNED:
+                assignment.status = Assignment.Status.IN_PROGRESS
+                assignment.started_at = now
+                assignment.save(update_fields=["status", "started_at", "updated_at"])
+    if closed is not None:
+        raise AssignmentClosed(closed, code="closed")
+    return assignment, judgement
+
+
+def _judgement_upsert(
+    *,
+    assignment: Assignment,
+    reflection_id: int,
+    encoded: EncodedAnswer,
+    now: datetime,
+    expected_revision: int | None,
+) -> Judgement:
+    """One ``INSERT … ON CONFLICT DO UPDATE … RETURNING`` (PostgreSQL and SQLite): the
+    row of (assignment, reflection) is created with revision 1 or revised with one
+    more, and ``created_at`` stays the first save's. With ``expected_revision``, a row
+    whose revision differs is left alone and the save is refused as stale (the
+    surrounding transaction rolls back a row created against an expected revision)."""
+    quote = connection.ops.quote_name
+    table = quote(Judgement._meta.db_table)
+    condition = f"WHERE {table}.revision = %s" if expected_revision is not None else ""
+    at = connection.ops.adapt_datetimefield_value(now)
+    params = [
+        assignment.pk,
+        reflection_id,
+        encoded.coherent,
+        encoded.error_flags,
+        encoded.most_evident_bit,
+        encoded.empathy,
+        encoded.seconds_spent,
+        at,
+        at,
+    ]
+    if expected_revision is not None:
+        params.append(expected_revision)
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"INSERT INTO {table} (assignment_id, reflection_id, coherent, error_flags,"
+            " most_evident_bit, empathy, seconds_spent, revision, created_at, updated_at)"
+            " VALUES (%s, %s, %s, %s, %s, %s, %s, 1, %s, %s)"
+            " ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET"
+            " coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,"
+            " most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,"
+            " seconds_spent = EXCLUDED.seconds_spent,"
+            f" revision = {table}.revision + 1, updated_at = EXCLUDED.updated_at"
+            f" {condition} RETURNING id, revision",
+            params,
         )
-        if assignment.status == Assignment.Status.ASSIGNED:
-            assignment.status = Assignment.Status.IN_PROGRESS
-            assignment.started_at = now
-            assignment.save(update_fields=["status", "started_at", "updated_at"])
-    return judgement
+        row = cursor.fetchone()
+    if row is None or (expected_revision is not None and row[1] != expected_revision + 1):
+        raise ValidationError(STALE_MESSAGE, code="stale")
+    return Judgement(
+        pk=row[0],
+        assignment=assignment,
+        reflection_id=reflection_id,
+        coherent=encoded.coherent,
+        error_flags=encoded.error_flags,
+        most_evident_bit=encoded.most_evident_bit,
+        empathy=encoded.empathy,
+        seconds_spent=encoded.seconds_spent,
+        revision=row[1],
+        updated_at=now,
+    )

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max
+from django.db.models import Max, OuterRef, Subquery
 from django.utils import timezone
 
 from ..models import (
@@ -93,6 +93,17 @@ def consent_version_current(*, study: Study) -> ConsentVersion | None:
     return study.consent_versions.order_by("-number").first()
 
 
+def consent_version_current_id(study_ref: str = "study") -> Subquery:
+    """The id of the current consent version of the study that ``study_ref`` points
+    to, as an expression: annotate annotators with it (``current_consent_id``) and
+    ``annotator_needs_consent`` answers without another query."""
+    return Subquery(
+        ConsentVersion.objects.filter(study=OuterRef(study_ref))
+        .order_by("-number")
+        .values("pk")[:1]
+    )
+
+
 @transaction.atomic
 def consent_version_sync(*, study: Study, user=None) -> ConsentVersion | None:
     """Snapshot the study's information sheet and consent text as a new version when
@@ -177,8 +188,12 @@ def annotator_validate(*, annotator: Annotator) -> None:
 def annotator_needs_consent(*, annotator: Annotator) -> bool:
     """True until the annotator accepted the study's current consent version (a new
     version, after a researcher changed the texts, asks again)."""
-    current = consent_version_current(study=annotator.study)
-    return current is None or annotator.consented_version_id != current.pk
+    if "current_consent_id" in annotator.__dict__:  # annotated by the caller's query
+        current_id = annotator.current_consent_id
+    else:
+        current = consent_version_current(study=annotator.study)
+        current_id = current.pk if current is not None else None
+    return current_id is None or annotator.consented_version_id != current_id
 
 
 def annotator_consent(*, annotator: Annotator, version: ConsentVersion, now=None) -> Annotator:

@@ -15,23 +15,25 @@ from ..forms import AnswerForm
 from ..models import Assignment, Judgement, Reflection
 from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
 from ..services import (
+    AssignmentClosed,
     NoWorkAvailable,
     StageLocked,
     annotator_stage_states,
     assignment_claim,
     assignment_submit,
     assignments_expire_overdue,
-    judgement_record,
+    judgement_record_item,
 )
 from .common import annotator_page
 
 SHORTCUT_KEYS = "12345"
 
 
-def _assignment(request, assignment_id: int) -> Assignment:
+def _assignment(request, assignment_id: int, *, with_context: bool = True) -> Assignment:
     """The signed-in annotator's own assignment (another's is a 404, not a hint)."""
+    related = ("stage", "batch__context") if with_context else ("stage",)
     assignment = (
-        Assignment.objects.select_related("stage", "batch__context")
+        Assignment.objects.select_related(*related)
         .filter(pk=assignment_id, annotator=request.annotator)
         .first()
     )
@@ -40,7 +42,14 @@ def _assignment(request, assignment_id: int) -> Assignment:
     return assignment
 
 
-def _batch_position(assignment: Assignment) -> tuple[int, int]:
+def _categories(request) -> list:
+    """The study's error categories in display order, read once per request."""
+    if not hasattr(request, "_study_categories"):
+        request._study_categories = list(request.study.categories.order_by("order", "bit"))
+    return request._study_categories
+
+
+def _batch_position(assignment: Assignment, study) -> tuple[int, int]:
     """(j, m): this is the annotator's j-th batch of m in the stage."""
     earlier = Assignment.objects.filter(
         annotator_id=assignment.annotator_id,
@@ -48,7 +57,7 @@ def _batch_position(assignment: Assignment) -> tuple[int, int]:
         status__in=Assignment.ACTIVE,
         assigned_at__lt=assignment.assigned_at,
     ).count()
-    return earlier + 1, assignment.stage.study.batches_per_stage
+    return earlier + 1, study.batches_per_stage
 
 
 def _first_unanswered(assignment: Assignment) -> int | None:
@@ -62,16 +71,23 @@ def _item_context(
     request, assignment: Assignment, number: int, form=None, saved=False, conflict=""
 ) -> dict:
     study = request.study
-    categories = list(study.categories.order_by("order", "bit"))
+    categories = _categories(request)
     reflection_id = assignment.order[number - 1]
     reflection = Reflection.objects.only("id", "text").get(pk=reflection_id)
-    judgement = Judgement.objects.filter(assignment=assignment, reflection_id=reflection_id).first()
+    # Every answer of the batch in one query: the count, and this item's answer.
+    answered = {
+        j.reflection_id: j
+        for j in Judgement.objects.filter(assignment=assignment).only(
+            "reflection", "coherent", "error_flags", "most_evident_bit", "empathy", "revision"
+        )
+    }
+    judgement = answered.get(reflection_id)
     if form is None:
         form = AnswerForm(
             initial=AnswerForm.initial_from(judgement, categories), categories=categories
         )
     n = len(assignment.order)
-    n_answered = Judgement.objects.filter(assignment=assignment).count()
+    n_answered = len(answered)
     return_to_review = request.GET.get("next") == "review"
     item_url = reverse("studies:item", args=[study.slug, assignment.pk, number])
     return {
@@ -109,7 +125,7 @@ def _render_item(request, assignment, number, *, form=None, saved=False, status=
         response = render(request, "studies/annotate/_item.html", context, status=status)
         response["HX-Push-Url"] = context["item_url"]
         return response
-    position, of = _batch_position(assignment)
+    position, of = _batch_position(assignment, request.study)
     context.update(
         turns=assignment.batch.context.turns,
         last_client=max(
@@ -191,36 +207,47 @@ def batch(request: HttpRequest, assignment_id: int) -> HttpResponse:
 
 @annotator_page()
 def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
-    assignment = _assignment(request, assignment_id)
+    if request.method == "POST":
+        return _item_save(request, assignment_id, number)
+    assignment = _assignment(request, assignment_id, with_context=not request.htmx)
     if not 1 <= number <= len(assignment.order):
         raise Http404("No such response candidate.")
     if not assignment.is_open or assignment.expires_at <= timezone.now():
-        return _closed(request, assignment, status=409 if request.method == "POST" else 200)
-    if request.method != "POST":
-        return _render_item(request, assignment, number, saved=bool(request.GET.get("saved")))
+        return _closed(request, assignment, status=200)
+    return _render_item(request, assignment, number, saved=bool(request.GET.get("saved")))
 
-    categories = list(request.study.categories.order_by("order", "bit"))
+
+def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
+    """Save the answer to item ``number``; then the next item (htmx: its panel), or the
+    review after the last one. The hot path of the site: the service reads, checks and
+    locks the assignment in one query, so a valid answer costs no read beforehand."""
+    categories = _categories(request)
     form = AnswerForm(request.POST, categories=categories)
     if not form.is_valid():
+        assignment = _assignment(request, assignment_id, with_context=not request.htmx)
+        if not 1 <= number <= len(assignment.order):
+            raise Http404("No such response candidate.")
+        if not assignment.is_open or assignment.expires_at <= timezone.now():
+            return _closed(request, assignment)
         return _render_item(request, assignment, number, form=form, status=422)
-    reflection = Reflection(pk=assignment.order[number - 1])
     try:
-        judgement_record(
-            assignment=assignment,
-            reflection=reflection,
+        assignment, _ = judgement_record_item(
+            annotator_id=request.annotator.pk,
+            assignment_id=assignment_id,
+            number=number,
             answer=form.answer(),
             categories={c.slug: c.bit for c in categories},
             expected_revision=form.cleaned_data.get("revision"),
         )
+    except Assignment.DoesNotExist:
+        raise Http404("No such response candidate.") from None
+    except AssignmentClosed:
+        return _closed(request, _assignment(request, assignment_id))
     except ValidationError as exc:
+        assignment = _assignment(request, assignment_id, with_context=not request.htmx)
         if getattr(exc, "code", None) == "stale":
             # Show what is saved now, with the message; nothing was written.
             return _render_item(request, assignment, number, status=409, conflict=exc.messages[0])
-        if "reflection" in getattr(exc, "error_dict", {}):
-            raise Http404("No such response candidate.") from None
-        assignment.refresh_from_db()
-        if not assignment.is_open:
-            return _closed(request, assignment)
         for message in exc.messages:
             form.add_error(None, message)
         return _render_item(request, assignment, number, form=form, status=422)

@@ -5,7 +5,7 @@ from functools import wraps
 from django.shortcuts import redirect, render
 
 from ..models import Annotator
-from ..services import annotator_needs_consent
+from ..services import annotator_needs_consent, consent_version_current_id
 
 SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
 
@@ -24,6 +24,7 @@ def session_annotator(request, slug: str) -> Annotator | None:
         return None
     return (
         Annotator.objects.select_related("study", "group")
+        .annotate(current_consent_id=consent_version_current_id())
         .filter(pk=annotator_id, study__slug=slug, is_active=True)
         .first()
     )

@@ -515,20 +515,22 @@ def test_a_finished_crowd_worker_gets_the_completion_code(client, crowd_study):
 
 
 def test_item_display_query_count(client, assignment, django_assert_num_queries):
-    """Session, annotator, consent version, assignment, categories, reflection, its
-    judgement, answered count."""
+    """Session, annotator (with the current consent version), assignment, categories,
+    reflection, the batch's answers (this one and the count)."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
-    with django_assert_num_queries(8):
+    with django_assert_num_queries(6):
         assert client.get(item_url(assignment, 2), **HX).status_code == 200
 
 
 def test_item_save_query_count(client, assignment, django_assert_num_queries):
-    """Session, annotator, consent version, assignment, categories; the save (a
-    transaction locking the assignment, reading the answer's revision, one INSERT ...
-    ON CONFLICT); rendering the next panel. The same on SQLite and PostgreSQL."""
+    """Session, annotator (with the current consent version), categories; the save (a
+    transaction reading and locking the assignment, then one INSERT ... ON CONFLICT
+    ... RETURNING that also checks the revision); the next panel (reflection, the
+    batch's answers). The same on SQLite and PostgreSQL."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
-    with django_assert_num_queries(15):
-        response = client.post(item_url(assignment, 2), good_answer(assignment, 2), **HX)
+    answer = good_answer(assignment, 2)
+    with django_assert_num_queries(9):
+        response = client.post(item_url(assignment, 2), answer, **HX)
     assert response.status_code == 200
 
 
