@@ -1,13 +1,23 @@
 """Virtual annotators for the load benchmark: asyncio + httpx, one cookie jar each.
 
-Each follows the invitation link, consents (POST with the CSRF token), completes the
-tutorial, claims a batch, then per item: the item page ("show next item") and the
-answer ("save judgement"), reviews and submits the batch, claims the next. In
-``htmx`` mode (a browser with JavaScript, what annotators use) the answer is an htmx
-POST whose response is the next item's panel, so "show next item" is the full item
-page that opens each batch; in ``plain`` mode (no JavaScript) the answer is a form
-POST redirecting to the next item's page, fetched as "show next item". No think
-time: each virtual annotator sends its next request as soon as the last one answered.
+The **journey**: each follows the invitation link, consents (POST with the CSRF
+token), completes the tutorial, claims a batch, then per item: the item page ("show
+next item") and the answer ("save judgement"), reviews and submits the batch, claims
+the next. In ``htmx`` mode (a browser with JavaScript, what annotators use) the answer
+is an htmx POST whose response is the next item's panel, so "show next item" is the
+full item page that opens each batch; in ``plain`` mode (no JavaScript) the answer is
+a form POST redirecting to the next item's page, fetched as "show next item". With a
+think time, each annotator pauses that long (drawn uniformly) before each request.
+
+The **save loop** (``save_until``): an annotator holding an open batch answers its
+items one after the other, as fast as the server answers, going round the batch again
+(revising its answers) after the last one; every request is a "save judgement", the
+like-for-like comparison with the floor.
+
+Every save sends the revision its page showed, as the browser form does; the
+annotator counts the revisions acknowledged (HTTP 2xx) per item and checks the next
+panel shows the count it expects, so a lost or doubled write is an error, and
+``acknowledged`` lets the runner compare with the database afterwards.
 """
 
 import asyncio
@@ -30,8 +40,10 @@ CATEGORIES = (
 ITEM_URL = re.compile(r"/s/[\w-]+/b/(\d+)/(\d+)/")
 OF_ITEMS = re.compile(rb"Response candidate (\d+) of (\d+)")
 VERSION = re.compile(rb'name="version" value="(\d+)"')
+REVISION = re.compile(rb'name="revision" value="(\d+)"')
 
 SAVE, SHOW = "save judgement", "show next item"
+SAVE_LOOP = "save judgement (save loop)"
 FLOOR = "floor INSERT"
 
 
@@ -85,15 +97,27 @@ def answer_body(rng: random.Random, *, mode: str) -> dict:
 
 
 class VirtualAnnotator:
-    def __init__(self, base_url: str, slug: str, tokens: list[str], stats_ref, mode: str, seed):
+    def __init__(
+        self,
+        base_url: str,
+        slug: str,
+        tokens: list[str],
+        stats_ref,
+        mode: str,
+        seed,
+        think: tuple[float, float] | None = None,
+    ):
         self.base, self.slug, self.tokens, self.mode = base_url, slug, tokens, mode
         self.stats_ref = stats_ref  # a one-item list: the current level's Stats
         self.rng = random.Random(seed)
+        self.think = think  # seconds before each request, drawn uniformly; None: no pause
         self.client: httpx.AsyncClient | None = None
         self.assignment: int | None = None
         self.number = 0
         self.n_items = 0
         self.ready = False  # signed in, consented, tutorial done
+        # (assignment id, item number) -> revisions acknowledged (HTTP 2xx) so far
+        self.acknowledged: dict[tuple[int, int], int] = defaultdict(int)
 
     @property
     def stats(self) -> Stats:
@@ -169,11 +193,23 @@ class VirtualAnnotator:
             self.stats.error(SHOW, f"{url}: not the item page")
             raise Failed(SHOW)
         self.n_items = int(found[2])
+        self.check_revision(SHOW, response.content, self.number)
 
-    async def save(self) -> None:
+    def check_revision(self, kind: str, page: bytes, number: int) -> None:
+        """The page's form must carry the revision of every acknowledged save."""
+        shown = REVISION.search(page)
+        expected = self.acknowledged[(self.assignment, number)]
+        if not shown or int(shown[1]) != expected:
+            self.stats.error(
+                kind, f"item {number}: page shows revision {shown and shown[1]}, {expected} acked"
+            )
+            raise Failed(kind)
+
+    async def save(self, kind: str = SAVE) -> None:
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
         body = answer_body(self.rng, mode=self.mode)
         body["csrfmiddlewaretoken"] = self.csrf()
+        body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
         last = self.number == self.n_items
         if self.mode == "htmx":
             headers = {
@@ -183,28 +219,31 @@ class VirtualAnnotator:
                 "X-CSRFToken": self.csrf(),
             }
             response = await self.request(
-                SAVE, "POST", url, data=body, headers=headers, expect=(204,) if last else (200,)
+                kind, "POST", url, data=body, headers=headers, expect=(204,) if last else (200,)
             )
+            self.acknowledged[(self.assignment, self.number)] += 1
             if last:
                 if "review/" not in response.headers.get("HX-Redirect", ""):
-                    self.stats.error(SAVE, f"{url}: no HX-Redirect to the review")
-                    raise Failed(SAVE)
+                    self.stats.error(kind, f"{url}: no HX-Redirect to the review")
+                    raise Failed(kind)
                 self.number = 0
                 return
             found = OF_ITEMS.search(response.content)
             if not found or int(found[1]) != self.number + 1:
-                self.stats.error(SAVE, f"{url}: the answer did not lead to the next item")
-                raise Failed(SAVE)
+                self.stats.error(kind, f"{url}: the answer did not lead to the next item")
+                raise Failed(kind)
             self.number += 1
+            self.check_revision(kind, response.content, self.number)
             return
-        response = await self.request(SAVE, "POST", url, data=body, expect=(302,))
+        response = await self.request(kind, "POST", url, data=body, expect=(302,))
+        self.acknowledged[(self.assignment, self.number)] += 1
         location = response.headers["location"]
         if last:
             self.number = 0
             return
         if f"/{self.number + 1}/?saved=1" not in location:
-            self.stats.error(SAVE, f"{url}: redirected to {location}")
-            raise Failed(SAVE)
+            self.stats.error(kind, f"{url}: redirected to {location}")
+            raise Failed(kind)
         self.number += 1
         await self.show()
 
@@ -228,6 +267,10 @@ class VirtualAnnotator:
 
     async def run_until(self, deadline: float) -> None:
         while time.perf_counter() < deadline:
+            if self.think:
+                await asyncio.sleep(self.rng.uniform(*self.think))
+                if time.perf_counter() >= deadline:
+                    return
             try:
                 await self.step()
             except Failed:
@@ -236,6 +279,34 @@ class VirtualAnnotator:
             except IndexError:
                 self.stats.error("sign-up", "no invitation tokens left")
                 return
+
+    async def hold_a_batch(self) -> None:
+        """Sign up and claim until this annotator has an open batch at an item (the
+        save loop's warm-up; the requests count in the current Stats)."""
+        for _ in range(5):
+            try:
+                if not self.ready:
+                    await self.sign_up()
+                if self.assignment is None:
+                    await self.claim()
+                if self.assignment is not None and self.number:
+                    return
+                if self.assignment is not None:  # between the last save and the submit
+                    await self.submit()
+            except Failed:
+                self.ready = False
+        raise RuntimeError("could not get a batch to save into (see the error samples)")
+
+    async def save_until(self, deadline: float) -> None:
+        """Answer this batch's items one after the other until ``deadline``, revising
+        them from the first again after the last (htmx mode)."""
+        while time.perf_counter() < deadline:
+            try:
+                await self.save(SAVE_LOOP)
+            except Failed:
+                return  # counted; this annotator's revisions are no longer known
+            if self.number == 0:
+                self.number = 1
 
     async def close(self) -> None:
         if self.client is not None:
@@ -260,10 +331,25 @@ async def floor_until(client: httpx.AsyncClient, stats: Stats, deadline: float, 
 
 
 async def run_level(annotators: list[VirtualAnnotator], stats_ref, duration: float) -> float:
+    """The journey for ``duration`` seconds (think time as each annotator has it)."""
     stats_ref[0] = Stats()
     started = time.perf_counter()
     await asyncio.gather(*(a.run_until(started + duration) for a in annotators))
     return time.perf_counter() - started
+
+
+async def run_save_loop(
+    annotators: list[VirtualAnnotator], stats_ref, duration: float
+) -> tuple[Stats, float]:
+    """Warm-up (every annotator gets an open batch; not timed), then the save loop for
+    ``duration`` seconds. Returns the warm-up's Stats (for its errors) and the loop's
+    seconds; the loop's Stats are left in ``stats_ref``."""
+    stats_ref[0] = warm_up = Stats()
+    await asyncio.gather(*(a.hold_a_batch() for a in annotators))
+    stats_ref[0] = Stats()
+    started = time.perf_counter()
+    await asyncio.gather(*(a.save_until(started + duration) for a in annotators))
+    return warm_up, time.perf_counter() - started
 
 
 async def run_floor(base_url: str, concurrency: int, duration: float) -> tuple[Stats, float]:

@@ -6,11 +6,13 @@ PostgreSQL on 127.0.0.1, driven by virtual annotators (bench/load/driver.py).
 Recreates its own database (default ``bench_load``), migrates, builds a study with
 enough contexts and invited annotators, collects static files, starts gunicorn with
 the bench-only floor view (``BENCH_FLOOR_VIEW=true``), waits until it answers, then
-for each concurrency level runs the annotators for ``--duration`` seconds and the
-floor (one INSERT per POST, ``annotation_site/bench_views.py``) at the same
-concurrency on the same server. Prints one table and checks the targets: no errors;
-at 50 annotators, save-judgement throughput at least half the floor's and p95 at most
-100 ms. Exits 1 when a target fails. See bench/load/README.md.
+for each concurrency level, ``--duration`` seconds each: the save loop (annotators
+answering as fast as the server answers), the floor (one INSERT per POST,
+``annotation_site/bench_views.py``) at the same concurrency on the same server, and
+the journey with think time. Prints one table, checks that every acknowledged save is
+in the database, and checks the targets: no errors; at 50 annotators, save-loop
+throughput at least half the floor's, and journey save p95 at most 100 ms. Exits 1
+when a target fails. See bench/load/README.md.
 """
 
 import argparse
@@ -32,13 +34,24 @@ import httpx
 import psutil
 
 from bench.annotator_study import database_recreate, django_setup, study_build
-from bench.load.driver import FLOOR, SAVE, SHOW, Stats, VirtualAnnotator, run_floor, run_level
+from bench.load.driver import (
+    FLOOR,
+    SAVE,
+    SAVE_LOOP,
+    SHOW,
+    Stats,
+    VirtualAnnotator,
+    run_floor,
+    run_level,
+    run_save_loop,
+)
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SLUG = "load"
 TARGET_LEVEL, TARGET_RATIO, TARGET_P95_MS = 50, 0.5, 100.0
 KINDS = ("sign-up", "home", "claim batch", "open batch", SHOW, SAVE, "review + submit")
+ACKED = "acknowledged saves stored"
 
 
 def free_port() -> int:
@@ -159,93 +172,181 @@ def fmt(value, spec=".1f") -> str:
     return "-" if value is None else format(value, spec)
 
 
-HEADER = f"{'annotators':>10}  {'request':<16}  {'count':>6}  {'errors':>6}  {'req/s':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'p99 ms':>7}"
+HEADER = f"{'annotators':>10}  {'request':<26}  {'count':>6}  {'errors':>6}  {'req/s':>7}  {'p50 ms':>7}  {'p95 ms':>7}  {'p99 ms':>7}"
 
 
 def format_row(level: int, row: dict) -> str:
     return (
-        f"{level:>10}  {row['request']:<16}  {row['count']:>6}  {row['errors']:>6}  "
+        f"{level:>10}  {row['request']:<26}  {row['count']:>6}  {row['errors']:>6}  "
         f"{fmt(row['rps']):>7}  {fmt(row['p50_ms']):>7}  {fmt(row['p95_ms']):>7}  "
         f"{fmt(row['p99_ms']):>7}"
     )
 
 
-async def drive(server: Gunicorn, tokens, args) -> list[dict]:
+def level_cpu(server: Gunicorn):
+    return cpu_seconds(server.processes()), cpu_seconds([psutil.Process()]), psutil.cpu_times()
+
+
+def cpu_used(before, after, seconds: float) -> dict:
+    busy = (
+        sum(after[2]) - after[2].idle - after[2].iowait
+        - (sum(before[2]) - before[2].idle - before[2].iowait)
+    )  # fmt: skip
+    return {
+        "gunicorn_cores": (after[0] - before[0]) / seconds,
+        "driver_cores": (after[1] - before[1]) / seconds,
+        "machine_busy_cores": busy / seconds,
+    }
+
+
+def print_cpu(phase: str, cpu: dict) -> None:
+    print(
+        f"{'':>10}  {phase}: CPU (cores busy) gunicorn {cpu['gunicorn_cores']:.2f}, driver "
+        f"{cpu['driver_cores']:.2f}, whole machine {cpu['machine_busy_cores']:.2f} of "
+        f"{psutil.cpu_count()}",
+        flush=True,
+    )
+
+
+def error_rows(stats: Stats, kinds) -> list[dict]:
+    return [
+        {"request": kind, "count": 0, "errors": n, "rps": 0.0}
+        | {"p50_ms": None, "p95_ms": None, "p99_ms": None}
+        for kind, n in stats.errors.items()
+        if kind not in kinds or not stats.latencies.get(kind)
+    ]
+
+
+async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict]:
+    """Per level: the save loop (after a warm-up), the floor, then the journey with
+    think time; the same virtual annotators throughout (the journey carries on in the
+    batch the save loop left open)."""
     stats_ref = [Stats()]
     annotators = [
         VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i)
         for i in range(max(args.concurrency))
     ]
-    me = psutil.Process()
+    think = tuple(args.think) if args.think and max(args.think) > 0 else None
     levels = []
     try:
         for level in args.concurrency:
-            cpu0 = (cpu_seconds(server.processes()), cpu_seconds([me]), psutil.cpu_times())
-            seconds = await run_level(annotators[:level], stats_ref, args.duration)
-            cpu1 = (cpu_seconds(server.processes()), cpu_seconds([me]), psutil.cpu_times())
-            stats = stats_ref[0]
-            floor_stats, floor_seconds = await run_floor(server.url, level, args.duration)
-            machine_busy = (
-                sum(cpu1[2]) - cpu1[2].idle - cpu1[2].iowait
-                - (sum(cpu0[2]) - cpu0[2].idle - cpu0[2].iowait)
-            )  # fmt: skip
-            rows = [stats.row(kind, seconds) for kind in KINDS if stats.latencies.get(kind)]
+            group = annotators[:level]
+            for a in group:
+                a.think = None
+            cpu0 = level_cpu(server)
+            warm_up, loop_seconds = await run_save_loop(group, stats_ref, args.duration)
+            loop_cpu = cpu_used(cpu0, level_cpu(server), loop_seconds)
+            loop = stats_ref[0]
+            rows = [loop.row(SAVE_LOOP, loop_seconds)]
+            rows += error_rows(loop, {SAVE_LOOP})
             rows += [
-                {"request": kind, "count": 0, "errors": n, "rps": 0.0}
-                | {"p50_ms": None, "p95_ms": None, "p99_ms": None}
-                for kind, n in stats.errors.items()
-                if not stats.latencies.get(kind)
+                {**row, "request": f"warm-up: {row['request']}"} for row in error_rows(warm_up, ())
             ]
+
+            cpu0 = level_cpu(server)
+            floor_stats, floor_seconds = await run_floor(server.url, level, args.duration)
+            floor_cpu = cpu_used(cpu0, level_cpu(server), floor_seconds)
             rows.append(floor_stats.row(FLOOR, floor_seconds))
+            rows += error_rows(floor_stats, {FLOOR})
+
+            for a in group:
+                a.think = think
+            cpu0 = level_cpu(server)
+            seconds = await run_level(group, stats_ref, args.duration)
+            journey_cpu = cpu_used(cpu0, level_cpu(server), seconds)
+            journey = stats_ref[0]
+            rows += [journey.row(kind, seconds) for kind in KINDS if journey.latencies.get(kind)]
+            rows += error_rows(journey, KINDS)
+
             result = {
                 "annotators": level,
-                "seconds": seconds,
+                "seconds": {"save_loop": loop_seconds, "floor": floor_seconds, "journey": seconds},
                 "rows": rows,
-                "cpu": {
-                    "gunicorn_cores": (cpu1[0] - cpu0[0]) / seconds,
-                    "driver_cores": (cpu1[1] - cpu0[1]) / seconds,
-                    "machine_busy_cores": machine_busy / seconds,
-                },
-                "error_samples": stats.error_samples + floor_stats.error_samples,
+                "cpu": {"save_loop": loop_cpu, "floor": floor_cpu, "journey": journey_cpu},
+                "load_average": os.getloadavg()[0],
+                "error_samples": warm_up.error_samples
+                + loop.error_samples
+                + floor_stats.error_samples
+                + journey.error_samples,
             }
             levels.append(result)
             for row in rows:
                 print(format_row(level, row), flush=True)
-            cpu = result["cpu"]
-            result["load_average"] = os.getloadavg()[0]
-            print(
-                f"{'':>10}  CPU (cores busy): gunicorn {cpu['gunicorn_cores']:.2f}, driver "
-                f"{cpu['driver_cores']:.2f}, whole machine {cpu['machine_busy_cores']:.2f} of "
-                f"{psutil.cpu_count()}; load average {result['load_average']:.1f}",
-                flush=True,
-            )
+            for phase, cpu in result["cpu"].items():
+                print_cpu(phase.replace("_", " "), cpu)
+            print(f"{'':>10}  load average {result['load_average']:.1f}", flush=True)
     finally:
         for a in annotators:
+            acknowledged.update({key: n for key, n in a.acknowledged.items() if n})
             await a.close()
     return levels
+
+
+def run(server: Gunicorn, tokens, args) -> list[dict]:
+    """``drive`` every level, then check the acknowledged saves against the database
+    (a row of the last level)."""
+    acknowledged: dict[tuple[int, int], int] = {}
+    levels = asyncio.run(drive(server, tokens, args, acknowledged))
+    integrity = acknowledged_check(acknowledged)
+    if levels:
+        levels[-1]["rows"].append(integrity)
+        print(format_row(levels[-1]["annotators"], integrity), flush=True)
+    return levels
+
+
+def acknowledged_check(acknowledged: dict[tuple[int, int], int]) -> dict:
+    """Every save the server acknowledged is in the database: each answer's stored
+    revision equals the number of acknowledged saves of it (one more would be a save
+    acknowledged twice, one less a lost one). One row, its errors the mismatches."""
+    from studies.models import Assignment, Judgement
+
+    orders = dict(
+        Assignment.objects.filter(pk__in={k[0] for k in acknowledged}).values_list("pk", "order")
+    )
+    stored = {
+        (assignment_id, reflection_id): revision
+        for assignment_id, reflection_id, revision in Judgement.objects.filter(
+            assignment_id__in=orders
+        ).values_list("assignment_id", "reflection_id", "revision")
+    }
+    mismatches = sum(
+        1
+        for (assignment_id, number), n in acknowledged.items()
+        if stored.get((assignment_id, orders[assignment_id][number - 1])) != n
+    )
+    return {
+        "request": ACKED,
+        "count": len(acknowledged),
+        "errors": mismatches,
+        "rps": 0.0,
+        "p50_ms": None,
+        "p95_ms": None,
+        "p99_ms": None,
+    }
 
 
 def check_targets(levels: list[dict]) -> list[tuple[str, bool]]:
     checks = []
     errors = sum(row["errors"] for level in levels for row in level["rows"])
-    checks.append((f"errors: {errors} (0 required)", errors == 0))
+    checks.append((f"errors: {errors} (0 required; acknowledged saves all stored)", errors == 0))
     for level in levels:
         if level["annotators"] != TARGET_LEVEL:
             continue
         rows = {row["request"]: row for row in level["rows"]}
-        save, floor = rows.get(SAVE), rows.get(FLOOR)
-        ratio = save["rps"] / floor["rps"] if save and floor and floor["rps"] else 0.0
+        loop, floor, save = rows.get(SAVE_LOOP), rows.get(FLOOR), rows.get(SAVE)
+        ratio = loop["rps"] / floor["rps"] if loop and floor and floor["rps"] else 0.0
         checks.append(
             (
-                f"at {TARGET_LEVEL}: save {save and save['rps']:.1f} req/s / floor "
-                f"{floor and floor['rps']:.1f} req/s = {ratio:.2f} (≥ {TARGET_RATIO} required)",
+                f"at {TARGET_LEVEL}: save loop {fmt(loop and loop['rps'])} req/s / floor "
+                f"{fmt(floor and floor['rps'])} req/s = {ratio:.2f} (≥ {TARGET_RATIO} required)",
                 ratio >= TARGET_RATIO,
             )
         )
         p95 = save["p95_ms"] if save else None
         checks.append(
             (
-                f"at {TARGET_LEVEL}: save p95 {fmt(p95)} ms (≤ {TARGET_P95_MS:.0f} ms required)",
+                f"at {TARGET_LEVEL}: journey save p95 {fmt(p95)} ms "
+                f"(≤ {TARGET_P95_MS:.0f} ms required)",
                 p95 is not None and p95 <= TARGET_P95_MS,
             )
         )
@@ -257,6 +358,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 50, 100])
     parser.add_argument("--duration", type=float, default=30, help="seconds per level")
     parser.add_argument("--mode", choices=("htmx", "plain"), default="htmx")
+    parser.add_argument(
+        "--think",
+        type=float,
+        nargs=2,
+        default=[1.0, 3.0],
+        metavar=("MIN", "MAX"),
+        help="the journey's think time before each request, seconds (0 0: none)",
+    )
     parser.add_argument(
         "--workers", type=int, default=5, help="gunicorn workers (2 × cores + 1 on 2 cores)"
     )
@@ -283,10 +392,11 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
-                f"mode {args.mode}, {args.duration:.0f} s per level, no think time\n{HEADER}",
+                f"mode {args.mode}, {args.duration:.0f} s per phase; journey think time "
+                f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,
             )
-            levels = asyncio.run(drive(server, tokens, args))
+            levels = run(server, tokens, args)
     checks = check_targets(levels)
     for text, ok in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
