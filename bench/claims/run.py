@@ -19,6 +19,7 @@ or unexpected error. See bench/claims/README.md.
 import argparse
 import json
 import math
+import multiprocessing
 import os
 import shutil
 import statistics
@@ -83,35 +84,50 @@ def _outcome_name(outcome) -> str:
     return "error"
 
 
-def claims_at_once(annotators: list, now: datetime) -> list[tuple[object, float]]:
-    """Every annotator claims in its own thread and connection, released together.
-    Returns (assignment or exception, seconds) per annotator, in order."""
+@dataclass
+class Claim:
+    """One claim's outcome, as plain data (it crosses process boundaries)."""
+
+    name: str  # claimed, stage_locked, no_work, busy, finished or error
+    seconds: float
+    assignment_id: int | None = None
+    owner_id: int | None = None  # the returned assignment's annotator
+    error: str = ""
+
+
+def _claim(annotator, now: datetime, barrier) -> Claim:
     from django.db import connection
 
     from studies.services import assignment_claim
 
-    barrier = threading.Barrier(len(annotators))
-    results: list[tuple[object, float]] = [(None, 0.0)] * len(annotators)
+    started = 0.0
+    try:
+        connection.ensure_connection()  # connect first: the claims start together
+        barrier.wait(timeout=120)
+        started = time.perf_counter()
+        outcome = assignment_claim(annotator=annotator, now=now)
+    except BaseException as exc:
+        outcome = exc
+    finally:
+        connection.close()
+    seconds = time.perf_counter() - started if started else 0.0
+    name = _outcome_name(outcome)
+    return Claim(
+        name=name,
+        seconds=seconds,
+        assignment_id=outcome.pk if name == "claimed" else None,
+        owner_id=outcome.annotator_id if name == "claimed" else None,
+        error="".join(traceback.format_exception(outcome))[-1500:] if name == "error" else "",
+    )
+
+
+def _claims_in_threads(indexed: list, now: datetime, barrier) -> list[tuple[int, Claim]]:
+    results: list[tuple[int, Claim]] = []
 
     def run(index: int, annotator) -> None:
-        try:
-            connection.ensure_connection()  # connect first: the claims start together
-        except BaseException as exc:
-            results[index] = (exc, 0.0)
-            barrier.abort()
-            return
-        started = 0.0
-        try:
-            barrier.wait(timeout=120)
-            started = time.perf_counter()
-            outcome = assignment_claim(annotator=annotator, now=now)
-            results[index] = (outcome, time.perf_counter() - started)
-        except BaseException as exc:
-            results[index] = (exc, time.perf_counter() - started if started else 0.0)
-        finally:
-            connection.close()
+        results.append((index, _claim(annotator, now, barrier)))
 
-    threads = [threading.Thread(target=run, args=pair) for pair in enumerate(annotators)]
+    threads = [threading.Thread(target=run, args=pair) for pair in indexed]
     for thread in threads:
         thread.start()
     for thread in threads:
@@ -119,6 +135,47 @@ def claims_at_once(annotators: list, now: datetime) -> list[tuple[object, float]
     if any(thread.is_alive() for thread in threads):
         raise RuntimeError("a claim thread hangs")
     return results
+
+
+def _claims_process(indexed: list, now: datetime, barrier, queue) -> None:
+    try:
+        queue.put(_claims_in_threads(indexed, now, barrier))
+    except BaseException as exc:
+        queue.put(exc)
+
+
+def claims_at_once(annotators: list, now: datetime, *, processes: int = 1) -> list[Claim]:
+    """Every annotator claims in its own thread and connection, released together by
+    one barrier; the threads are spread over ``processes`` forked processes, so the
+    Python part of the claims is not serialised by one interpreter lock. Returns one
+    ``Claim`` per annotator, in order."""
+    from django.db import connections
+
+    indexed = list(enumerate(annotators))
+    if processes <= 1:
+        results = _claims_in_threads(indexed, now, threading.Barrier(len(annotators)))
+    else:
+        context = multiprocessing.get_context("fork")
+        barrier, queue = context.Barrier(len(annotators)), context.Queue()
+        connections.close_all()  # children must not share the parent's connection
+        children = [
+            context.Process(
+                target=_claims_process, args=(indexed[p::processes], now, barrier, queue)
+            )
+            for p in range(processes)
+        ]
+        for child in children:
+            child.start()
+        results = []
+        for _ in children:
+            part = queue.get(timeout=600)
+            if isinstance(part, BaseException):
+                raise RuntimeError("a claims process failed") from part
+            results.extend(part)
+        for child in children:
+            child.join(timeout=60)
+    by_index = dict(results)
+    return [by_index[i] for i in range(len(annotators))]
 
 
 def answer_and_submit(assignments: list, now: datetime) -> None:
@@ -158,43 +215,34 @@ def answer_and_submit(assignments: list, now: datetime) -> None:
         assignment_submit(assignment=a, now=now + timedelta(minutes=5 + i % 20))
 
 
-def run_rounds(study, *, claimers: list, solo: list, rounds: int, log=print) -> list[RoundResult]:
+def run_rounds(
+    study, *, claimers: list, solo: list, rounds: int, processes: int = 1, log=print
+) -> list[RoundResult]:
     """The benchmark proper, on the current database (the smoke test calls it)."""
     from studies.models import Assignment
-    from studies.services import assignment_claim
     from tests.studies.assignment_rules import assignment_rule_violations
 
     results = []
     for r in range(rounds):
         now = T0 + r * ROUND_GAP
         started = time.perf_counter()
-        outcomes = claims_at_once(claimers, now)
+        claims = claims_at_once(claimers, now, processes=processes)
         makespan = time.perf_counter() - started
-        solo_times, claimed = [], []
-        for annotator in solo:  # the uncontended floor, one claim at a time
-            t = time.perf_counter()
-            try:
-                outcome = assignment_claim(annotator=annotator, now=now)
-            except Exception as exc:
-                outcome = exc
-            solo_times.append(time.perf_counter() - t)
-            outcomes.append((outcome, None))
-        names = [_outcome_name(o) for o, _ in outcomes]
+        solo_claims = [_claim(annotator, now, _NO_BARRIER) for annotator in solo]
+        everyone = [*claims, *solo_claims]
+        names = [c.name for c in everyone]
         counts = {name: names.count(name) for name in sorted(set(names))}
         violations = assignment_rule_violations(study, k=study.overlap_k, m=study.batches_per_stage)
-        for (outcome, _), name in zip(outcomes, names, strict=True):
-            if name == "claimed":
-                claimed.append(outcome)
         wrong_owner = sum(
             1
-            for (outcome, _), annotator in zip(outcomes, [*claimers, *solo], strict=True)
-            if isinstance(outcome, Assignment) and outcome.annotator_id != annotator.pk
+            for claim, annotator in zip(everyone, [*claimers, *solo], strict=True)
+            if claim.name == "claimed" and claim.owner_id != annotator.pk
         )
-        latencies = [s * 1000 for (o, s) in outcomes[: len(claimers)]]
-        errors = [o for o, _ in outcomes if _outcome_name(o) == "error"]
+        latencies = [c.seconds * 1000 for c in claims]
+        errors = [c for c in everyone if c.name == "error"]
         result = RoundResult(
             round=r + 1,
-            claims=len(outcomes),
+            claims=len(everyone),
             outcomes=counts,
             errors=len(errors) + wrong_owner,
             p50_ms=percentile(latencies, 50),
@@ -202,19 +250,32 @@ def run_rounds(study, *, claimers: list, solo: list, rounds: int, log=print) -> 
             p99_ms=percentile(latencies, 99),
             max_ms=max(latencies) if latencies else None,
             makespan_s=makespan,
-            solo_p50_ms=percentile([s * 1000 for s in solo_times], 50),
+            solo_p50_ms=percentile([c.seconds * 1000 for c in solo_claims], 50),
             violations={rule: len(rows) for rule, rows in violations.items()},
-            error_samples=["".join(traceback.format_exception(e))[-1500:] for e in errors[:3]],
+            error_samples=[c.error for c in errors[:3]],
         )
         results.append(result)
         log(format_row(result))
         assignments = list(
-            Assignment.objects.filter(pk__in=[a.pk for a in claimed], status__in=Assignment.OPEN)
+            Assignment.objects.filter(
+                pk__in=[c.assignment_id for c in everyone if c.name == "claimed"],
+                status__in=Assignment.OPEN,
+            )
             .select_related("stage")
             .order_by("pk")
         )
         answer_and_submit(assignments, now)
     return results
+
+
+class _NoBarrier:
+    """The solo claims (one at a time) wait for nobody."""
+
+    def wait(self, timeout=None) -> None:
+        return None
+
+
+_NO_BARRIER = _NoBarrier()
 
 
 def fmt(value, spec=".0f") -> str:
@@ -298,6 +359,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--rounds", type=int, default=5)
     parser.add_argument("--solo", type=int, default=10, help="one-at-a-time claimers per round")
     parser.add_argument(
+        "--processes",
+        type=int,
+        default=8,
+        help="processes the claimers' threads are spread over (1: one process)",
+    )
+    parser.add_argument(
         "--study-annotators",
         type=int,
         default=0,
@@ -369,9 +436,11 @@ def _main(args, url: str) -> int:
     print(
         f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs, "
         f"PostgreSQL max_connections={max_connections}; {len(claimers)} concurrent claimers, "
-        f"{len(solo)} solo claimers per round\n{HEADER}"
+        f"{len(solo)} solo claimers per round; claimers in {args.processes} processes\n{HEADER}"
     )
-    results = run_rounds(study, claimers=claimers, solo=solo, rounds=args.rounds)
+    results = run_rounds(
+        study, claimers=claimers, solo=solo, rounds=args.rounds, processes=args.processes
+    )
     total_summary = summary(results)
     print(
         f"violations: {total_summary['violations']} (0 required), "

@@ -1,5 +1,6 @@
 """bench/claims at tiny size, so it cannot rot: 12 annotators claim at once (own
-connection each) in two rounds plus two solo claimers; no rule is broken."""
+connection each, threads spread over two processes) in two rounds plus two solo
+claimers; no rule is broken."""
 
 from datetime import timedelta
 
@@ -27,7 +28,12 @@ def test_claims_run_at_tiny_size():
     annotators = list(Annotator.objects.select_related("study").order_by("pk"))
     lines = []
     results = run_rounds(
-        study, claimers=annotators[:12], solo=annotators[12:], rounds=2, log=lines.append
+        study,
+        claimers=annotators[:12],
+        solo=annotators[12:],
+        rounds=2,
+        processes=2,
+        log=lines.append,
     )
     assert len(results) == 2 and len(lines) == 2
     assert [r.claims for r in results] == [14, 14]
