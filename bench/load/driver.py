@@ -338,18 +338,20 @@ async def run_level(annotators: list[VirtualAnnotator], stats_ref, duration: flo
     return time.perf_counter() - started
 
 
-async def run_save_loop(
-    annotators: list[VirtualAnnotator], stats_ref, duration: float
-) -> tuple[Stats, float]:
-    """Warm-up (every annotator gets an open batch; not timed), then the save loop for
-    ``duration`` seconds. Returns the warm-up's Stats (for its errors) and the loop's
-    seconds; the loop's Stats are left in ``stats_ref``."""
-    stats_ref[0] = warm_up = Stats()
+async def warm_up(annotators: list[VirtualAnnotator], stats_ref) -> Stats:
+    """Every annotator signs up if needed and gets an open batch (not timed)."""
+    stats_ref[0] = stats = Stats()
     await asyncio.gather(*(a.hold_a_batch() for a in annotators))
+    return stats
+
+
+async def run_save_loop(annotators: list[VirtualAnnotator], stats_ref, duration: float) -> float:
+    """The save loop for ``duration`` seconds (after ``warm_up``); its Stats are left
+    in ``stats_ref``."""
     stats_ref[0] = Stats()
     started = time.perf_counter()
     await asyncio.gather(*(a.save_until(started + duration) for a in annotators))
-    return warm_up, time.perf_counter() - started
+    return time.perf_counter() - started
 
 
 async def run_floor(base_url: str, concurrency: int, duration: float) -> tuple[Stats, float]:
