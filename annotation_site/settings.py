@@ -40,6 +40,10 @@ INSTALLED_APPS = [
     "analysis",
 ]
 
+# Django's database sessions, read with one raw query (annotation_site/sessions.py).
+# https://docs.djangoproject.com/en/5.2/topics/http/sessions/#using-database-backed-sessions
+SESSION_ENGINE = "annotation_site.sessions"
+
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
     "django.contrib.sessions.middleware.SessionMiddleware",

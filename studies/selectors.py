@@ -4,7 +4,9 @@ import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
+from django.db import connection
 from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models.sql import Query
 
 from .models import (
     Annotator,
@@ -12,6 +14,7 @@ from .models import (
     Assignment,
     Batch,
     BatchItem,
+    ConsentVersion,
     DialogueContext,
     ErrorCategory,
     Judgement,
@@ -320,3 +323,71 @@ def study_stage_group_progress(*, study: Study) -> list[dict]:
             }
         )
     return rows
+
+
+# --- the annotation page's hot path ----------------------------------------------------
+# Every save of an answer reads who is asking and the study's categories. These reads
+# use ``raw()`` (the database's converters still apply, and the results are ordinary
+# model instances): compiling the equivalent ORM queries costs several times the
+# queries themselves (bench/load/README.md).
+
+
+def _table(model) -> str:
+    return connection.ops.quote_name(model._meta.db_table)
+
+
+_CONVERTERS: dict = {}
+
+
+def _instance(model, values: list):
+    """A ``model`` instance from its concrete columns' raw values, with the database's
+    converters applied (as ``raw()`` and the ORM do)."""
+    key = (model, connection.vendor)
+    if key not in _CONVERTERS:
+        table = model._meta.db_table
+        compiler = connection.ops.compiler("SQLCompiler")(Query(model), connection, None)
+        columns = [f.get_col(table) for f in model._meta.concrete_fields]
+        _CONVERTERS[key] = (compiler, compiler.get_converters(columns))
+    compiler, converters = _CONVERTERS[key]
+    if converters:
+        (values,) = compiler.apply_converters([values], converters)
+    names = [f.attname for f in model._meta.concrete_fields]
+    return model.from_db(connection.alias, names, list(values))
+
+
+def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
+    """The active annotator ``annotator_id`` of the study ``slug``, with its study
+    (``annotator.study``) and ``current_consent_id``, the id of the study's current
+    consent version (None before there is one), so ``annotator_needs_consent`` needs
+    no query. One query."""
+    quote = connection.ops.quote_name
+    a_fields, s_fields = Annotator._meta.concrete_fields, Study._meta.concrete_fields
+    columns = [f"a.{quote(f.column)}" for f in a_fields] + [
+        f"s.{quote(f.column)}" for f in s_fields
+    ]
+    with connection.cursor() as cursor:
+        cursor.execute(
+            f"SELECT {', '.join(columns)}, (SELECT v.id FROM {_table(ConsentVersion)} v"
+            "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1)"
+            f" FROM {_table(Annotator)} a JOIN {_table(Study)} s ON s.id = a.study_id"
+            " WHERE a.id = %s AND s.slug = %s AND a.is_active = %s",
+            [annotator_id, slug, True],
+        )
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    annotator = _instance(Annotator, list(row[: len(a_fields)]))
+    annotator.study = _instance(Study, list(row[len(a_fields) : -1]))
+    annotator.current_consent_id = row[-1]
+    return annotator
+
+
+def error_categories_ordered(*, study_id: int) -> list[ErrorCategory]:
+    """The study's error categories in display order (one short query)."""
+    return list(
+        ErrorCategory.objects.raw(
+            f"SELECT * FROM {_table(ErrorCategory)} WHERE study_id = %s"
+            f" ORDER BY {connection.ops.quote_name('order')}, bit",
+            [study_id],
+        )
+    )

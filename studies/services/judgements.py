@@ -177,10 +177,7 @@ def _judgement_save(
     annotation page: one locking read, one upsert)."""
     closed = None
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update(of=("self",)).select_related("stage")
-        if annotator_id is not None:
-            locked = locked.filter(annotator_id=annotator_id)
-        assignment = locked.filter(pk=assignment_id).first()
+        assignment = _assignment_lock(assignment_id=assignment_id, annotator_id=annotator_id)
         if assignment is None:
             raise Assignment.DoesNotExist("No such assignment.")
         if number is not None:
@@ -221,6 +218,19 @@ def _judgement_save(
     if closed is not None:
         raise AssignmentClosed(closed, code="closed")
     return assignment, judgement
+
+
+def _assignment_lock(*, assignment_id: int, annotator_id: int | None) -> Assignment | None:
+    """Must be called inside a transaction; locks the assignment row (``FOR UPDATE``
+    where the database has row locks). ``raw()`` because this is the hot path: the
+    ORM's query compilation costs more than the query (bench/load/README.md)."""
+    table = connection.ops.quote_name(Assignment._meta.db_table)
+    sql, params = f"SELECT * FROM {table} WHERE id = %s", [assignment_id]
+    if annotator_id is not None:
+        sql, params = f"{sql} AND annotator_id = %s", [*params, annotator_id]
+    if connection.features.has_select_for_update:
+        sql += " FOR UPDATE"
+    return next(iter(Assignment.objects.raw(sql, params)), None)
 
 
 def _judgement_upsert(

@@ -6,7 +6,7 @@ from datetime import timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Max, OuterRef, Subquery
+from django.db.models import Max
 from django.utils import timezone
 
 from ..models import (
@@ -93,17 +93,6 @@ def consent_version_current(*, study: Study) -> ConsentVersion | None:
     return study.consent_versions.order_by("-number").first()
 
 
-def consent_version_current_id(study_ref: str = "study") -> Subquery:
-    """The id of the current consent version of the study that ``study_ref`` points
-    to, as an expression: annotate annotators with it (``current_consent_id``) and
-    ``annotator_needs_consent`` answers without another query."""
-    return Subquery(
-        ConsentVersion.objects.filter(study=OuterRef(study_ref))
-        .order_by("-number")
-        .values("pk")[:1]
-    )
-
-
 @transaction.atomic
 def consent_version_sync(*, study: Study, user=None) -> ConsentVersion | None:
     """Snapshot the study's information sheet and consent text as a new version when
@@ -188,7 +177,7 @@ def annotator_validate(*, annotator: Annotator) -> None:
 def annotator_needs_consent(*, annotator: Annotator) -> bool:
     """True until the annotator accepted the study's current consent version (a new
     version, after a researcher changed the texts, asks again)."""
-    if "current_consent_id" in annotator.__dict__:  # annotated by the caller's query
+    if "current_consent_id" in annotator.__dict__:  # read with the annotator (selectors)
         current_id = annotator.current_consent_id
     else:
         current = consent_version_current(study=annotator.study)

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from ..forms import AnswerForm
 from ..models import Assignment, Judgement, Reflection
 from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
+from ..selectors import error_categories_ordered
 from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
@@ -45,7 +46,7 @@ def _assignment(request, assignment_id: int, *, with_context: bool = True) -> As
 def _categories(request) -> list:
     """The study's error categories in display order, read once per request."""
     if not hasattr(request, "_study_categories"):
-        request._study_categories = list(request.study.categories.order_by("order", "bit"))
+        request._study_categories = error_categories_ordered(study_id=request.study.pk)
     return request._study_categories
 
 

@@ -5,7 +5,8 @@ from functools import wraps
 from django.shortcuts import redirect, render
 
 from ..models import Annotator
-from ..services import annotator_needs_consent, consent_version_current_id
+from ..selectors import annotator_signed_in
+from ..services import annotator_needs_consent
 
 SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
 
@@ -22,12 +23,7 @@ def session_annotator(request, slug: str) -> Annotator | None:
     annotator_id = request.session.get(SESSION_ANNOTATORS, {}).get(slug)
     if annotator_id is None:
         return None
-    return (
-        Annotator.objects.select_related("study", "group")
-        .annotate(current_consent_id=consent_version_current_id())
-        .filter(pk=annotator_id, study__slug=slug, is_active=True)
-        .first()
-    )
+    return annotator_signed_in(annotator_id=annotator_id, slug=slug)
 
 
 def annotator_page(*, consent: bool = True, tutorial: bool = True):

@@ -1,0 +1,150 @@
+"""The annotation page's hot path reads with raw SQL (selectors, sessions, the save's
+locking read and upsert). These pin that they return exactly what the ORM would, and
+refuse what the ORM path refused."""
+
+from datetime import timedelta
+
+import pytest
+from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
+from django.contrib.sessions.models import Session
+from django.core.exceptions import ValidationError
+from django.utils import timezone
+
+from annotation_site.sessions import SessionStore
+from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Study
+from studies.selectors import annotator_signed_in, error_categories_ordered
+from studies.services import (
+    Answer,
+    annotator_needs_consent,
+    annotators_create,
+    assignment_claim,
+    consent_version_current,
+    consent_version_sync,
+    judgement_record_item,
+)
+
+
+def fields_of(instance) -> dict:
+    return {f.attname: getattr(instance, f.attname) for f in instance._meta.concrete_fields}
+
+
+@pytest.fixture
+def open_study(loaded_study):
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    loaded_study.refresh_from_db()
+    return loaded_study
+
+
+@pytest.fixture
+def annotator(open_study):
+    annotator = annotators_create(group=open_study.groups.get(name="Layperson"), count=1)[0]
+    annotator.consented_version = consent_version_current(study=open_study)
+    annotator.consented_at = annotator.tutorial_completed_at = timezone.now()
+    annotator.save()
+    return annotator
+
+
+# --- who is asking -----------------------------------------------------------------------
+
+
+def test_signed_in_annotator_and_study_equal_what_the_orm_reads(annotator, open_study):
+    found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
+    assert fields_of(found) == fields_of(Annotator.objects.get(pk=annotator.pk))
+    assert fields_of(found.study) == fields_of(Study.objects.get(pk=open_study.pk))
+    # Converted like the ORM converts: a duration, aware datetimes.
+    assert isinstance(found.study.batch_time_limit, timedelta)
+    assert timezone.is_aware(found.consented_at) and timezone.is_aware(found.study.created_at)
+    assert found.current_consent_id == consent_version_current(study=open_study).pk
+
+
+def test_signed_in_annotator_needs_no_query_for_the_consent_check(
+    annotator, open_study, django_assert_num_queries
+):
+    found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
+    with django_assert_num_queries(0):
+        assert annotator_needs_consent(annotator=found) is False
+    # A new consent version: the next read asks for consent again.
+    Study.objects.filter(pk=open_study.pk).update(consent_text="New terms.")
+    open_study.refresh_from_db()
+    consent_version_sync(study=open_study)
+    again = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
+    assert again.current_consent_id != found.current_consent_id
+    assert annotator_needs_consent(annotator=again) is True
+
+
+def test_signed_in_annotator_is_none_when_inactive_or_of_another_study(annotator, db):
+    assert annotator_signed_in(annotator_id=annotator.pk, slug="another") is None
+    Annotator.objects.filter(pk=annotator.pk).update(is_active=False)
+    assert annotator_signed_in(annotator_id=annotator.pk, slug="pilot") is None
+
+
+def test_error_categories_come_in_display_order(open_study):
+    ErrorCategory.objects.filter(study=open_study).update(order=5)
+    ErrorCategory.objects.filter(study=open_study, slug="off_topic").update(order=0)
+    expected = list(ErrorCategory.objects.filter(study=open_study).order_by("order", "bit"))
+    found = error_categories_ordered(study_id=open_study.pk)
+    assert [fields_of(c) for c in found] == [fields_of(c) for c in expected]
+    assert found[0].slug == "off_topic"
+
+
+# --- sessions ----------------------------------------------------------------------------
+
+
+def test_session_store_reads_what_django_wrote_and_not_after_expiry(db):
+    store = DjangoSessionStore()
+    store["annotators"] = {"pilot": 7}
+    store.create()
+    store.save()
+    assert SessionStore(store.session_key).load() == {"annotators": {"pilot": 7}}
+    Session.objects.filter(pk=store.session_key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    expired = SessionStore(store.session_key)
+    assert expired.load() == {}
+    assert expired.session_key is None  # a new session, not the expired one's key
+
+
+def test_an_expired_session_shows_the_signed_out_page(client, annotator):
+    client.get(f"/i/{annotator.access_token}/")
+    assert client.get("/s/pilot/").status_code == 200
+    Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    response = client.get("/s/pilot/")
+    assert response.status_code == 403
+    assert "personal link" in response.content.decode()
+
+
+# --- the save ------------------------------------------------------------------------------
+
+
+def test_item_save_refuses_another_annotators_batch_and_numbers_outside_it(annotator):
+    assignment = assignment_claim(annotator=annotator)
+    other = annotators_create(group=annotator.group, count=1)[0]
+    yes = Answer(coherent=True, empathy=3)
+    common = dict(answer=yes, categories={"malformed": 0})
+    with pytest.raises(Assignment.DoesNotExist):
+        judgement_record_item(
+            annotator_id=other.pk, assignment_id=assignment.pk, number=1, **common
+        )
+    for number in (0, len(assignment.order) + 1):
+        with pytest.raises(Assignment.DoesNotExist):
+            judgement_record_item(
+                annotator_id=annotator.pk, assignment_id=assignment.pk, number=number, **common
+            )
+    assert not Judgement.objects.exists()
+
+
+def test_item_save_with_a_revision_for_an_answer_that_is_not_there_is_stale(annotator):
+    assignment = assignment_claim(annotator=annotator)
+    with pytest.raises(ValidationError) as info:
+        judgement_record_item(
+            annotator_id=annotator.pk,
+            assignment_id=assignment.pk,
+            number=1,
+            answer=Answer(coherent=True, empathy=3),
+            categories={"malformed": 0},
+            expected_revision=2,
+        )
+    assert info.value.code == "stale"
+    assert not Judgement.objects.exists()  # the row the upsert created is rolled back
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.ASSIGNED
