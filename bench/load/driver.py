@@ -9,10 +9,12 @@ full item page that opens each batch; in ``plain`` mode (no JavaScript) the answ
 a form POST redirecting to the next item's page, fetched as "show next item". With a
 think time, each annotator pauses that long (drawn uniformly) before each request.
 
-The **save loop** (``save_until``): an annotator holding an open batch answers its
+The **save loops** (``save_until``): an annotator holding an open batch answers its
 items one after the other, as fast as the server answers, going round the batch again
-(revising its answers) after the last one; every request is a "save judgement", the
-like-for-like comparison with the floor.
+(revising its answers) after the last one. Either every request is a save alone (the
+form POST without JavaScript, whose redirect to the next item is not followed: the
+like-for-like comparison with the floor's INSERT), or every request is the htmx save
+whose response renders the next item (two requests' work in one).
 
 Every save sends the revision its page showed, as the browser form does; the
 annotator counts the revisions acknowledged (HTTP 2xx) per item and checks the next
@@ -43,7 +45,8 @@ VERSION = re.compile(rb'name="version" value="(\d+)"')
 REVISION = re.compile(rb'name="revision" value="(\d+)"')
 
 SAVE, SHOW = "save judgement", "show next item"
-SAVE_LOOP = "save judgement (save loop)"
+SAVE_LOOP = "save + next panel (loop)"
+SAVE_ONLY = "save only (loop)"
 FLOOR = "floor INSERT"
 
 
@@ -205,13 +208,16 @@ class VirtualAnnotator:
             )
             raise Failed(kind)
 
-    async def save(self, kind: str = SAVE) -> None:
+    async def save(self, kind: str = SAVE, mode: str | None = None, follow: bool = True) -> None:
+        """Answer the current item. ``mode`` overrides the annotator's; in plain mode
+        ``follow=False`` leaves the redirect to the next item unfollowed."""
+        mode = mode or self.mode
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
-        body = answer_body(self.rng, mode=self.mode)
+        body = answer_body(self.rng, mode=mode)
         body["csrfmiddlewaretoken"] = self.csrf()
         body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
         last = self.number == self.n_items
-        if self.mode == "htmx":
+        if mode == "htmx":
             headers = {
                 "HX-Request": "true",
                 "HX-Target": "item-panel",
@@ -245,7 +251,8 @@ class VirtualAnnotator:
             self.stats.error(kind, f"{url}: redirected to {location}")
             raise Failed(kind)
         self.number += 1
-        await self.show()
+        if follow:
+            await self.show()
 
     async def submit(self) -> None:
         url = f"/s/{self.slug}/b/{self.assignment}/review/"
@@ -297,12 +304,15 @@ class VirtualAnnotator:
                 self.ready = False
         raise RuntimeError("could not get a batch to save into (see the error samples)")
 
-    async def save_until(self, deadline: float) -> None:
+    async def save_until(self, deadline: float, mode: str = "htmx") -> None:
         """Answer this batch's items one after the other until ``deadline``, revising
-        them from the first again after the last (htmx mode)."""
+        them from the first again after the last. ``htmx``: each answer's response is
+        the next item's panel; ``plain``: the form POST without JavaScript, whose
+        response is a redirect to the next item, not followed (the save alone)."""
+        kind = SAVE_LOOP if mode == "htmx" else SAVE_ONLY
         while time.perf_counter() < deadline:
             try:
-                await self.save(SAVE_LOOP)
+                await self.save(kind, mode=mode, follow=False)
             except Failed:
                 return  # counted; this annotator's revisions are no longer known
             if self.number == 0:
@@ -345,12 +355,14 @@ async def warm_up(annotators: list[VirtualAnnotator], stats_ref) -> Stats:
     return stats
 
 
-async def run_save_loop(annotators: list[VirtualAnnotator], stats_ref, duration: float) -> float:
+async def run_save_loop(
+    annotators: list[VirtualAnnotator], stats_ref, duration: float, mode: str = "htmx"
+) -> float:
     """The save loop for ``duration`` seconds (after ``warm_up``); its Stats are left
     in ``stats_ref``."""
     stats_ref[0] = Stats()
     started = time.perf_counter()
-    await asyncio.gather(*(a.save_until(started + duration) for a in annotators))
+    await asyncio.gather(*(a.save_until(started + duration, mode) for a in annotators))
     return time.perf_counter() - started
 
 
