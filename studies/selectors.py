@@ -339,7 +339,7 @@ def _table(model) -> str:
 _CONVERTERS: dict = {}
 
 
-def _instance(model, values: list):
+def model_from_row(model, values: list):
     """A ``model`` instance from its concrete columns' raw values, with the database's
     converters applied (as ``raw()`` and the ORM do)."""
     key = (model, connection.vendor)
@@ -376,8 +376,8 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    annotator = _instance(Annotator, list(row[: len(a_fields)]))
-    annotator.study = _instance(Study, list(row[len(a_fields) : -1]))
+    annotator = model_from_row(Annotator, list(row[: len(a_fields)]))
+    annotator.study = model_from_row(Study, list(row[len(a_fields) : -1]))
     annotator.current_consent_id = row[-1]
     return annotator
 

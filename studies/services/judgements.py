@@ -149,16 +149,134 @@ def judgement_record_item(
     response candidate (1-based, in the batch's shuffled order) of the annotator's own
     assignment ``assignment_id``. The assignment is read, checked and locked with one
     query; another annotator's assignment or a number outside the batch raises
-    ``Assignment.DoesNotExist``. Returns the assignment as locked, and the answer."""
+    ``Assignment.DoesNotExist``. Returns the assignment as locked, and the answer.
+
+    On PostgreSQL a save that succeeds is one statement (``_judgement_save_at_once``);
+    anything else goes through ``_judgement_save``, which finds out under the lock why
+    (closed, past its deadline, stale, not in the batch) and answers accordingly.
+    """
+    now = now or timezone.now()
+    if connection.vendor == "postgresql":
+        encoded = answer_encode(answer=answer, categories=categories)
+        saved = _judgement_save_at_once(
+            annotator_id=annotator_id,
+            assignment_id=assignment_id,
+            number=number,
+            encoded=encoded,
+            now=now,
+            expected_revision=expected_revision,
+        )
+        if saved is not None:
+            return saved
     return _judgement_save(
         assignment_id=assignment_id,
         annotator_id=annotator_id,
         number=number,
         answer=answer,
-        now=now or timezone.now(),
+        now=now,
         categories=categories,
         expected_revision=expected_revision,
     )
+
+
+def _judgement_save_at_once(
+    *,
+    annotator_id: int,
+    assignment_id: int,
+    number: int,
+    encoded: EncodedAnswer,
+    now: datetime,
+    expected_revision: int | None,
+) -> tuple[Assignment, Judgement] | None:
+    """The common case of ``judgement_record_item`` in one PostgreSQL statement (no
+    transaction round trips): lock the annotator's assignment if it is open and
+    before its deadline (``FOR NO KEY UPDATE``: a concurrent submit or expiry waits,
+    or, if it came first, this finds the row no longer open), take the
+    ``number``-th reflection of its order, upsert the answer if the revision matches,
+    and mark the assignment in progress on its first answer. Returns None when
+    nothing was written, for ``_judgement_save`` to tell why."""
+    quote = connection.ops.quote_name
+    assignments, judgements = quote(Assignment._meta.db_table), quote(Judgement._meta.db_table)
+    columns = [f.column for f in Assignment._meta.concrete_fields]
+    if expected_revision is None:
+        fresh, condition = "TRUE", ""
+    else:
+        # An answer shown as revision n > 0 must still be there: never re-create it.
+        fresh = (
+            f"(%(expected)s = 0 OR EXISTS (SELECT 1 FROM {judgements} j"
+            " WHERE j.assignment_id = a.id AND j.reflection_id = a.reflection_id))"
+        )
+        condition = f"WHERE {judgements}.revision = %(expected)s"
+    sql = f"""
+        WITH a AS (
+            SELECT {", ".join(quote(c) for c in columns)},
+                   ({quote("order")} ->> (%(number)s - 1))::bigint AS reflection_id
+            FROM {assignments}
+            WHERE id = %(assignment)s AND annotator_id = %(annotator)s
+              AND status IN ('assigned', 'in_progress') AND expires_at > %(now)s
+              AND %(number)s >= 1
+            FOR NO KEY UPDATE
+        ), saved AS (
+            INSERT INTO {judgements} (assignment_id, reflection_id, coherent, error_flags,
+                most_evident_bit, empathy, seconds_spent, revision, created_at, updated_at)
+            SELECT a.id, a.reflection_id, %(coherent)s, %(error_flags)s, %(most_evident_bit)s,
+                   %(empathy)s, %(seconds_spent)s, 1, %(now)s, %(now)s
+            FROM a WHERE a.reflection_id IS NOT NULL AND {fresh}
+            ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET
+                coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,
+                most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,
+                seconds_spent = EXCLUDED.seconds_spent,
+                revision = {judgements}.revision + 1, updated_at = EXCLUDED.updated_at
+            {condition}
+            RETURNING id, revision
+        ), started AS (
+            UPDATE {assignments} SET status = 'in_progress', started_at = %(now)s,
+                updated_at = %(now)s
+            WHERE id = (SELECT id FROM a WHERE status = 'assigned')
+              AND EXISTS (SELECT 1 FROM saved)
+            RETURNING id
+        )
+        SELECT a.*, saved.id, saved.revision, (SELECT count(*) FROM started)
+        FROM a JOIN saved ON TRUE
+    """
+    params = {
+        "assignment": assignment_id,
+        "annotator": annotator_id,
+        "number": number,
+        "now": now,
+        "expected": expected_revision,
+        "coherent": encoded.coherent,
+        "error_flags": encoded.error_flags,
+        "most_evident_bit": encoded.most_evident_bit,
+        "empathy": encoded.empathy,
+        "seconds_spent": encoded.seconds_spent,
+    }
+    with connection.cursor() as cursor:
+        cursor.execute(sql, params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    *values, reflection_id, judgement_id, revision, started = row
+    if expected_revision is not None and revision != expected_revision + 1:
+        return None  # cannot happen (see ``fresh``); the careful path decides
+    from ..selectors import model_from_row
+
+    assignment = model_from_row(Assignment, values)
+    if started:
+        assignment.status, assignment.started_at = Assignment.Status.IN_PROGRESS, now
+    judgement = Judgement(
+        pk=judgement_id,
+        assignment=assignment,
+        reflection_id=reflection_id,
+        coherent=encoded.coherent,
+        error_flags=encoded.error_flags,
+        most_evident_bit=encoded.most_evident_bit,
+        empathy=encoded.empathy,
+        seconds_spent=encoded.seconds_spent,
+        revision=revision,
+        updated_at=now,
+    )
+    return assignment, judgement
 
 
 def _judgement_save(

@@ -148,3 +148,53 @@ def test_item_save_with_a_revision_for_an_answer_that_is_not_there_is_stale(anno
     assert not Judgement.objects.exists()  # the row the upsert created is rolled back
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
+
+
+def test_item_save_marks_the_batch_in_progress_on_the_first_answer_only(annotator):
+    """On PostgreSQL the save is one statement; the same rules hold on both paths."""
+    assignment = assignment_claim(annotator=annotator)
+    first, later = timezone.now(), timezone.now() + timedelta(minutes=2)
+    common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, categories={})
+    saved, judgement = judgement_record_item(
+        number=1, answer=Answer(coherent=True, empathy=2), now=first, **common
+    )
+    assert (saved.status, saved.started_at) == (Assignment.Status.IN_PROGRESS, first)
+    assert (judgement.reflection_id, judgement.revision) == (assignment.order[0], 1)
+    judgement_record_item(number=2, answer=Answer(coherent=True, empathy=3), now=later, **common)
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.started_at) == (Assignment.Status.IN_PROGRESS, first)
+    stored = Judgement.objects.get(assignment=assignment, reflection_id=assignment.order[1])
+    assert (stored.empathy, stored.created_at, stored.updated_at) == (3, later, later)
+
+
+def test_item_save_checks_the_revision_the_page_showed(annotator):
+    assignment = assignment_claim(annotator=annotator)
+    common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, number=1, categories={})
+    judgement_record_item(answer=Answer(coherent=True, empathy=2), expected_revision=0, **common)
+    with pytest.raises(ValidationError) as info:
+        judgement_record_item(
+            answer=Answer(coherent=True, empathy=5), expected_revision=0, **common
+        )
+    assert info.value.code == "stale"
+    _, revised = judgement_record_item(
+        answer=Answer(coherent=True, empathy=4), expected_revision=1, **common
+    )
+    stored = Judgement.objects.get(assignment=assignment)
+    assert (revised.revision, stored.revision, stored.empathy) == (2, 2, 4)
+
+
+def test_item_save_after_the_deadline_expires_the_batch_and_writes_nothing(annotator):
+    assignment = assignment_claim(annotator=annotator)
+    late = assignment.expires_at + timedelta(seconds=1)
+    with pytest.raises(ValidationError, match="ran out"):
+        judgement_record_item(
+            annotator_id=annotator.pk,
+            assignment_id=assignment.pk,
+            number=1,
+            answer=Answer(coherent=True, empathy=2),
+            categories={},
+            now=late,
+        )
+    assignment.refresh_from_db()
+    assert (assignment.status, assignment.expired_at) == (Assignment.Status.EXPIRED, late)
+    assert not Judgement.objects.exists()
