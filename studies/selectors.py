@@ -1,5 +1,6 @@
 """Reads on studies (HackSoft style): querysets and plain data for views and admin."""
 
+import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -355,11 +356,31 @@ def model_from_row(model, values: list):
     return model.from_db(connection.alias, names, list(values))
 
 
+def _categories_json_sql(study_ref: str) -> str:
+    """An expression: the study's error categories as a JSON array of objects in
+    display order (PostgreSQL or SQLite)."""
+    quote = connection.ops.quote_name
+    names = [f.column for f in ErrorCategory._meta.concrete_fields]
+    order = f"{quote('order')}, bit"
+    if connection.vendor == "postgresql":
+        pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
+        return (
+            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
+            f" FROM {_table(ErrorCategory)} c WHERE c.study_id = {study_ref})"
+        )
+    pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
+    return (
+        f"(SELECT json_group_array(json_object({pairs})) FROM (SELECT * FROM"
+        f" {_table(ErrorCategory)} WHERE study_id = {study_ref} ORDER BY {order}) c)"
+    )
+
+
 def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
     """The active annotator ``annotator_id`` of the study ``slug``, with its study
-    (``annotator.study``) and ``current_consent_id``, the id of the study's current
-    consent version (None before there is one), so ``annotator_needs_consent`` needs
-    no query. One query."""
+    (``annotator.study``), the study's error categories in display order
+    (``annotator.study.categories_in_order``) and ``current_consent_id``, the id of
+    the study's current consent version (None before there is one), so
+    ``annotator_needs_consent`` needs no query. One query."""
     quote = connection.ops.quote_name
     a_fields, s_fields = Annotator._meta.concrete_fields, Study._meta.concrete_fields
     columns = [f"a.{quote(f.column)}" for f in a_fields] + [
@@ -368,7 +389,8 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
     with connection.cursor() as cursor:
         cursor.execute(
             f"SELECT {', '.join(columns)}, (SELECT v.id FROM {_table(ConsentVersion)} v"
-            "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1)"
+            "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1),"
+            f" {_categories_json_sql('a.study_id')}"
             f" FROM {_table(Annotator)} a JOIN {_table(Study)} s ON s.id = a.study_id"
             " WHERE a.id = %s AND s.slug = %s AND a.is_active = %s",
             [annotator_id, slug, True],
@@ -376,9 +398,19 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
         row = cursor.fetchone()
     if row is None:
         return None
-    annotator = model_from_row(Annotator, list(row[: len(a_fields)]))
-    annotator.study = model_from_row(Study, list(row[len(a_fields) : -1]))
-    annotator.current_consent_id = row[-1]
+    *values, current_consent_id, categories = row
+    annotator = model_from_row(Annotator, values[: len(a_fields)])
+    annotator.study = model_from_row(Study, values[len(a_fields) :])
+    annotator.current_consent_id = current_consent_id
+    if isinstance(categories, str):  # SQLite hands JSON over as text
+        categories = json.loads(categories)
+    fields = ErrorCategory._meta.concrete_fields
+    annotator.study.categories_in_order = [
+        ErrorCategory.from_db(
+            connection.alias, [f.attname for f in fields], [c[f.column] for f in fields]
+        )
+        for c in categories or ()
+    ]
     return annotator
 
 

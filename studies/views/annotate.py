@@ -44,10 +44,12 @@ def _assignment(request, assignment_id: int, *, with_context: bool = True) -> As
 
 
 def _categories(request) -> list:
-    """The study's error categories in display order, read once per request."""
-    if not hasattr(request, "_study_categories"):
-        request._study_categories = error_categories_ordered(study_id=request.study.pk)
-    return request._study_categories
+    """The study's error categories in display order (read with the signed-in
+    annotator, so no query here)."""
+    study = request.study
+    if not hasattr(study, "categories_in_order"):  # read with the annotator (selectors)
+        study.categories_in_order = error_categories_ordered(study_id=study.pk)
+    return study.categories_in_order
 
 
 def _batch_position(assignment: Assignment, study) -> tuple[int, int]:

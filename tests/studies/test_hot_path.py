@@ -198,3 +198,21 @@ def test_item_save_after_the_deadline_expires_the_batch_and_writes_nothing(annot
     assignment.refresh_from_db()
     assert (assignment.status, assignment.expired_at) == (Assignment.Status.EXPIRED, late)
     assert not Judgement.objects.exists()
+
+
+def test_signed_in_annotator_brings_the_categories_in_display_order(annotator, open_study):
+    ErrorCategory.objects.filter(study=open_study).update(order=5)
+    ErrorCategory.objects.filter(study=open_study, slug="parroting").update(order=1)
+    found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
+    expected = ErrorCategory.objects.filter(study=open_study).order_by("order", "bit")
+    assert [fields_of(c) for c in found.study.categories_in_order] == [
+        fields_of(c) for c in expected
+    ]
+    assert found.study.categories_in_order[0].slug == "parroting"
+    assert not found.study.categories_in_order[0]._state.adding
+
+
+def test_a_study_without_categories_has_an_empty_list(annotator, open_study):
+    ErrorCategory.objects.filter(study=open_study).delete()
+    found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
+    assert found.study.categories_in_order == []
