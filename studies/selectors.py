@@ -348,12 +348,14 @@ def model_from_row(model, values: list):
         table = model._meta.db_table
         compiler = connection.ops.compiler("SQLCompiler")(Query(model), connection, None)
         columns = [f.get_col(table) for f in model._meta.concrete_fields]
-        _CONVERTERS[key] = (compiler, compiler.get_converters(columns))
-    compiler, converters = _CONVERTERS[key]
-    if converters:
-        (values,) = compiler.apply_converters([values], converters)
+        _CONVERTERS[key] = list(compiler.get_converters(columns).items())
+    for position, (converters, expression) in _CONVERTERS[key]:
+        value = values[position]
+        for converter in converters:
+            value = converter(value, expression, connection)
+        values[position] = value
     names = [f.attname for f in model._meta.concrete_fields]
-    return model.from_db(connection.alias, names, list(values))
+    return model.from_db(connection.alias, names, values)
 
 
 def _categories_json_sql(study_ref: str) -> str:
@@ -370,8 +372,8 @@ def _categories_json_sql(study_ref: str) -> str:
         )
     pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
     return (
-        f"(SELECT json_group_array(json_object({pairs})) FROM (SELECT * FROM"
-        f" {_table(ErrorCategory)} WHERE study_id = {study_ref} ORDER BY {order}) c)"
+        f"(SELECT json_group_array(json_object({pairs})) FROM {_table(ErrorCategory)} c"
+        f" WHERE c.study_id = {study_ref})"
     )
 
 
@@ -402,8 +404,8 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
     annotator = model_from_row(Annotator, values[: len(a_fields)])
     annotator.study = model_from_row(Study, values[len(a_fields) :])
     annotator.current_consent_id = current_consent_id
-    if isinstance(categories, str):  # SQLite hands JSON over as text
-        categories = json.loads(categories)
+    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
+        categories = sorted(json.loads(categories), key=lambda c: (c["order"], c["bit"]))
     fields = ErrorCategory._meta.concrete_fields
     annotator.study.categories_in_order = [
         ErrorCategory.from_db(

@@ -1,5 +1,6 @@
 """Recording annotators' answers (BRIEF §4) with the same rules as the database."""
 
+from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -9,6 +10,7 @@ from django.utils import timezone
 
 from ..models import Assignment, ErrorCategory, Judgement, Reflection
 from ..protocol import EMPATHY_SCALE
+from ..selectors import model_from_row
 
 # --- judgements --------------------------------------------------------------------
 
@@ -100,6 +102,13 @@ STALE_MESSAGE = (
 )
 
 
+MAX_ITEM_NUMBER = 2**31 - 1
+
+
+class _Vanished(Exception):
+    """Rolls back a revision whose answer was not there any more."""
+
+
 class AssignmentClosed(ValidationError):
     """The batch can no longer take answers (submitted, expired, rejected, or past
     its deadline, in which case it has just been expired)."""
@@ -156,6 +165,8 @@ def judgement_record_item(
     (closed, past its deadline, stale, not in the batch) and answers accordingly.
     """
     now = now or timezone.now()
+    if not 1 <= number <= MAX_ITEM_NUMBER:  # (and PostgreSQL's int for the JSON index)
+        raise Assignment.DoesNotExist("No such response candidate.")
     if connection.vendor == "postgresql":
         encoded = answer_encode(answer=answer, categories=categories)
         saved = _judgement_save_at_once(
@@ -198,6 +209,7 @@ def _judgement_save_at_once(
     quote = connection.ops.quote_name
     assignments, judgements = quote(Assignment._meta.db_table), quote(Judgement._meta.db_table)
     columns = [f.column for f in Assignment._meta.concrete_fields]
+    judgement_columns = [f.column for f in Judgement._meta.concrete_fields]
     if expected_revision is None:
         fresh, condition = "TRUE", ""
     else:
@@ -228,7 +240,7 @@ def _judgement_save_at_once(
                 seconds_spent = EXCLUDED.seconds_spent,
                 revision = {judgements}.revision + 1, updated_at = EXCLUDED.updated_at
             {condition}
-            RETURNING id, revision
+            RETURNING {", ".join(f"{judgements}.{quote(c)}" for c in judgement_columns)}
         ), started AS (
             UPDATE {assignments} SET status = 'in_progress', started_at = %(now)s,
                 updated_at = %(now)s
@@ -236,7 +248,7 @@ def _judgement_save_at_once(
               AND EXISTS (SELECT 1 FROM saved)
             RETURNING id
         )
-        SELECT a.*, saved.id, saved.revision, (SELECT count(*) FROM started)
+        SELECT a.*, saved.*, (SELECT count(*) FROM started)
         FROM a JOIN saved ON TRUE
     """
     params = {
@@ -251,31 +263,27 @@ def _judgement_save_at_once(
         "empathy": encoded.empathy,
         "seconds_spent": encoded.seconds_spent,
     }
-    with connection.cursor() as cursor:
-        cursor.execute(sql, params)
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    *values, reflection_id, judgement_id, revision, started = row
-    if expected_revision is not None and revision != expected_revision + 1:
-        return None  # cannot happen (see ``fresh``); the careful path decides
-    from ..selectors import model_from_row
-
-    assignment = model_from_row(Assignment, values)
+    # Revising an answer (expected revision > 0) runs in a transaction, so the
+    # impossible case below (the answer vanished and was re-created) writes nothing.
+    guarded = transaction.atomic() if expected_revision else nullcontext()
+    try:
+        with guarded, connection.cursor() as cursor:
+            cursor.execute(sql, params)
+            row = cursor.fetchone()
+            if row is None:
+                return None
+            n = len(columns)
+            values, judgement_values, started = row[:n], row[n + 1 : -1], row[-1]
+            judgement = model_from_row(Judgement, list(judgement_values))
+            if expected_revision is not None and judgement.revision != expected_revision + 1:
+                raise _Vanished
+    except _Vanished:
+        return None  # rolled back; the careful path decides
+    assignment = model_from_row(Assignment, list(values))
     if started:
         assignment.status, assignment.started_at = Assignment.Status.IN_PROGRESS, now
-    judgement = Judgement(
-        pk=judgement_id,
-        assignment=assignment,
-        reflection_id=reflection_id,
-        coherent=encoded.coherent,
-        error_flags=encoded.error_flags,
-        most_evident_bit=encoded.most_evident_bit,
-        empathy=encoded.empathy,
-        seconds_spent=encoded.seconds_spent,
-        revision=revision,
-        updated_at=now,
-    )
+        assignment.updated_at = now
+    judgement.assignment = assignment
     return assignment, judgement
 
 
@@ -305,8 +313,11 @@ def _judgement_save(
         if assignment.status in Assignment.OPEN and assignment.expires_at <= now:
             # Past its deadline: expire it now (this transaction commits the expiry),
             # and refuse the answer below.
+            Assignment.objects.filter(pk=assignment.pk).update(
+                status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now
+            )
             assignment.status, assignment.expired_at = Assignment.Status.EXPIRED, now
-            assignment.save(update_fields=["status", "expired_at", "updated_at"])
+            assignment.updated_at = now
         if assignment.status == Assignment.Status.EXPIRED:
             closed = "The time for this batch ran out; answers can no longer be changed."
         elif assignment.status not in Assignment.OPEN:
@@ -367,6 +378,7 @@ def _judgement_upsert(
     quote = connection.ops.quote_name
     table = quote(Judgement._meta.db_table)
     condition = f"WHERE {table}.revision = %s" if expected_revision is not None else ""
+    returning = ", ".join(f"{table}.{quote(f.column)}" for f in Judgement._meta.concrete_fields)
     at = connection.ops.adapt_datetimefield_value(now)
     params = [
         assignment.pk,
@@ -391,21 +403,14 @@ def _judgement_upsert(
             " most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,"
             " seconds_spent = EXCLUDED.seconds_spent,"
             f" revision = {table}.revision + 1, updated_at = EXCLUDED.updated_at"
-            f" {condition} RETURNING id, revision",
+            f" {condition} RETURNING {returning}",
             params,
         )
         row = cursor.fetchone()
-    if row is None or (expected_revision is not None and row[1] != expected_revision + 1):
+    if row is None:
         raise ValidationError(STALE_MESSAGE, code="stale")
-    return Judgement(
-        pk=row[0],
-        assignment=assignment,
-        reflection_id=reflection_id,
-        coherent=encoded.coherent,
-        error_flags=encoded.error_flags,
-        most_evident_bit=encoded.most_evident_bit,
-        empathy=encoded.empathy,
-        seconds_spent=encoded.seconds_spent,
-        revision=row[1],
-        updated_at=now,
-    )
+    judgement = model_from_row(Judgement, list(row))
+    if expected_revision is not None and judgement.revision != expected_revision + 1:
+        raise ValidationError(STALE_MESSAGE, code="stale")
+    judgement.assignment = assignment
+    return judgement

@@ -2,12 +2,15 @@
 locking read and upsert). These pin that they return exactly what the ORM would, and
 refuse what the ORM path refused."""
 
+import threading
+import time
 from datetime import timedelta
 
 import pytest
 from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
 from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
+from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation_site.sessions import SessionStore
@@ -15,6 +18,7 @@ from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Stud
 from studies.selectors import annotator_signed_in, error_categories_ordered
 from studies.services import (
     Answer,
+    AssignmentClosed,
     annotator_needs_consent,
     annotators_create,
     assignment_claim,
@@ -125,7 +129,7 @@ def test_item_save_refuses_another_annotators_batch_and_numbers_outside_it(annot
         judgement_record_item(
             annotator_id=other.pk, assignment_id=assignment.pk, number=1, **common
         )
-    for number in (0, len(assignment.order) + 1):
+    for number in (0, -1, len(assignment.order) + 1, 2**31, 3_000_000_000):
         with pytest.raises(Assignment.DoesNotExist):
             judgement_record_item(
                 annotator_id=annotator.pk, assignment_id=assignment.pk, number=number, **common
@@ -216,3 +220,72 @@ def test_a_study_without_categories_has_an_empty_list(annotator, open_study):
     ErrorCategory.objects.filter(study=open_study).delete()
     found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
     assert found.study.categories_in_order == []
+
+
+def test_saved_answers_come_back_as_stored_rows(annotator):
+    """Both paths return the row as stored (not a new, unsaved instance)."""
+    assignment = assignment_claim(annotator=annotator)
+    common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, categories={})
+    _, first = judgement_record_item(number=1, answer=Answer(coherent=True, empathy=2), **common)
+    _, again = judgement_record_item(number=1, answer=Answer(coherent=True, empathy=5), **common)
+    stored = Judgement.objects.get(assignment=assignment)
+    assert fields_of(again) == fields_of(stored)
+    assert not again._state.adding and again.created_at == first.created_at
+    assert (again.revision, again.empathy) == (2, 5)
+
+
+def test_a_huge_item_number_in_the_url_is_not_found(client, annotator):
+    assignment = assignment_claim(annotator=annotator)
+    client.get(f"/i/{annotator.access_token}/")
+    url = f"/s/pilot/b/{assignment.pk}/3000000000/"
+    assert client.post(url, {"coherent": "yes", "empathy": "4"}).status_code == 404
+    assert not Judgement.objects.exists()
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_a_save_waiting_behind_a_submit_is_refused_once_the_submit_commits(annotator):
+    """Another connection holds the assignment's lock (as ``assignment_submit`` does)
+    and submits it; the save, blocked meanwhile, must then find the batch closed and
+    write nothing (PostgreSQL re-checks the row after the wait)."""
+    assignment = assignment_claim(annotator=annotator)
+    locked, result = threading.Event(), {}
+
+    def submit_holding_the_lock():
+        try:
+            with transaction.atomic():
+                Assignment.objects.select_for_update().get(pk=assignment.pk)
+                locked.set()
+                time.sleep(0.5)  # the save arrives and waits for the lock
+                Assignment.objects.filter(pk=assignment.pk).update(
+                    status=Assignment.Status.SUBMITTED, submitted_at=timezone.now()
+                )
+        finally:
+            connection.close()
+
+    def save():
+        try:
+            judgement_record_item(
+                annotator_id=annotator.pk,
+                assignment_id=assignment.pk,
+                number=1,
+                answer=Answer(coherent=True, empathy=3),
+                categories={},
+            )
+        except Exception as exc:
+            result["error"] = exc
+        finally:
+            connection.close()
+
+    submitter = threading.Thread(target=submit_holding_the_lock)
+    submitter.start()
+    assert locked.wait(5)
+    saver = threading.Thread(target=save)
+    started = time.monotonic()
+    saver.start()
+    saver.join(10)
+    submitter.join(10)
+    assert time.monotonic() - started >= 0.3  # the save did wait for the lock
+    assert isinstance(result.get("error"), AssignmentClosed), result
+    assert "submitted" in result["error"].messages[0]
+    assert not Judgement.objects.exists()
