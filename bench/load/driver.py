@@ -14,7 +14,8 @@ items one after the other, as fast as the server answers, going round the batch 
 (revising its answers) after the last one. Either every request is a save alone (the
 form POST without JavaScript, whose redirect to the next item is not followed: the
 like-for-like comparison with the floor's INSERT), or every request is the htmx save
-whose response renders the next item (two requests' work in one).
+whose response renders the next item (two requests' work in one). The **floor**
+(``floor_until``) sends the save's request to the bench-only INSERT view.
 
 Every save sends the revision its page showed, as the browser form does; the
 annotator counts the revisions acknowledged (HTTP 2xx) per item and checks the next
@@ -318,26 +319,23 @@ class VirtualAnnotator:
             if self.number == 0:
                 self.number = 1
 
+    async def floor_until(self, deadline: float) -> None:
+        """POST what the save alone posts (``mode`` plain: the form's body, CSRF token
+        and revision, with this annotator's cookies) to the floor view, until
+        ``deadline``: the client's side of each request is the save's, the server's
+        is one INSERT."""
+        while time.perf_counter() < deadline:
+            body = answer_body(self.rng, mode="plain")
+            body["csrfmiddlewaretoken"] = self.csrf()
+            body["revision"] = str(self.acknowledged[(self.assignment, self.number or 1)])
+            try:
+                await self.request(FLOOR, "POST", "/bench/floor/", data=body, expect=(204,))
+            except Failed:
+                continue
+
     async def close(self) -> None:
         if self.client is not None:
             await self.client.aclose()
-
-
-async def floor_until(client: httpx.AsyncClient, stats: Stats, deadline: float, seed) -> None:
-    rng = random.Random(seed)
-    while time.perf_counter() < deadline:
-        body = answer_body(rng, mode="htmx")
-        body["csrfmiddlewaretoken"] = "x" * 64
-        started = time.perf_counter()
-        try:
-            response = await client.post("/bench/floor/", data=body)
-        except httpx.HTTPError as exc:
-            stats.error(FLOOR, repr(exc))
-            continue
-        if response.status_code != 204:
-            stats.error(FLOOR, f"HTTP {response.status_code}")
-            continue
-        stats.latencies[FLOOR].append((time.perf_counter() - started) * 1000)
 
 
 async def run_level(annotators: list[VirtualAnnotator], stats_ref, duration: float) -> float:
@@ -366,15 +364,12 @@ async def run_save_loop(
     return time.perf_counter() - started
 
 
-async def run_floor(base_url: str, concurrency: int, duration: float) -> tuple[Stats, float]:
-    stats = Stats()
-    clients = [httpx.AsyncClient(base_url=base_url, timeout=30) for _ in range(concurrency)]
+async def run_floor(
+    annotators: list[VirtualAnnotator], stats_ref, duration: float
+) -> tuple[Stats, float]:
+    """The floor for ``duration`` seconds: the same annotators send the same request
+    as the save alone (body, CSRF token, cookies) to the floor view instead."""
+    stats_ref[0] = stats = Stats()
     started = time.perf_counter()
-    try:
-        await asyncio.gather(
-            *(floor_until(c, stats, started + duration, i) for i, c in enumerate(clients))
-        )
-    finally:
-        for c in clients:
-            await c.aclose()
+    await asyncio.gather(*(a.floor_until(started + duration) for a in annotators))
     return stats, time.perf_counter() - started

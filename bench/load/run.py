@@ -254,7 +254,7 @@ async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict
                 seconds_of[kind] = loop_seconds
 
             cpu0 = level_cpu(server)
-            floor_stats, floor_seconds = await run_floor(server.url, level, args.duration)
+            floor_stats, floor_seconds = await run_floor(group, stats_ref, args.duration)
             cpu[FLOOR] = cpu_used(cpu0, level_cpu(server), floor_seconds)
             rows.append(floor_stats.row(FLOOR, floor_seconds))
             rows += error_rows(floor_stats, {FLOOR})
