@@ -197,7 +197,15 @@ CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
 # fault drills (tests/drills) make it short. kombu's default is one hour.
 # https://docs.celeryq.dev/en/stable/getting-started/backends-and-brokers/redis.html#visibility-timeout
 CELERY_BROKER_TRANSPORT_OPTIONS = {
-    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600)
+    "visibility_timeout": env.int("CELERY_VISIBILITY_TIMEOUT", default=3600),
+    # How soon a task of a worker that vanished is handed out again: Redis is swept
+    # for unacknowledged tasks past the visibility timeout every
+    # ``unacked_restore_interval`` seconds (kombu's default throttle would make that
+    # every 10th sweep, ~100 s); the sweep's lock expires after 60 s if a worker dies
+    # holding it (kombu's default: 5 minutes). Documented in kombu.transport.redis.
+    "unacked_restore_interval": env.int("CELERY_RESTORE_INTERVAL", default=10),
+    "unacked_restore_throttle": 1,
+    "unacked_mutex_expire": 60,
 }
 # https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html
 CELERY_BEAT_SCHEDULE = {
