@@ -1,17 +1,13 @@
-"""Shared by bench/load and bench/claims: a private PostgreSQL database and a study
-with realistic materials and annotators.
+"""Shared by bench/load and bench/claims: a study with realistic materials and
+annotators.
 
-Call ``django_setup`` before importing anything from the project's apps.
+Call ``bench.common.django_setup`` before importing anything from the project's apps.
 """
 
 import json
-import os
 import random
 import time
 from datetime import timedelta
-from urllib.parse import urlsplit, urlunsplit
-
-SHARED_DATABASES = {"postgres", "test_postgres", "template0", "template1"}
 
 CLIENT_LINES = [
     "I keep telling myself I'll cut down, but then Friday comes and it-it just happens.",
@@ -28,34 +24,6 @@ THERAPIST_LINES = [
     "How would you like things to be different?",
     "What have you tried so far?",
 ]
-
-
-def database_url_with_name(url: str, name: str) -> str:
-    parts = urlsplit(url)
-    return urlunsplit(parts._replace(path=f"/{name}"))
-
-
-def database_recreate(url: str) -> None:
-    """Drop and create the database named in ``url`` (PostgreSQL), through the
-    server's ``postgres`` maintenance database. Refuses shared databases."""
-    import psycopg
-
-    name = urlsplit(url).path.lstrip("/")
-    if not name or name in SHARED_DATABASES:
-        raise SystemExit(f"refusing to recreate the shared database {name!r}: name another one")
-    with psycopg.connect(database_url_with_name(url, "postgres"), autocommit=True) as conn:
-        conn.execute(f'DROP DATABASE IF EXISTS "{name}" WITH (FORCE)')
-        conn.execute(f'CREATE DATABASE "{name}"')
-
-
-def django_setup(database_url: str, **env: str) -> None:
-    os.environ["DATABASE_URL"] = database_url
-    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-    os.environ.setdefault("ANALYSIS_AUTO_RUN", "false")
-    os.environ.update(env)
-    import django
-
-    django.setup()
 
 
 def materials_document(n_contexts: int, stages: list[str], *, synthetic: int = 7) -> dict:

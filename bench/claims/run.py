@@ -32,21 +32,14 @@ import traceback
 from dataclasses import asdict, dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from bench.annotator_study import database_recreate, django_setup, study_build
+from bench.annotator_study import study_build
+from bench.common import database_recreate, django_setup, percentile
 
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 ROUND_GAP = timedelta(hours=2)
 STAGE_WAIT = timedelta(hours=3)
 BUSY = "Many people are asking for work at this moment"
 PG_BIN = "/usr/lib/postgresql/15/bin"
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    """Nearest-rank percentile (q in 0..100) of ``values``; None when empty."""
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 @dataclass
@@ -376,7 +369,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--database-url",
         default="postgres://postgres@127.0.0.1:5432/bench_claims",
-        help="recreated by the run (never postgres/test_postgres)",
+        help="recreated by the run (its name must start with bench)",
     )
     parser.add_argument(
         "--private-postgres",
@@ -396,12 +389,10 @@ def main(argv: list[str] | None = None) -> int:
 def _main(args, url: str) -> int:
     database_recreate(url)
     django_setup(url)
-    from django.core.management import call_command
     from django.db import connection
 
     from studies.models import Annotator
 
-    call_command("migrate", verbosity=0)
     with connection.cursor() as cursor:
         cursor.execute("SHOW max_connections")
         (max_connections,) = cursor.fetchone()

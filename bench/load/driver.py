@@ -24,7 +24,6 @@ panel shows the count it expects, so a lost or doubled write is an error, and
 """
 
 import asyncio
-import math
 import random
 import re
 import time
@@ -32,6 +31,8 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 
 import httpx
+
+from bench.common import percentile
 
 CATEGORIES = (
     "malformed",
@@ -53,13 +54,6 @@ FLOOR = "floor INSERT"
 
 class Failed(Exception):
     """A response that is not what the page should answer (counted as an error)."""
-
-
-def percentile(values: list[float], q: float) -> float | None:
-    if not values:
-        return None
-    ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
 
 
 @dataclass

@@ -34,7 +34,8 @@ from pathlib import Path
 import httpx
 import psutil
 
-from bench.annotator_study import database_recreate, django_setup, study_build
+from bench.annotator_study import study_build
+from bench.common import database_recreate, django_setup
 from bench.load.driver import (
     FLOOR,
     SAVE,
@@ -142,13 +143,11 @@ def prepare(database_url: str, *, levels: list[int], duration: float, log=print)
     """Fresh database, migrations, the floor's table and a study sized for the run."""
     database_recreate(database_url)
     django_setup(database_url)
-    from django.core.management import call_command
 
     from annotation_site.bench_views import floor_table_create
     from studies.models import Annotator
 
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    call_command("migrate", verbosity=0)
     floor_table_create()
     # Every virtual annotator needs a fresh identity after 10 batches (5 per stage);
     # allow ~5 finished identities per second of run, which is more than 2 CPUs serve.
@@ -381,7 +380,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--database-url",
         default="postgres://postgres@127.0.0.1:5432/bench_load",
-        help="recreated by the run (never postgres/test_postgres)",
+        help="recreated by the run (its name must start with bench)",
     )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
