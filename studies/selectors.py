@@ -414,14 +414,3 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
         for c in categories or ()
     ]
     return annotator
-
-
-def error_categories_ordered(*, study_id: int) -> list[ErrorCategory]:
-    """The study's error categories in display order (one short query)."""
-    return list(
-        ErrorCategory.objects.raw(
-            f"SELECT * FROM {_table(ErrorCategory)} WHERE study_id = %s"
-            f" ORDER BY {connection.ops.quote_name('order')}, bit",
-            [study_id],
-        )
-    )

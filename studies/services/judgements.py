@@ -209,7 +209,6 @@ def _judgement_save_at_once(
     quote = connection.ops.quote_name
     assignments, judgements = quote(Assignment._meta.db_table), quote(Judgement._meta.db_table)
     columns = [f.column for f in Assignment._meta.concrete_fields]
-    judgement_columns = [f.column for f in Judgement._meta.concrete_fields]
     if expected_revision is None:
         fresh, condition = "TRUE", ""
     else:
@@ -234,13 +233,7 @@ def _judgement_save_at_once(
             SELECT a.id, a.reflection_id, %(coherent)s, %(error_flags)s, %(most_evident_bit)s,
                    %(empathy)s, %(seconds_spent)s, 1, %(now)s, %(now)s
             FROM a WHERE a.reflection_id IS NOT NULL AND {fresh}
-            ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET
-                coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,
-                most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,
-                seconds_spent = EXCLUDED.seconds_spent,
-                revision = {judgements}.revision + 1, updated_at = EXCLUDED.updated_at
-            {condition}
-            RETURNING {", ".join(f"{judgements}.{quote(c)}" for c in judgement_columns)}
+            {_on_conflict_revise(judgements, condition)}
         ), started AS (
             UPDATE {assignments} SET status = 'in_progress', started_at = %(now)s,
                 updated_at = %(now)s
@@ -362,6 +355,23 @@ def _assignment_lock(*, assignment_id: int, annotator_id: int | None) -> Assignm
     return next(iter(Assignment.objects.raw(sql, params)), None)
 
 
+def _on_conflict_revise(table: str, condition: str) -> str:
+    """The end of both upserts (PostgreSQL and SQLite syntax alike): an existing answer
+    of (assignment, reflection) takes the new values and one more revision, keeping
+    its ``created_at``, when ``condition`` (a ``WHERE`` on the stored row, or "")
+    holds; every column of the row is returned, for ``model_from_row``."""
+    quote = connection.ops.quote_name
+    returning = ", ".join(f"{table}.{quote(f.column)}" for f in Judgement._meta.concrete_fields)
+    return (
+        "ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET"
+        " coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,"
+        " most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,"
+        " seconds_spent = EXCLUDED.seconds_spent,"
+        f" revision = {table}.revision + 1, updated_at = EXCLUDED.updated_at"
+        f" {condition} RETURNING {returning}"
+    )
+
+
 def _judgement_upsert(
     *,
     assignment: Assignment,
@@ -378,7 +388,6 @@ def _judgement_upsert(
     quote = connection.ops.quote_name
     table = quote(Judgement._meta.db_table)
     condition = f"WHERE {table}.revision = %s" if expected_revision is not None else ""
-    returning = ", ".join(f"{table}.{quote(f.column)}" for f in Judgement._meta.concrete_fields)
     at = connection.ops.adapt_datetimefield_value(now)
     params = [
         assignment.pk,
@@ -398,12 +407,7 @@ def _judgement_upsert(
             f"INSERT INTO {table} (assignment_id, reflection_id, coherent, error_flags,"
             " most_evident_bit, empathy, seconds_spent, revision, created_at, updated_at)"
             " VALUES (%s, %s, %s, %s, %s, %s, %s, 1, %s, %s)"
-            " ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET"
-            " coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,"
-            " most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,"
-            " seconds_spent = EXCLUDED.seconds_spent,"
-            f" revision = {table}.revision + 1, updated_at = EXCLUDED.updated_at"
-            f" {condition} RETURNING {returning}",
+            f" {_on_conflict_revise(table, condition)}",
             params,
         )
         row = cursor.fetchone()

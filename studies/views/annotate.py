@@ -14,7 +14,6 @@ from django.views.decorators.http import require_POST
 from ..forms import AnswerForm
 from ..models import Assignment, Judgement, Reflection
 from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
-from ..selectors import error_categories_ordered
 from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
@@ -46,10 +45,7 @@ def _assignment(request, assignment_id: int, *, with_context: bool = True) -> As
 def _categories(request) -> list:
     """The study's error categories in display order (read with the signed-in
     annotator, so no query here)."""
-    study = request.study
-    if not hasattr(study, "categories_in_order"):  # read with the annotator (selectors)
-        study.categories_in_order = error_categories_ordered(study_id=study.pk)
-    return study.categories_in_order
+    return request.study.categories_in_order
 
 
 def _batch_position(assignment: Assignment, study) -> tuple[int, int]:

@@ -15,7 +15,7 @@ from django.utils import timezone
 
 from annotation_site.sessions import SessionStore
 from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Study
-from studies.selectors import annotator_signed_in, error_categories_ordered
+from studies.selectors import annotator_signed_in
 from studies.services import (
     Answer,
     AssignmentClosed,
@@ -80,15 +80,6 @@ def test_signed_in_annotator_is_none_when_inactive_or_of_another_study(annotator
     assert annotator_signed_in(annotator_id=annotator.pk, slug="another") is None
     Annotator.objects.filter(pk=annotator.pk).update(is_active=False)
     assert annotator_signed_in(annotator_id=annotator.pk, slug="pilot") is None
-
-
-def test_error_categories_come_in_display_order(open_study):
-    ErrorCategory.objects.filter(study=open_study).update(order=5)
-    ErrorCategory.objects.filter(study=open_study, slug="off_topic").update(order=0)
-    expected = list(ErrorCategory.objects.filter(study=open_study).order_by("order", "bit"))
-    found = error_categories_ordered(study_id=open_study.pk)
-    assert [fields_of(c) for c in found] == [fields_of(c) for c in expected]
-    assert found[0].slug == "off_topic"
 
 
 # --- sessions ----------------------------------------------------------------------------
