@@ -85,6 +85,11 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     # Reuse connections between requests; health checks drop dead ones after a DB restart.
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+    if env.bool("DJANGO_DB_PREPARED_STATEMENTS", default=True):
+        # Lets annotation_site.db.prepared_cursor prepare the annotator's hot-path
+        # statements (Django's own cursors bind on the client and never prepare).
+        # Turn off behind a pooler that cannot keep prepared statements.
+        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 

@@ -7,7 +7,8 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Count, F, Prefetch, Q, QuerySet
-from django.db.models.sql import Query
+
+from annotation_site.db import columns, model_from_row, per_backend, prepared_cursor
 
 from .models import (
     Annotator,
@@ -328,34 +329,14 @@ def study_stage_group_progress(*, study: Study) -> list[dict]:
 
 # --- the annotation page's hot path ----------------------------------------------------
 # Every save of an answer reads who is asking and the study's categories. These reads
-# use ``raw()`` (the database's converters still apply, and the results are ordinary
-# model instances): compiling the equivalent ORM queries costs several times the
-# queries themselves (bench/load/README.md).
+# are raw SQL, prepared on PostgreSQL (annotation_site.db; the database's converters
+# still apply, and the results are ordinary model instances): compiling the equivalent
+# ORM queries, and planning them, cost several times running them
+# (bench/load/README.md).
 
 
 def _table(model) -> str:
     return connection.ops.quote_name(model._meta.db_table)
-
-
-_CONVERTERS: dict = {}
-
-
-def model_from_row(model, values: list):
-    """A ``model`` instance from its concrete columns' raw values, with the database's
-    converters applied (as ``raw()`` and the ORM do)."""
-    key = (model, connection.vendor)
-    if key not in _CONVERTERS:
-        table = model._meta.db_table
-        compiler = connection.ops.compiler("SQLCompiler")(Query(model), connection, None)
-        columns = [f.get_col(table) for f in model._meta.concrete_fields]
-        _CONVERTERS[key] = list(compiler.get_converters(columns).items())
-    for position, (converters, expression) in _CONVERTERS[key]:
-        value = values[position]
-        for converter in converters:
-            value = converter(value, expression, connection)
-        values[position] = value
-    names = [f.attname for f in model._meta.concrete_fields]
-    return model.from_db(connection.alias, names, values)
 
 
 def _categories_json_sql(study_ref: str) -> str:
@@ -377,26 +358,27 @@ def _categories_json_sql(study_ref: str) -> str:
     )
 
 
+@per_backend
+def _annotator_signed_in_sql() -> str:
+    return (
+        f"SELECT {columns(Annotator, 'a')}, {columns(Study, 's')},"
+        f" (SELECT v.id FROM {_table(ConsentVersion)} v"
+        "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1),"
+        f" {_categories_json_sql('a.study_id')}"
+        f" FROM {_table(Annotator)} a JOIN {_table(Study)} s ON s.id = a.study_id"
+        " WHERE a.id = %s AND s.slug = %s AND a.is_active"
+    )
+
+
 def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
     """The active annotator ``annotator_id`` of the study ``slug``, with its study
     (``annotator.study``), the study's error categories in display order
     (``annotator.study.categories_in_order``) and ``current_consent_id``, the id of
     the study's current consent version (None before there is one), so
     ``annotator_needs_consent`` needs no query. One query."""
-    quote = connection.ops.quote_name
-    a_fields, s_fields = Annotator._meta.concrete_fields, Study._meta.concrete_fields
-    columns = [f"a.{quote(f.column)}" for f in a_fields] + [
-        f"s.{quote(f.column)}" for f in s_fields
-    ]
-    with connection.cursor() as cursor:
-        cursor.execute(
-            f"SELECT {', '.join(columns)}, (SELECT v.id FROM {_table(ConsentVersion)} v"
-            "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1),"
-            f" {_categories_json_sql('a.study_id')}"
-            f" FROM {_table(Annotator)} a JOIN {_table(Study)} s ON s.id = a.study_id"
-            " WHERE a.id = %s AND s.slug = %s AND a.is_active = %s",
-            [annotator_id, slug, True],
-        )
+    a_fields = Annotator._meta.concrete_fields
+    with prepared_cursor() as cursor:
+        cursor.execute(_annotator_signed_in_sql(), [annotator_id, slug])
         row = cursor.fetchone()
     if row is None:
         return None

@@ -1,6 +1,5 @@
 """Recording annotators' answers (BRIEF §4) with the same rules as the database."""
 
-from contextlib import nullcontext
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -8,9 +7,10 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from annotation_site.db import columns, model_from_row, per_backend, prepared_cursor
+
 from ..models import Assignment, ErrorCategory, Judgement, Reflection
 from ..protocol import EMPATHY_SCALE
-from ..selectors import model_from_row
 
 # --- judgements --------------------------------------------------------------------
 
@@ -105,10 +105,6 @@ STALE_MESSAGE = (
 MAX_ITEM_NUMBER = 2**31 - 1
 
 
-class _Vanished(Exception):
-    """Rolls back a revision whose answer was not there any more."""
-
-
 class AssignmentClosed(ValidationError):
     """The batch can no longer take answers (submitted, expired, rejected, or past
     its deadline, in which case it has just been expired)."""
@@ -190,50 +186,43 @@ def judgement_record_item(
     )
 
 
-def _judgement_save_at_once(
-    *,
-    annotator_id: int,
-    assignment_id: int,
-    number: int,
-    encoded: EncodedAnswer,
-    now: datetime,
-    expected_revision: int | None,
-) -> tuple[Assignment, Judgement] | None:
-    """The common case of ``judgement_record_item`` in one PostgreSQL statement (no
-    transaction round trips): lock the annotator's assignment if it is open and
-    before its deadline (``FOR NO KEY UPDATE``: a concurrent submit or expiry waits,
-    or, if it came first, this finds the row no longer open), take the
-    ``number``-th reflection of its order, upsert the answer if the revision matches,
-    and mark the assignment in progress on its first answer. Returns None when
-    nothing was written, for ``_judgement_save`` to tell why."""
+@per_backend
+def _save_at_once_sql(variant: str) -> str:
+    """``_judgement_save_at_once``'s statement: ``variant`` "revise" (an answer shown
+    as revision n > 0: ``UPDATE`` the row still at revision n), "first" (shown as no
+    answer yet: insert, refuse if one exists) or "any" (no revision given: upsert)."""
     quote = connection.ops.quote_name
     assignments, judgements = quote(Assignment._meta.db_table), quote(Judgement._meta.db_table)
-    columns = [f.column for f in Assignment._meta.concrete_fields]
-    if expected_revision is None:
-        fresh, condition = "TRUE", ""
+    if variant == "revise":
+        saved = f"""
+            UPDATE {judgements} SET coherent = %(coherent)s, error_flags = %(error_flags)s,
+                most_evident_bit = %(most_evident_bit)s, empathy = %(empathy)s,
+                seconds_spent = %(seconds_spent)s, revision = {judgements}.revision + 1,
+                updated_at = %(now)s
+            FROM a
+            WHERE {judgements}.assignment_id = a.id
+              AND {judgements}.reflection_id = a.reflection_id
+              AND {judgements}.revision = %(expected)s
+            RETURNING {columns(Judgement, judgements)}"""
     else:
-        # An answer shown as revision n > 0 must still be there: never re-create it.
-        fresh = (
-            f"(%(expected)s = 0 OR EXISTS (SELECT 1 FROM {judgements} j"
-            " WHERE j.assignment_id = a.id AND j.reflection_id = a.reflection_id))"
-        )
-        condition = f"WHERE {judgements}.revision = %(expected)s"
-    sql = f"""
+        condition = f"WHERE {judgements}.revision = 0" if variant == "first" else ""
+        saved = f"""
+            INSERT INTO {judgements} (assignment_id, reflection_id, coherent, error_flags,
+                most_evident_bit, empathy, seconds_spent, revision, created_at, updated_at)
+            SELECT a.id, a.reflection_id, %(coherent)s, %(error_flags)s, %(most_evident_bit)s,
+                   %(empathy)s, %(seconds_spent)s, 1, %(now)s, %(now)s
+            FROM a WHERE a.reflection_id IS NOT NULL
+            {_on_conflict_revise(judgements, condition)}"""
+    return f"""
         WITH a AS (
-            SELECT {", ".join(quote(c) for c in columns)},
+            SELECT {columns(Assignment)},
                    ({quote("order")} ->> (%(number)s - 1))::bigint AS reflection_id
             FROM {assignments}
             WHERE id = %(assignment)s AND annotator_id = %(annotator)s
               AND status IN ('assigned', 'in_progress') AND expires_at > %(now)s
               AND %(number)s >= 1
             FOR NO KEY UPDATE
-        ), saved AS (
-            INSERT INTO {judgements} (assignment_id, reflection_id, coherent, error_flags,
-                most_evident_bit, empathy, seconds_spent, revision, created_at, updated_at)
-            SELECT a.id, a.reflection_id, %(coherent)s, %(error_flags)s, %(most_evident_bit)s,
-                   %(empathy)s, %(seconds_spent)s, 1, %(now)s, %(now)s
-            FROM a WHERE a.reflection_id IS NOT NULL AND {fresh}
-            {_on_conflict_revise(judgements, condition)}
+        ), saved AS ({saved}
         ), started AS (
             UPDATE {assignments} SET status = 'in_progress', started_at = %(now)s,
                 updated_at = %(now)s
@@ -244,34 +233,51 @@ def _judgement_save_at_once(
         SELECT a.*, saved.*, (SELECT count(*) FROM started)
         FROM a JOIN saved ON TRUE
     """
+
+
+def _judgement_save_at_once(
+    *,
+    annotator_id: int,
+    assignment_id: int,
+    number: int,
+    encoded: EncodedAnswer,
+    now: datetime,
+    expected_revision: int | None,
+) -> tuple[Assignment, Judgement] | None:
+    """The common case of ``judgement_record_item`` in one prepared PostgreSQL
+    statement (no transaction round trips): lock the annotator's assignment if it is
+    open and before its deadline (``FOR NO KEY UPDATE``: a concurrent submit or expiry
+    waits, or, if it came first, this finds the row no longer open), take the
+    ``number``-th reflection of its order, write the answer if the revision matches,
+    and mark the assignment in progress on its first answer. Returns None when
+    nothing was written, for ``_judgement_save`` to tell why.
+
+    A first answer (expected revision 0) is inserted unless one exists; revising an
+    answer shown as revision n > 0 is an ``UPDATE`` of the row still at revision n,
+    so an answer that is no longer there is never re-created; with no expected
+    revision, the answer is upserted."""
+    variant = "revise" if expected_revision else "first" if expected_revision == 0 else "any"
     params = {
         "assignment": assignment_id,
         "annotator": annotator_id,
         "number": number,
         "now": now,
-        "expected": expected_revision,
         "coherent": encoded.coherent,
         "error_flags": encoded.error_flags,
         "most_evident_bit": encoded.most_evident_bit,
         "empathy": encoded.empathy,
         "seconds_spent": encoded.seconds_spent,
     }
-    # Revising an answer (expected revision > 0) runs in a transaction, so the
-    # impossible case below (the answer vanished and was re-created) writes nothing.
-    guarded = transaction.atomic() if expected_revision else nullcontext()
-    try:
-        with guarded, connection.cursor() as cursor:
-            cursor.execute(sql, params)
-            row = cursor.fetchone()
-            if row is None:
-                return None
-            n = len(columns)
-            values, judgement_values, started = row[:n], row[n + 1 : -1], row[-1]
-            judgement = model_from_row(Judgement, list(judgement_values))
-            if expected_revision is not None and judgement.revision != expected_revision + 1:
-                raise _Vanished
-    except _Vanished:
-        return None  # rolled back; the careful path decides
+    if expected_revision:
+        params["expected"] = expected_revision
+    with prepared_cursor() as cursor:
+        cursor.execute(_save_at_once_sql(variant), params)
+        row = cursor.fetchone()
+    if row is None:
+        return None
+    n = len(Assignment._meta.concrete_fields)
+    values, judgement_values, started = row[:n], row[n + 1 : -1], row[-1]
+    judgement = model_from_row(Judgement, list(judgement_values))
     assignment = model_from_row(Assignment, list(values))
     if started:
         assignment.status, assignment.started_at = Assignment.Status.IN_PROGRESS, now

@@ -140,7 +140,7 @@ def test_item_save_with_a_revision_for_an_answer_that_is_not_there_is_stale(anno
             expected_revision=2,
         )
     assert info.value.code == "stale"
-    assert not Judgement.objects.exists()  # the row the upsert created is rolled back
+    assert not Judgement.objects.exists()  # never re-created, nor left behind
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
 
@@ -280,3 +280,60 @@ def test_a_save_waiting_behind_a_submit_is_refused_once_the_submit_commits(annot
     assert isinstance(result.get("error"), AssignmentClosed), result
     assert "submitted" in result["error"].messages[0]
     assert not Judgement.objects.exists()
+
+
+def _prepared_statements() -> dict[str, int]:
+    """This connection's prepared statements: text → executions with a generic plan."""
+    with connection.cursor() as cursor:
+        cursor.execute("SELECT statement, generic_plans + custom_plans FROM pg_prepared_statements")
+        return dict(cursor.fetchall())
+
+
+def _save_pages(client, assignment, numbers) -> None:
+    for number in numbers:
+        url = f"/s/pilot/b/{assignment.pk}/{number}/"
+        body = {"coherent": "yes", "empathy": "4", "revision": "0"}
+        assert client.post(url, body).status_code == 302
+
+
+@pytest.mark.postgres
+def test_the_save_paths_statements_are_prepared_once_and_reused(client, annotator):
+    """Session, signed-in annotator and the save are each parsed and planned once per
+    connection (annotation_site.db.prepared_cursor); the ORM's queries are not."""
+    assignment = assignment_claim(annotator=annotator)
+    client.get(f"/i/{annotator.access_token}/")
+    _save_pages(client, assignment, [1])
+    first = _prepared_statements()
+    texts = "\n".join(first)
+    assert "django_session" in texts and "studies_annotator" in texts
+    assert "INSERT INTO" in texts and "FOR NO KEY UPDATE" in texts
+    assert not any('"studies_assignment"."id"' in text for text in first)  # ORM: never
+    _save_pages(client, assignment, [2, 3, 4])
+    again = _prepared_statements()
+    assert again.keys() == first.keys()  # no new statements: the same ones ran again
+    assert sum(again.values()) == sum(first.values()) + 3 * 3
+    assert Judgement.objects.filter(assignment=assignment).count() == 4
+
+
+@pytest.mark.postgres
+def test_with_prepared_statements_off_the_save_path_works_unprepared(client, annotator):
+    """``DJANGO_DB_PREPARED_STATEMENTS=false`` (e.g. behind a pooler that cannot keep
+    them): the same statements, bound on the server, nothing prepared."""
+    assignment = assignment_claim(annotator=annotator)
+    client.get(f"/i/{annotator.access_token}/")
+    connection.ensure_connection()
+    with connection.cursor() as cursor:
+        cursor.execute("DEALLOCATE ALL")
+    connection.connection._prepared.clear()
+    threshold = connection.connection.prepare_threshold
+    connection.connection.prepare_threshold = None
+    try:
+        _save_pages(client, assignment, [1, 2])
+        assert _prepared_statements() == {}
+    finally:
+        connection.connection.prepare_threshold = threshold
+    stored = Judgement.objects.filter(assignment=assignment).order_by("pk")
+    assert [(j.reflection_id, j.empathy, j.revision) for j in stored] == [
+        (assignment.order[0], 4, 1),
+        (assignment.order[1], 4, 1),
+    ]
