@@ -348,22 +348,27 @@ async def warm_up(annotators: list[VirtualAnnotator], stats_ref) -> Stats:
 
 
 async def run_save_loop(
-    annotators: list[VirtualAnnotator], stats_ref, duration: float, mode: str = "htmx"
+    annotators: list[VirtualAnnotator],
+    stats_ref,
+    duration: float,
+    mode: str = "htmx",
+    stats: Stats | None = None,
 ) -> float:
-    """The save loop for ``duration`` seconds (after ``warm_up``); its Stats are left
-    in ``stats_ref``."""
-    stats_ref[0] = Stats()
+    """The save loop for ``duration`` seconds (after ``warm_up``); its Stats (``stats``,
+    to add to an earlier slice's, or new ones) are left in ``stats_ref``."""
+    stats_ref[0] = stats if stats is not None else Stats()
     started = time.perf_counter()
     await asyncio.gather(*(a.save_until(started + duration, mode) for a in annotators))
     return time.perf_counter() - started
 
 
 async def run_floor(
-    annotators: list[VirtualAnnotator], stats_ref, duration: float
+    annotators: list[VirtualAnnotator], stats_ref, duration: float, stats: Stats | None = None
 ) -> tuple[Stats, float]:
     """The floor for ``duration`` seconds: the same annotators send the same request
-    as the save alone (body, CSRF token, cookies) to the floor view instead."""
-    stats_ref[0] = stats = Stats()
+    as the save alone (body, CSRF token, cookies) to the floor view instead (adding to
+    ``stats`` when given)."""
+    stats_ref[0] = stats = stats if stats is not None else Stats()
     started = time.perf_counter()
     await asyncio.gather(*(a.floor_until(started + duration) for a in annotators))
     return stats, time.perf_counter() - started

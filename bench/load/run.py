@@ -7,10 +7,10 @@ Recreates its own database (default ``bench_load``), migrates, builds a study wi
 enough contexts and invited annotators, collects static files, starts gunicorn with
 the bench-only floor view (``BENCH_FLOOR_VIEW=true``), waits until it answers, then
 for each concurrency level, ``--duration`` seconds each: the two save loops
-(annotators answering as fast as the server answers: the save alone, then the htmx
-save that also renders the next item), the floor (one INSERT per POST,
-``annotation_site/bench_views.py``) at the same concurrency on the same server, and
-the journey with think time. Prints one table, checks that every acknowledged save is
+(annotators answering as fast as the server answers: the save alone, and the htmx
+save that also renders the next item) and the floor (one INSERT per POST,
+``annotation_site/bench_views.py``) at the same concurrency on the same server,
+taking turns in ``--slices`` slices, then the journey with think time. Prints one table, checks that every acknowledged save is
 in the database, and checks the targets: no errors; at 50 annotators, the save's
 throughput at least half the floor's, and journey save p95 at most 100 ms. Exits 1
 when a target fails. See bench/load/README.md.
@@ -203,6 +203,15 @@ def cpu_used(before, after, seconds: float) -> dict:
     }
 
 
+def cpu_average(parts: list[tuple[dict, float]]) -> dict:
+    """``cpu_used`` of several slices, weighted by their seconds."""
+    total = sum(seconds for _, seconds in parts)
+    return {
+        key: sum(used[key] * seconds for used, seconds in parts) / total if total else 0.0
+        for key in parts[0][0]
+    }
+
+
 def print_cpu(phase: str, cpu: dict) -> None:
     print(
         f"{'':>10}  {phase}: CPU (cores busy) gunicorn {cpu['gunicorn_cores']:.2f}, driver "
@@ -241,22 +250,30 @@ async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict
             rows = [
                 {**row, "request": f"warm-up: {row['request']}"} for row in error_rows(warm, ())
             ]
-            cpu, samples, seconds_of = {}, list(warm.error_samples), {}
-            for mode, kind in (("plain", SAVE_ONLY), ("htmx", SAVE_LOOP)):
-                cpu0 = level_cpu(server)
-                loop_seconds = await run_save_loop(group, stats_ref, args.duration, mode)
-                cpu[kind] = cpu_used(cpu0, level_cpu(server), loop_seconds)
-                loop = stats_ref[0]
-                rows.append(loop.row(kind, loop_seconds))
-                rows += error_rows(loop, {kind})
-                samples += loop.error_samples
-                seconds_of[kind] = loop_seconds
-
-            cpu0 = level_cpu(server)
-            floor_stats, floor_seconds = await run_floor(group, stats_ref, args.duration)
-            cpu[FLOOR] = cpu_used(cpu0, level_cpu(server), floor_seconds)
-            rows.append(floor_stats.row(FLOOR, floor_seconds))
-            rows += error_rows(floor_stats, {FLOOR})
+            samples = list(warm.error_samples)
+            # The save loops and the floor take turns, slice by slice, so a machine
+            # that speeds up or slows down during the run (shared, noisy) weighs on
+            # each alike.
+            phases = {SAVE_ONLY: "plain", SAVE_LOOP: "htmx", FLOOR: None}
+            stats = {kind: Stats() for kind in phases}
+            seconds_of = dict.fromkeys(phases, 0.0)
+            cpu_parts: dict[str, list] = {kind: [] for kind in phases}
+            for _ in range(args.slices):
+                for kind, mode in phases.items():
+                    cpu0, piece = level_cpu(server), args.duration / args.slices
+                    if kind == FLOOR:
+                        _, took = await run_floor(group, stats_ref, piece, stats[kind])
+                    else:
+                        took = await run_save_loop(group, stats_ref, piece, mode, stats[kind])
+                    cpu_parts[kind].append((cpu_used(cpu0, level_cpu(server), took), took))
+                    seconds_of[kind] += took
+            cpu = {kind: cpu_average(parts) for kind, parts in cpu_parts.items()}
+            for kind in phases:
+                rows.append(stats[kind].row(kind, seconds_of[kind]))
+                rows += error_rows(stats[kind], {kind})
+                if kind != FLOOR:
+                    samples += stats[kind].error_samples
+            floor_stats, floor_seconds = stats[FLOOR], seconds_of.pop(FLOOR)
 
             for a in group:
                 a.think = think
@@ -382,8 +399,16 @@ def main(argv: list[str] | None = None) -> int:
         default="postgres://postgres@127.0.0.1:5432/bench_load",
         help="recreated by the run (its name must start with bench)",
     )
+    parser.add_argument(
+        "--slices",
+        type=int,
+        default=4,
+        help="the save loops and the floor take turns in this many slices of each level",
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
+    if args.slices < 1:
+        parser.error("--slices must be at least 1")
     if args.duration > 120 or max(args.concurrency) > 200:
         parser.error("keep runs bounded: --duration ≤ 120 s and ≤ 200 annotators")
 
@@ -398,7 +423,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
-                f"mode {args.mode}, {args.duration:.0f} s per phase; journey think time "
+                f"mode {args.mode}, {args.duration:.0f} s per phase (save loops and floor in "
+                f"turns, {args.slices} slices each); journey think time "
                 f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,
             )

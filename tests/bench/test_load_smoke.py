@@ -58,7 +58,9 @@ def test_load_run_at_tiny_size(tmp_path, capsys):
     url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
     env = server_env(url, str(tmp_path / "static"))
     collectstatic(env)
-    args = argparse.Namespace(concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02])
+    args = argparse.Namespace(
+        concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02], slices=2
+    )
     with Gunicorn(env, workers=2, worker_class="sync", threads=1) as server:
         levels = run(server, tokens, args)
 
