@@ -396,3 +396,28 @@ def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
         for c in categories or ()
     ]
     return annotator
+
+
+@per_backend
+def _item_panel_sql() -> str:
+    return (
+        f"SELECT r.text, {columns(Judgement, 'j')} FROM {_table(Reflection)} r"
+        f" LEFT JOIN {_table(Judgement)} j ON j.assignment_id = %s WHERE r.id = %s"
+    )
+
+
+def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, dict]:
+    """What an item's panel shows besides the assignment: the response candidate's
+    text and every answer of the batch so far (reflection id → ``Judgement``: this
+    item's answer, and the count). One query, prepared on PostgreSQL."""
+    with prepared_cursor() as cursor:
+        cursor.execute(_item_panel_sql(), [assignment_id, reflection_id])
+        rows = cursor.fetchall()
+    if not rows:
+        raise Reflection.DoesNotExist("No such response candidate.")
+    answers = {}
+    for _, *values in rows:
+        if values[0] is not None:  # the LEFT JOIN's row without any answer yet
+            judgement = model_from_row(Judgement, values)
+            answers[judgement.reflection_id] = judgement
+    return rows[0][0], answers

@@ -14,6 +14,7 @@ from django.views.decorators.http import require_POST
 from ..forms import AnswerForm
 from ..models import Assignment, Judgement, Reflection
 from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
+from ..selectors import item_panel_reads
 from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
@@ -72,14 +73,9 @@ def _item_context(
     study = request.study
     categories = _categories(request)
     reflection_id = assignment.order[number - 1]
-    reflection = Reflection.objects.only("id", "text").get(pk=reflection_id)
-    # Every answer of the batch in one query: the count, and this item's answer.
-    answered = {
-        j.reflection_id: j
-        for j in Judgement.objects.filter(assignment=assignment).only(
-            "reflection", "coherent", "error_flags", "most_evident_bit", "empathy", "revision"
-        )
-    }
+    # The text and every answer of the batch (the count, and this item's answer).
+    text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
+    reflection = Reflection(pk=reflection_id, text=text)
     judgement = answered.get(reflection_id)
     if form is None:
         form = AnswerForm(

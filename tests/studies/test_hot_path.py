@@ -14,8 +14,8 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation_site.sessions import SessionStore
-from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Study
-from studies.selectors import annotator_signed_in
+from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Reflection, Study
+from studies.selectors import annotator_signed_in, item_panel_reads
 from studies.services import (
     Answer,
     AssignmentClosed,
@@ -223,6 +223,36 @@ def test_saved_answers_come_back_as_stored_rows(annotator):
     assert fields_of(again) == fields_of(stored)
     assert not again._state.adding and again.created_at == first.created_at
     assert (again.revision, again.empathy) == (2, 5)
+
+
+def test_item_panel_reads_equal_what_the_orm_reads(annotator):
+    assignment = assignment_claim(annotator=annotator)
+    first, second = assignment.order[0], assignment.order[1]
+    text, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=first)
+    assert (text, answers) == (Reflection.objects.get(pk=first).text, {})
+    common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, categories={})
+    judgement_record_item(number=1, answer=Answer(coherent=True, empathy=2), **common)
+    judgement_record_item(number=2, answer=Answer(coherent=True, empathy=5), **common)
+    other = annotators_create(group=annotator.group, count=1)[0]
+    other.consented_version = annotator.consented_version
+    other.consented_at = other.tutorial_completed_at = timezone.now()
+    other.save()
+    elsewhere = assignment_claim(annotator=other)  # its answers are not this batch's
+    judgement_record_item(
+        annotator_id=other.pk,
+        assignment_id=elsewhere.pk,
+        number=1,
+        answer=Answer(coherent=True, empathy=1),
+        categories={},
+    )
+    text, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=second)
+    assert text == Reflection.objects.get(pk=second).text
+    assert answers.keys() == {first, second}
+    for reflection_id, judgement in answers.items():
+        stored = Judgement.objects.get(assignment=assignment, reflection_id=reflection_id)
+        assert fields_of(judgement) == fields_of(stored)
+    with pytest.raises(Reflection.DoesNotExist):
+        item_panel_reads(assignment_id=assignment.pk, reflection_id=10**12)
 
 
 def test_a_huge_item_number_in_the_url_is_not_found(client, annotator):
