@@ -1,9 +1,12 @@
-"""Database sessions (Django's ``db`` backend) read with one prepared raw query.
+"""Database sessions: Django's ``db`` backend on ``studies.AnnotatorSession``.
 
-Every annotator request reads its session first; Django's backend reads it with an
-ORM query whose compilation and planning cost more than the query itself. Same
-table, same rules (expired sessions are not read), same writes: only the read
-differs. ``SESSION_ENGINE = "annotation_site.sessions"``.
+The row also keeps, as a column, the annotators signed in with the session
+({study slug: annotator id}, the session data's ``"annotators"``), so an annotator
+page finds who is asking, with their study, in one query that also checks the
+session (``studies.selectors.annotator_of_session``), without reading and decoding
+the session. Other reads of the session use one prepared raw query (Django's ORM
+query cost more to compile and plan than to run). Same rules (expired sessions are
+not read), same writes. ``SESSION_ENGINE = "annotation_site.sessions"``.
 """
 
 from django.contrib.sessions.backends import db
@@ -12,8 +15,21 @@ from django.utils import timezone
 
 from .db import columns, model_from_row, per_backend, prepared_cursor
 
+SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
+
 
 class SessionStore(db.SessionStore):
+    @classmethod
+    def get_model_class(cls):
+        from studies.models import AnnotatorSession
+
+        return AnnotatorSession
+
+    def create_model_instance(self, data):
+        session = super().create_model_instance(data)
+        session.annotators = data.get(SESSION_ANNOTATORS, {})
+        return session
+
     def _get_session_from_db(self):
         # On the default database, as every table of the site.
         with prepared_cursor() as cursor:

@@ -11,6 +11,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.lookups import GreaterThan
@@ -749,3 +750,22 @@ for _model in (
     for _constraint in _model._meta.constraints:
         if isinstance(_constraint, models.CheckConstraint):
             _constraint.violation_error_message = CHECK_MESSAGES[_constraint.name]
+
+
+class AnnotatorSession(AbstractBaseSession):
+    """The site's database sessions (``SESSION_ENGINE = "annotation_site.sessions"``):
+    Django's session row plus, as a column, the annotators signed in with it
+    ({study slug: annotator id}, also in the session data), so every annotator page
+    reads the session's annotator, study and categories in one query
+    (``selectors.annotator_of_session``)."""
+
+    annotators = models.JSONField(default=dict, blank=True)
+
+    class Meta(AbstractBaseSession.Meta):
+        db_table = "studies_session"
+
+    @classmethod
+    def get_session_store_class(cls):
+        from annotation_site.sessions import SessionStore
+
+        return SessionStore

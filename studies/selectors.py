@@ -7,12 +7,14 @@ from dataclasses import dataclass
 
 from django.db import connection
 from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.utils import timezone
 
 from annotation_site.db import columns, model_from_row, per_backend, prepared_cursor
 
 from .models import (
     Annotator,
     AnnotatorGroup,
+    AnnotatorSession,
     Assignment,
     Batch,
     BatchItem,
@@ -359,26 +361,35 @@ def _categories_json_sql(study_ref: str) -> str:
 
 
 @per_backend
-def _annotator_signed_in_sql() -> str:
+def _annotator_of_session_sql() -> str:
+    if connection.vendor == "postgresql":
+        signed_in = "(x.annotators ->> CAST(%s AS text))::bigint"
+    else:
+        signed_in = "json_extract(x.annotators, '$.\"' || %s || '\"')"
     return (
         f"SELECT {columns(Annotator, 'a')}, {columns(Study, 's')},"
         f" (SELECT v.id FROM {_table(ConsentVersion)} v"
         "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1),"
         f" {_categories_json_sql('a.study_id')}"
-        f" FROM {_table(Annotator)} a JOIN {_table(Study)} s ON s.id = a.study_id"
-        " WHERE a.id = %s AND s.slug = %s AND a.is_active"
+        f" FROM {_table(AnnotatorSession)} x"
+        f" JOIN {_table(Annotator)} a ON a.id = {signed_in}"
+        f" JOIN {_table(Study)} s ON s.id = a.study_id"
+        " WHERE x.session_key = %s AND x.expire_date > %s AND s.slug = %s AND a.is_active"
     )
 
 
-def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
-    """The active annotator ``annotator_id`` of the study ``slug``, with its study
-    (``annotator.study``), the study's error categories in display order
-    (``annotator.study.categories_in_order``) and ``current_consent_id``, the id of
-    the study's current consent version (None before there is one), so
-    ``annotator_needs_consent`` needs no query. One query."""
+def annotator_of_session(*, session_key: str, slug: str) -> Annotator | None:
+    """The active annotator of the study ``slug`` signed in with the session
+    ``session_key`` (None if the session is unknown or expired, or has nobody
+    signed in to that study), with its study (``annotator.study``), the study's error
+    categories in display order (``annotator.study.categories_in_order``) and
+    ``current_consent_id``, the id of the study's current consent version (None
+    before there is one), so ``annotator_needs_consent`` needs no query. One query,
+    prepared on PostgreSQL."""
     a_fields = Annotator._meta.concrete_fields
     with prepared_cursor() as cursor:
-        cursor.execute(_annotator_signed_in_sql(), [annotator_id, slug])
+        now = connection.ops.adapt_datetimefield_value(timezone.now())
+        cursor.execute(_annotator_of_session_sql(), [slug, session_key, now, slug])
         row = cursor.fetchone()
     if row is None:
         return None

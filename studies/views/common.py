@@ -2,13 +2,14 @@
 
 from functools import wraps
 
+from django.conf import settings
 from django.shortcuts import redirect, render
 
-from ..models import Annotator
-from ..selectors import annotator_signed_in
-from ..services import annotator_needs_consent
+from annotation_site.sessions import SESSION_ANNOTATORS
 
-SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
+from ..models import Annotator
+from ..selectors import annotator_of_session
+from ..services import annotator_needs_consent
 
 
 def session_sign_in(request, annotator: Annotator) -> None:
@@ -20,10 +21,12 @@ def session_sign_in(request, annotator: Annotator) -> None:
 
 
 def session_annotator(request, slug: str) -> Annotator | None:
-    annotator_id = request.session.get(SESSION_ANNOTATORS, {}).get(slug)
-    if annotator_id is None:
+    """The annotator signed in to ``slug`` with this request's session: one query
+    on the session's row (its ``annotators`` column), not reading the session data."""
+    session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
+    if not session_key:
         return None
-    return annotator_signed_in(annotator_id=annotator_id, slug=slug)
+    return annotator_of_session(session_key=session_key, slug=slug)
 
 
 def annotator_page(*, consent: bool = True, tutorial: bool = True):

@@ -7,15 +7,21 @@ import time
 from datetime import timedelta
 
 import pytest
-from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
-from django.contrib.sessions.models import Session
 from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
 from annotation_site.sessions import SessionStore
-from studies.models import Annotator, Assignment, ErrorCategory, Judgement, Reflection, Study
-from studies.selectors import annotator_signed_in, item_panel_reads
+from studies.models import (
+    Annotator,
+    AnnotatorSession,
+    Assignment,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Study,
+)
+from studies.selectors import annotator_of_session, item_panel_reads
 from studies.services import (
     Answer,
     AssignmentClosed,
@@ -51,6 +57,18 @@ def annotator(open_study):
 # --- who is asking -----------------------------------------------------------------------
 
 
+def session_of(annotators: dict) -> str:
+    """A session signed in as ``annotators`` ({slug: id}), written by the site's store."""
+    store = SessionStore()
+    store["annotators"] = annotators
+    store.create()
+    return store.session_key
+
+
+def annotator_signed_in(*, annotator_id: int, slug: str) -> Annotator | None:
+    return annotator_of_session(session_key=session_of({slug: annotator_id}), slug=slug)
+
+
 def test_signed_in_annotator_and_study_equal_what_the_orm_reads(annotator, open_study):
     found = annotator_signed_in(annotator_id=annotator.pk, slug="pilot")
     assert fields_of(found) == fields_of(Annotator.objects.get(pk=annotator.pk))
@@ -78,23 +96,50 @@ def test_signed_in_annotator_needs_no_query_for_the_consent_check(
 
 def test_signed_in_annotator_is_none_when_inactive_or_of_another_study(annotator, db):
     assert annotator_signed_in(annotator_id=annotator.pk, slug="another") is None
+    key = session_of({"pilot": annotator.pk})
+    assert annotator_of_session(session_key=key, slug="another") is None  # not signed in there
+    assert annotator_of_session(session_key=key, slug="pilot").pk == annotator.pk
     Annotator.objects.filter(pk=annotator.pk).update(is_active=False)
-    assert annotator_signed_in(annotator_id=annotator.pk, slug="pilot") is None
+    assert annotator_of_session(session_key=key, slug="pilot") is None
+
+
+def test_signed_in_annotator_is_none_for_unknown_or_expired_sessions(annotator):
+    key = session_of({"pilot": annotator.pk, "other-study": 10**9})
+    assert annotator_of_session(session_key=key, slug="pilot").pk == annotator.pk
+    assert annotator_of_session(session_key="x" * 32, slug="pilot") is None
+    assert annotator_of_session(session_key=key, slug="other-study") is None  # no such study
+    AnnotatorSession.objects.filter(pk=key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    assert annotator_of_session(session_key=key, slug="pilot") is None
+
+
+def test_the_session_row_keeps_its_annotators_in_step_with_its_data(client, annotator):
+    """The column the one-query read uses is written with the session data, also
+    when signing in again gives the session a new key."""
+    client.get(f"/i/{annotator.access_token}/")
+    key = client.cookies["sessionid"].value
+    row = AnnotatorSession.objects.get(pk=key)
+    assert row.annotators == row.get_decoded()["annotators"] == {"pilot": annotator.pk}
+    other = annotators_create(group=annotator.group, count=1)[0]
+    client.get(f"/i/{other.access_token}/")  # another identity: a new session key
+    new_key = client.cookies["sessionid"].value
+    assert new_key != key and not AnnotatorSession.objects.filter(pk=key).exists()
+    assert AnnotatorSession.objects.get(pk=new_key).annotators == {"pilot": other.pk}
+    assert annotator_of_session(session_key=new_key, slug="pilot").pk == other.pk
 
 
 # --- sessions ----------------------------------------------------------------------------
 
 
-def test_session_store_reads_what_django_wrote_and_not_after_expiry(db):
-    store = DjangoSessionStore()
-    store["annotators"] = {"pilot": 7}
-    store.create()
-    store.save()
-    assert SessionStore(store.session_key).load() == {"annotators": {"pilot": 7}}
-    Session.objects.filter(pk=store.session_key).update(
+def test_session_store_reads_what_it_wrote_and_not_after_expiry(db):
+    key = session_of({"pilot": 7})
+    assert SessionStore(key).load() == {"annotators": {"pilot": 7}}
+    assert AnnotatorSession.objects.get(pk=key).get_decoded() == {"annotators": {"pilot": 7}}
+    AnnotatorSession.objects.filter(pk=key).update(
         expire_date=timezone.now() - timedelta(seconds=1)
     )
-    expired = SessionStore(store.session_key)
+    expired = SessionStore(key)
     assert expired.load() == {}
     assert expired.session_key is None  # a new session, not the expired one's key
 
@@ -102,7 +147,7 @@ def test_session_store_reads_what_django_wrote_and_not_after_expiry(db):
 def test_an_expired_session_shows_the_signed_out_page(client, annotator):
     client.get(f"/i/{annotator.access_token}/")
     assert client.get("/s/pilot/").status_code == 200
-    Session.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
+    AnnotatorSession.objects.update(expire_date=timezone.now() - timedelta(seconds=1))
     response = client.get("/s/pilot/")
     assert response.status_code == 403
     assert "personal link" in response.content.decode()
@@ -328,20 +373,21 @@ def _save_pages(client, assignment, numbers) -> None:
 
 @pytest.mark.postgres
 def test_the_save_paths_statements_are_prepared_once_and_reused(client, annotator):
-    """Session, signed-in annotator and the save are each parsed and planned once per
+    """The session's annotator and the save are each parsed and planned once per
     connection (annotation_site.db.prepared_cursor); the ORM's queries are not."""
     assignment = assignment_claim(annotator=annotator)
     client.get(f"/i/{annotator.access_token}/")
     _save_pages(client, assignment, [1])
     first = _prepared_statements()
     texts = "\n".join(first)
-    assert "django_session" in texts and "studies_annotator" in texts
+    assert len(first) == 2
+    assert "studies_session" in texts and "studies_annotator" in texts
     assert "INSERT INTO" in texts and "FOR NO KEY UPDATE" in texts
     assert not any('"studies_assignment"."id"' in text for text in first)  # ORM: never
     _save_pages(client, assignment, [2, 3, 4])
     again = _prepared_statements()
     assert again.keys() == first.keys()  # no new statements: the same ones ran again
-    assert sum(again.values()) == sum(first.values()) + 3 * 3
+    assert sum(again.values()) == sum(first.values()) + 3 * 2
     assert Judgement.objects.filter(assignment=assignment).count() == 4
 
 

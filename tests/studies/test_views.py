@@ -516,24 +516,24 @@ def test_a_finished_crowd_worker_gets_the_completion_code(client, crowd_study):
 
 
 def test_item_display_query_count(client, assignment, django_assert_num_queries):
-    """Session, annotator (with its study, its categories and the current consent
-    version), assignment, and in one query the reflection's text with the batch's
-    answers (this one and the count)."""
+    """The session's annotator (with the session check, its study, its categories
+    and the current consent version), assignment, and in one query the reflection's
+    text with the batch's answers (this one and the count)."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
-    with django_assert_num_queries(4):
+    with django_assert_num_queries(3):
         assert client.get(item_url(assignment, 2), **HX).status_code == 200
 
 
 def test_item_save_query_count(client, assignment, django_assert_num_queries):
-    """Session, annotator (with its study, its categories and the current consent
-    version); the save; the next panel (the reflection's text with the batch's
+    """The session's annotator (with the session check, its study, its categories
+    and the current consent version); the save; the next panel (the reflection's text with the batch's
     answers, one query). On
     PostgreSQL the save is one statement (lock, upsert with the revision check, the
     in-progress mark); elsewhere a transaction reading and locking the assignment,
     then one INSERT ... ON CONFLICT ... RETURNING."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
     answer = good_answer(assignment, 2)
-    expected = 4 if connection.vendor == "postgresql" else 7
+    expected = 3 if connection.vendor == "postgresql" else 6
     with django_assert_num_queries(expected):
         response = client.post(item_url(assignment, 2), answer, **HX)
     assert response.status_code == 200
