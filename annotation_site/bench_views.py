@@ -5,18 +5,19 @@ Mounted at ``/bench/floor/`` only when the setting ``BENCH_FLOOR_VIEW`` is on (e
 judgement-shaped row over Django's usual connection (same pool, same
 ``CONN_MAX_AGE``), into ``bench_floor_judgement``: a copy of the judgements table
 with its defaults, checks and indexes but no foreign keys, created by
-``floor_table_create``. Nothing is read first, nothing is rendered: the save path's
-throughput is compared with this.
+``floor_table_create``. Nothing is read first, nothing is rendered, and the answer is a
+redirect like the save's: the save path's throughput is compared with this.
 """
 
 import secrets
 
 from django.db import connection
-from django.http import HttpRequest, HttpResponse
+from django.http import HttpRequest, HttpResponseRedirect
 from django.views.decorators.csrf import csrf_exempt
 from django.views.decorators.http import require_POST
 
 FLOOR_TABLE = "bench_floor_judgement"
+FLOOR_NEXT = "/bench/floor/?saved=1"
 
 
 def floor_table_create() -> None:
@@ -28,7 +29,7 @@ def floor_table_create() -> None:
 
 @csrf_exempt
 @require_POST
-def floor(request: HttpRequest) -> HttpResponse:
+def floor(request: HttpRequest) -> HttpResponseRedirect:
     coherent = request.POST.get("coherent") == "yes"
     empathy = int(request.POST["empathy"]) if coherent and request.POST.get("empathy") else None
     with connection.cursor() as cursor:
@@ -38,4 +39,7 @@ def floor(request: HttpRequest) -> HttpResponse:
             " VALUES (%s, %s, %s, %s, NULL, %s, NULL, now(), now())",
             [secrets.randbits(62), secrets.randbits(62), coherent, 0 if coherent else 1, empathy],
         )
-    return HttpResponse(status=204)
+    # Answered as the save alone is answered (the form POST's redirect to the next
+    # item), so the client does the same work on both: httpx prepares the redirect's
+    # request (URL, cookies) even when it does not follow it (bench/load/README.md).
+    return HttpResponseRedirect(FLOOR_NEXT)

@@ -323,7 +323,7 @@ class VirtualAnnotator:
             body["csrfmiddlewaretoken"] = self.csrf()
             body["revision"] = str(self.acknowledged[(self.assignment, self.number or 1)])
             try:
-                await self.request(FLOOR, "POST", "/bench/floor/", data=body, expect=(204,))
+                await self.request(FLOOR, "POST", "/bench/floor/", data=body, expect=(302,))
             except Failed:
                 continue
 

@@ -41,7 +41,8 @@ def test_floor_url_is_404_without_the_setting(client, db, settings):
 @pytest.mark.postgres
 def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on):
     floor_table_create()
-    assert client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"}).status_code == 204
+    response = client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"})
+    assert (response.status_code, response["Location"]) == (302, "/bench/floor/?saved=1")
     with connection.cursor() as cursor:
         cursor.execute(f"SELECT coherent, empathy FROM {FLOOR_TABLE}")
         assert cursor.fetchall() == [(True, 4)]
