@@ -5,7 +5,9 @@ PostgreSQL parses and plans every statement on every request. For the few raw
 statements every annotator request runs (the session, the signed-in annotator, the
 save), planning cost more than executing (bench/load/README.md). ``prepared_cursor``
 gives an ordinary Django cursor (query logging, ``execute_wrapper``, error wrapping
-all apply) whose statements are bound on the server and prepared once per connection.
+all apply) whose statements are bound on the server, prepared on a connection the
+first time they run there and reused after (psycopg keeps one per statement and
+combination of parameter types, and forgets them all after a rollback).
 
 Prepared statements are on when ``DATABASES["default"]["OPTIONS"]["prepare_threshold"]``
 is set (settings: ``DJANGO_DB_PREPARED_STATEMENTS``, default on); with it unset the

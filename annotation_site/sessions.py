@@ -7,6 +7,11 @@ session (``studies.selectors.annotator_of_session``), without reading and decodi
 the session. Other reads of the session use one prepared raw query (Django's ORM
 query cost more to compile and plan than to run). Same rules (expired sessions are
 not read), same writes. ``SESSION_ENGINE = "annotation_site.sessions"``.
+
+The column is plain data, not covered by the session data's signature: rotating
+``SECRET_KEY`` does not by itself sign annotators out; delete the session rows for
+that (``AnnotatorSession.objects.all().delete()``). Migration 0005 moved the sessions
+that existed before into this table, so deploying it signs nobody out.
 """
 
 from django.contrib.sessions.backends import db
@@ -27,6 +32,11 @@ class SessionStore(db.SessionStore):
 
     def create_model_instance(self, data):
         session = super().create_model_instance(data)
+        session.annotators = data.get(SESSION_ANNOTATORS, {})
+        return session
+
+    async def acreate_model_instance(self, data):
+        session = await super().acreate_model_instance(data)
         session.annotators = data.get(SESSION_ANNOTATORS, {})
         return session
 

@@ -40,7 +40,8 @@ INSTALLED_APPS = [
     "analysis",
 ]
 
-# Django's database sessions, read with one raw query (annotation_site/sessions.py).
+# Django's database sessions on studies.AnnotatorSession, whose row also names the
+# signed-in annotators (annotation_site/sessions.py).
 # https://docs.djangoproject.com/en/5.2/topics/http/sessions/#using-database-backed-sessions
 SESSION_ENGINE = "annotation_site.sessions"
 

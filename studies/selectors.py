@@ -365,7 +365,7 @@ def _annotator_of_session_sql() -> str:
     if connection.vendor == "postgresql":
         signed_in = "(x.annotators ->> CAST(%s AS text))::bigint"
     else:
-        signed_in = "json_extract(x.annotators, '$.\"' || %s || '\"')"
+        signed_in = "json_extract(x.annotators, %s)"  # the JSON path: see below
     return (
         f"SELECT {columns(Annotator, 'a')}, {columns(Study, 's')},"
         f" (SELECT v.id FROM {_table(ConsentVersion)} v"
@@ -389,7 +389,10 @@ def annotator_of_session(*, session_key: str, slug: str) -> Annotator | None:
     a_fields = Annotator._meta.concrete_fields
     with prepared_cursor() as cursor:
         now = connection.ops.adapt_datetimefield_value(timezone.now())
-        cursor.execute(_annotator_of_session_sql(), [slug, session_key, now, slug])
+        # PostgreSQL takes the key, SQLite a JSON path (built here, so no slug can
+        # change the path's meaning).
+        key = slug if connection.vendor == "postgresql" else "$." + json.dumps(slug)
+        cursor.execute(_annotator_of_session_sql(), [key, session_key, now, slug])
         row = cursor.fetchone()
     if row is None:
         return None

@@ -22,7 +22,12 @@ def session_sign_in(request, annotator: Annotator) -> None:
 
 def session_annotator(request, slug: str) -> Annotator | None:
     """The annotator signed in to ``slug`` with this request's session: one query
-    on the session's row (its ``annotators`` column), not reading the session data."""
+    on the session's row (its ``annotators`` column), not reading the session data
+    (so a change to the session earlier in this same request is not seen: annotator
+    pages call this first)."""
+    # The answer depends on the session cookie, as if the session had been read
+    # (SessionMiddleware then adds "Vary: Cookie"); the session data is not loaded.
+    request.session.accessed = True
     session_key = request.COOKIES.get(settings.SESSION_COOKIE_NAME)
     if not session_key:
         return None

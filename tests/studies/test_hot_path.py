@@ -2,6 +2,7 @@
 locking read and upsert). These pin that they return exactly what the ORM would, and
 refuse what the ORM path refused."""
 
+import importlib
 import threading
 import time
 from datetime import timedelta
@@ -142,6 +143,47 @@ def test_session_store_reads_what_it_wrote_and_not_after_expiry(db):
     expired = SessionStore(key)
     assert expired.load() == {}
     assert expired.session_key is None  # a new session, not the expired one's key
+
+
+def test_the_migration_moves_live_sessions_with_their_annotators(db):
+    """Deploying migration 0005 signs nobody out: Django's table's live sessions move
+    to the new one with the annotators signed in with them; expired ones do not."""
+    from django.apps import apps
+    from django.contrib.sessions.backends.db import SessionStore as DjangoSessionStore
+    from django.contrib.sessions.models import Session
+
+    migration = importlib.import_module("studies.migrations.0005_annotator_session")
+    live, expired = DjangoSessionStore(), DjangoSessionStore()
+    live["annotators"] = {"pilot": 7}
+    expired["annotators"] = {"pilot": 8}
+    live.create()
+    expired.create()
+    Session.objects.filter(pk=expired.session_key).update(
+        expire_date=timezone.now() - timedelta(seconds=1)
+    )
+    migration.sessions_move(apps, None)
+    moved = AnnotatorSession.objects.get()
+    assert (moved.session_key, moved.annotators) == (live.session_key, {"pilot": 7})
+    assert SessionStore(live.session_key).load() == {"annotators": {"pilot": 7}}
+    assert not Session.objects.exists()
+
+
+def test_signing_out_signs_the_annotator_out(client, annotator):
+    client.get(f"/i/{annotator.access_token}/")
+    assert client.get("/s/pilot/").status_code == 200
+    client.logout()  # flushes the session: its row is gone
+    assert client.get("/s/pilot/").status_code == 403
+
+
+def test_annotator_pages_vary_on_the_cookie_without_a_template(client, annotator):
+    """The save's redirect renders nothing (no CSRF token adds the header), yet who
+    is asking came from the session cookie."""
+    assignment = assignment_claim(annotator=annotator)
+    client.get(f"/i/{annotator.access_token}/")
+    body = {"coherent": "yes", "empathy": "4", "revision": "0"}
+    response = client.post(f"/s/pilot/b/{assignment.pk}/1/", body)
+    assert response.status_code == 302
+    assert "Cookie" in response["Vary"]
 
 
 def test_an_expired_session_shows_the_signed_out_page(client, annotator):
@@ -373,7 +415,7 @@ def _save_pages(client, assignment, numbers) -> None:
 
 @pytest.mark.postgres
 def test_the_save_paths_statements_are_prepared_once_and_reused(client, annotator):
-    """The session's annotator and the save are each parsed and planned once per
+    """The session's annotator and the save are each parsed and planned once on a
     connection (annotation_site.db.prepared_cursor); the ORM's queries are not."""
     assignment = assignment_claim(annotator=annotator)
     client.get(f"/i/{annotator.access_token}/")
@@ -413,3 +455,21 @@ def test_with_prepared_statements_off_the_save_path_works_unprepared(client, ann
         (assignment.order[0], 4, 1),
         (assignment.order[1], 4, 1),
     ]
+
+
+@pytest.mark.postgres
+def test_after_a_refused_save_rolls_back_the_statements_are_prepared_again(client, annotator):
+    """A stale save is refused inside a transaction that rolls back, and psycopg then
+    forgets the connection's prepared statements; the next saves prepare them anew."""
+    assignment = assignment_claim(annotator=annotator)
+    client.get(f"/i/{annotator.access_token}/")
+    _save_pages(client, assignment, [1])
+    stale = {"coherent": "yes", "empathy": "2", "revision": "0"}  # answer 1 is at 1
+    assert client.post(f"/s/pilot/b/{assignment.pk}/1/", stale).status_code == 409
+    _save_pages(client, assignment, [2])
+    texts = "\n".join(_prepared_statements())
+    assert "studies_session" in texts and "FOR NO KEY UPDATE" in texts
+    revised = {"coherent": "yes", "empathy": "5", "revision": "1"}
+    assert client.post(f"/s/pilot/b/{assignment.pk}/1/", revised).status_code == 302
+    stored = Judgement.objects.get(assignment=assignment, reflection_id=assignment.order[0])
+    assert (stored.revision, stored.empathy) == (2, 5)
