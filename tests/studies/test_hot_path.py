@@ -473,3 +473,51 @@ def test_after_a_refused_save_rolls_back_the_statements_are_prepared_again(clien
     assert client.post(f"/s/pilot/b/{assignment.pk}/1/", revised).status_code == 302
     stored = Judgement.objects.get(assignment=assignment, reflection_id=assignment.order[0])
     assert (stored.revision, stored.empathy) == (2, 5)
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_revisions_of_the_same_shown_answer_one_wins_one_is_stale(annotator):
+    """Two tabs revise the answer both showed as revision 1, arriving together while
+    the batch is locked: one revision is written (2), the other is refused as stale
+    and writes nothing (the single-statement UPDATE re-checks the revision after
+    waiting for the lock)."""
+    assignment = assignment_claim(annotator=annotator)
+    common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, number=1, categories={})
+    judgement_record_item(answer=Answer(coherent=True, empathy=1), expected_revision=0, **common)
+    locked, release, results = threading.Event(), threading.Event(), {}
+
+    def hold_the_lock():
+        try:
+            with transaction.atomic():
+                Assignment.objects.select_for_update().get(pk=assignment.pk)
+                locked.set()
+                release.wait(5)
+        finally:
+            connection.close()
+
+    def revise(empathy):
+        try:
+            _, judgement = judgement_record_item(
+                answer=Answer(coherent=True, empathy=empathy), expected_revision=1, **common
+            )
+            results[empathy] = judgement.revision
+        except ValidationError as exc:
+            results[empathy] = exc.code
+        finally:
+            connection.close()
+
+    holder = threading.Thread(target=hold_the_lock)
+    holder.start()
+    assert locked.wait(5)
+    tabs = [threading.Thread(target=revise, args=(empathy,)) for empathy in (4, 5)]
+    for tab in tabs:
+        tab.start()
+    time.sleep(0.3)  # both are waiting for the lock
+    release.set()
+    for thread in (holder, *tabs):
+        thread.join(10)
+    assert sorted(results.values(), key=str) == [2, "stale"], results
+    winner = next(empathy for empathy, outcome in results.items() if outcome == 2)
+    stored = Judgement.objects.get(assignment=assignment)
+    assert (stored.revision, stored.empathy) == (2, winner)
