@@ -296,12 +296,18 @@ def _other_takers(
         .values_list("pk", flat=True)
         if busy.get(pk, 0) < study.batches_per_stage
     }
+    # Who of the group ever had each batch of the stage (the candidates are some of
+    # them; filtering on the stage spares an IN list of thousands of batch ids).
     had: dict[int, set[int]] = {}
     for batch_id, annotator_id in Assignment.objects.filter(
-        batch_id__in=batch_ids, group_id=annotator.group_id
+        stage=stage, group_id=annotator.group_id
     ).values_list("batch_id", "annotator_id"):
         had.setdefault(batch_id, set()).add(annotator_id)
-    return {b: len(with_room - had.get(b, set())) for b in batch_ids}
+    # |with_room − had| counted as |with_room| − |with_room ∩ had|: linear in the
+    # handful who had each batch, not in the group's size (a 5,000-annotator study
+    # has thousands of batches and of annotators per group).
+    n_with_room = len(with_room)
+    return {b: n_with_room - len(with_room.intersection(had.get(b, ()))) for b in batch_ids}
 
 
 def _candidate_order(

@@ -10,6 +10,7 @@ from django.utils import timezone
 
 from studies.importers import materials_import
 from studies.models import (
+    Annotator,
     Assignment,
     Judgement,
     Reflection,
@@ -26,6 +27,7 @@ from studies.services import (
     annotator_stage_states,
     annotators_create,
     assignment_claim,
+    assignment_expire,
     assignment_reject,
     assignment_submit,
     consent_version_current,
@@ -140,6 +142,42 @@ def test_an_annotator_gets_at_most_m_batches_per_stage(open_study):
     with pytest.raises(StageLocked):
         assignment_claim(annotator=annotator, now=T0 + timedelta(hours=1))
     assert Assignment.objects.filter(annotator=annotator, stage__position=1).count() == 2
+
+
+def test_other_takers_counts_who_else_could_still_take_each_batch(open_study):
+    """The tie-break of the claim order: for each batch, the group's other active
+    annotators with room in the stage who never had it (any status), compared with
+    the count done the plain way."""
+    from studies.services.assignments import _other_takers
+
+    me, *others = consented(open_study, count=5)
+    stage = open_study.stages.order_by("position").first()
+    batches = list(stage.batches.order_by("pk").values_list("pk", flat=True))
+    first = assignment_claim(annotator=others[0], now=T0)  # has 1 of m = 2: room
+    assignment_expire(assignment=first, now=T0)  # expired: had the batch all the same
+    assignment_claim(annotator=others[0], now=T0)
+    do_batch(others[1], T0)
+    do_batch(others[1], T0)  # m = 2 batches done: no room left in the stage
+    others[2].is_active = False
+    others[2].save()  # withdrawn: cannot take anything
+    takers = _other_takers(annotator=me, stage=stage, study=open_study, batch_ids=batches)
+    active = Assignment.objects.filter(stage=stage, status__in=Assignment.ACTIVE)
+    with_room = {
+        a.pk
+        for a in others
+        if Annotator.objects.get(pk=a.pk).is_active
+        and active.filter(annotator=a).count() < open_study.batches_per_stage
+    }
+    assert with_room == {others[0].pk, others[3].pk}
+    expected = {
+        b: len(
+            with_room
+            - set(stage.assignments.filter(batch_id=b).values_list("annotator_id", flat=True))
+        )
+        for b in batches
+    }
+    assert takers == expected
+    assert sorted(takers.values()) != [2] * len(batches)  # someone's history counted
 
 
 def test_claim_needs_consent_and_an_open_study(open_study, loaded_study):
