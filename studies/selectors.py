@@ -346,14 +346,12 @@ def _categories_json_sql(study_ref: str) -> str:
     display order (PostgreSQL or SQLite)."""
     quote = connection.ops.quote_name
     names = [f.column for f in ErrorCategory._meta.concrete_fields]
-    order = f"{quote('order')}, bit"
+    pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
     if connection.vendor == "postgresql":
-        pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
         return (
-            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
+            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {quote('order')}, bit)"
             f" FROM {_table(ErrorCategory)} c WHERE c.study_id = {study_ref})"
         )
-    pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
     return (
         f"(SELECT json_group_array(json_object({pairs})) FROM {_table(ErrorCategory)} c"
         f" WHERE c.study_id = {study_ref})"

@@ -366,15 +366,13 @@ def _on_conflict_revise(table: str, condition: str) -> str:
     of (assignment, reflection) takes the new values and one more revision, keeping
     its ``created_at``, when ``condition`` (a ``WHERE`` on the stored row, or "")
     holds; every column of the row is returned, for ``model_from_row``."""
-    quote = connection.ops.quote_name
-    returning = ", ".join(f"{table}.{quote(f.column)}" for f in Judgement._meta.concrete_fields)
     return (
         "ON CONFLICT (assignment_id, reflection_id) DO UPDATE SET"
         " coherent = EXCLUDED.coherent, error_flags = EXCLUDED.error_flags,"
         " most_evident_bit = EXCLUDED.most_evident_bit, empathy = EXCLUDED.empathy,"
         " seconds_spent = EXCLUDED.seconds_spent,"
         f" revision = {table}.revision + 1, updated_at = EXCLUDED.updated_at"
-        f" {condition} RETURNING {returning}"
+        f" {condition} RETURNING {columns(Judgement, table)}"
     )
 
 

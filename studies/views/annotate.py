@@ -43,12 +43,6 @@ def _assignment(request, assignment_id: int, *, with_context: bool = True) -> As
     return assignment
 
 
-def _categories(request) -> list:
-    """The study's error categories in display order (read with the signed-in
-    annotator, so no query here)."""
-    return request.study.categories_in_order
-
-
 def _batch_position(assignment: Assignment, study) -> tuple[int, int]:
     """(j, m): this is the annotator's j-th batch of m in the stage."""
     earlier = Assignment.objects.filter(
@@ -71,7 +65,7 @@ def _item_context(
     request, assignment: Assignment, number: int, form=None, saved=False, conflict=""
 ) -> dict:
     study = request.study
-    categories = _categories(request)
+    categories = request.study.categories_in_order  # read with the annotator
     reflection_id = assignment.order[number - 1]
     # The text and every answer of the batch (the count, and this item's answer).
     text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
@@ -216,7 +210,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     """Save the answer to item ``number``; then the next item (htmx: its panel), or the
     review after the last one. The hot path of the site: the service reads, checks and
     locks the assignment in one query, so a valid answer costs no read beforehand."""
-    categories = _categories(request)
+    categories = request.study.categories_in_order  # read with the annotator
     form = AnswerForm(request.POST, categories=categories)
     if not form.is_valid():
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
@@ -276,7 +270,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         else:
             messages.success(request, "Thank you: your batch is submitted.")
             return redirect("studies:home", slug=request.study.slug)
-    categories = {c.bit: c.label for c in request.study.categories.all()}
+    categories = {c.bit: c.label for c in request.study.categories_in_order}
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
     rows = []

@@ -540,6 +540,15 @@ def test_item_save_query_count(client, assignment, django_assert_num_queries):
     assert Judgement.objects.filter(assignment=assignment).count() == 2
 
 
+def test_review_query_count(client, assignment, django_assert_num_queries):
+    """The session's annotator (with the study's categories), assignment, the batch's
+    answers, the candidates' texts: the categories are not read again."""
+    client.post(item_url(assignment, 1), good_answer(assignment, 1))
+    with django_assert_num_queries(4):
+        response = client.get(f"/s/pilot/b/{assignment.pk}/review/")
+    assert response.status_code == 200
+
+
 def test_without_javascript_switching_to_no_drops_the_rating_instead_of_trapping(
     client, assignment
 ):
