@@ -95,7 +95,11 @@ def _claim(annotator, now: datetime, barrier) -> Claim:
 
     started = 0.0
     try:
-        connection.ensure_connection()  # connect first: the claims start together
+        try:
+            connection.ensure_connection()  # connect first: the claims start together
+        except BaseException:
+            barrier.abort()  # the others must not wait for a claimer that cannot come
+            raise
         barrier.wait(timeout=120)
         started = time.perf_counter()
         outcome = assignment_claim(annotator=annotator, now=now)
