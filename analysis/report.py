@@ -22,7 +22,7 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from studies.protocol import HALLUCINATORY_CATEGORIES
+from studies.protocol import HALLUCINATORY_CATEGORIES, category_selected
 
 from . import metrics
 
@@ -41,7 +41,7 @@ def _with_categories(frame: pd.DataFrame, categories: Sequence[Category]) -> pd.
     """Adds one boolean column per category and ``mee`` (the slug of the most
     evident error) decoded from the stored bit set, vectorised."""
     flags = frame["error_flags"].fillna(0).astype(np.int64).to_numpy()
-    columns = {c.slug: (flags & (1 << c.bit)) != 0 for c in categories}
+    columns = {c.slug: category_selected(flags, c.bit) for c in categories}
     by_bit = {c.bit: c.slug for c in categories}
     mee = frame["most_evident_bit"].map(by_bit, na_action="ignore")
     return frame.assign(

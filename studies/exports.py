@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from django.core.exceptions import ValidationError
 
 from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
-from .protocol import EMPATHY_SCALE
+from .protocol import EMPATHY_SCALE, category_selected
 from .published.format import (
     EMPATHY_COLUMN,
     GROUP_COLUMN,
@@ -279,7 +279,8 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             empathy,
         ) = row[: len(_FIELDS)]
         chosen = [
-            YES if bit is not None and flags & (1 << bit) else "" for _, bit in column_categories
+            YES if bit is not None and category_selected(flags, bit) else ""
+            for _, bit in column_categories
         ]
         answer = YES if coherent else NO
         mee = slug_of_bit.get(mee_bit, "") if mee_bit is not None else ""

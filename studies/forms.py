@@ -5,7 +5,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .models import ErrorCategory
-from .protocol import EMPATHY_SCALE
+from .protocol import EMPATHY_SCALE, selected_categories
 from .services import Answer, answer_encode
 
 
@@ -84,7 +84,7 @@ class AnswerForm(forms.Form):
     def initial_from(cls, judgement, categories: list[ErrorCategory]) -> dict:
         if judgement is None:
             return {}
-        chosen = [c.slug for c in categories if judgement.error_flags & (1 << c.bit)]
+        chosen = selected_categories(judgement.error_flags, [(c.bit, c.slug) for c in categories])
         most_evident = next(
             (c.slug for c in categories if c.bit == judgement.most_evident_bit), None
         )

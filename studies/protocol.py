@@ -3,6 +3,8 @@
 Kept apart from the models so importers, exports and analysis share one source.
 """
 
+import random
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 HUMAN_SOURCE = "Human"
@@ -79,3 +81,28 @@ DEFAULT_ERROR_CATEGORIES: tuple[DefaultCategory, ...] = (
 
 # BRIEF §5: these three merge into "Hallucinatory" for the merged MEE analysis.
 HALLUCINATORY_CATEGORIES = ("dialogue_contradicting", "off_topic", "on_topic_but_unverifiable")
+
+
+def category_selected(flags, bit: int):
+    """Whether the category stored at ``bit`` is among the chosen ones of ``flags``
+    (``Judgement.error_flags``). Works on an int and, element-wise, on a numpy array:
+    the one place the bit set's meaning is written down."""
+    return (flags >> bit) & 1 != 0
+
+
+def selected_categories(flags: int, categories: Iterable[tuple[int, str]]) -> list[str]:
+    """The chosen categories of ``flags``: the second element of each ``(bit, name)``
+    pair in ``categories`` whose bit is set, in the order given (names may be slugs or
+    labels)."""
+    return [name for bit, name in categories if category_selected(flags, bit)]
+
+
+def shuffled_order(
+    reflection_ids: Iterable[int], *, seed: int, pseudonym: str, stage_position: int, dialogue: str
+) -> list[int]:
+    """An annotator's order of a batch's reflections (given in batch order): reproducible
+    from the study seed. Keyed by stable names (pseudonym, stage position, dialogue id),
+    not database ids, so a copy of the study, or an audit, replays it."""
+    ids = list(reflection_ids)
+    random.Random(f"{seed}/order/{pseudonym}/{stage_position}/{dialogue}").shuffle(ids)
+    return ids

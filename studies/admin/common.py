@@ -6,6 +6,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from ..models import ErrorCategory, Judgement
+from ..protocol import selected_categories
 
 
 def is_changelist(request) -> bool:
@@ -65,7 +66,7 @@ def category_labels(study_id: int) -> dict[int, str]:
 
 def judgement_category_labels(obj: Judgement) -> str:
     labels = category_labels(obj.assignment.stage.study_id)
-    return ", ".join(label for bit, label in sorted(labels.items()) if obj.error_flags & (1 << bit))
+    return ", ".join(selected_categories(obj.error_flags, sorted(labels.items())))
 
 
 def judgement_most_evident_label(obj: Judgement) -> str:

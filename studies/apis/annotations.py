@@ -14,6 +14,7 @@ from annotation_site.api import (
 )
 
 from ..models import Assignment, Reflection
+from ..protocol import selected_categories
 from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
 from ..services import assignment_reject
 from .common import TAG_DATA, AssignmentSerializer, id_filter, study_or_404
@@ -148,9 +149,7 @@ class JudgementListApi(ResearcherApi):
             ref_name = "Judgement"
 
         def get_categories(self, judgement) -> list[str]:
-            return [
-                slug for bit, slug in self.context["categories"] if judgement.error_flags >> bit & 1
-            ]
+            return selected_categories(judgement.error_flags, self.context["categories"])
 
         def get_most_evident(self, judgement) -> str | None:
             if judgement.most_evident_bit is None:

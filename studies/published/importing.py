@@ -49,7 +49,6 @@ import csv
 import io
 import operator
 import os
-import random
 import re
 from collections import defaultdict
 from dataclasses import dataclass
@@ -83,7 +82,7 @@ from ..models import (
     Stage,
     Study,
 )
-from ..protocol import HUMAN_SOURCE
+from ..protocol import HUMAN_SOURCE, shuffled_order
 from ..services import (
     Answer,
     EncodedAnswer,
@@ -665,13 +664,6 @@ def _plan(parsed: _Parsed, issues: _Issues) -> list[_Assignment]:
 # --- writing -----------------------------------------------------------------------------
 
 
-def _shuffled(ids: list[int], *, seed: int, pseudonym: str, position: int, dialogue: str):
-    # The recipe of services.assignments.assignment_shuffled_order, without its queries.
-    ids = list(ids)
-    random.Random(f"{seed}/order/{pseudonym}/{position}/{dialogue}").shuffle(ids)
-    return ids
-
-
 def _write(study: Study, parsed: _Parsed, plan: list[_Assignment]) -> dict[str, int]:
     bulk = {"batch_size": BULK_BATCH_SIZE}
     stages = {
@@ -757,11 +749,11 @@ def _write(study: Study, parsed: _Parsed, plan: list[_Assignment]) -> dict[str, 
                 stage_id=stages[a.stage][0],
                 group_slot=a.group_slot,
                 annotator_slot=a.annotator_slot,
-                order=_shuffled(
+                order=shuffled_order(
                     batch_order[a.stage, a.dialogue],
                     seed=study.seed,
                     pseudonym=a.pseudonym,
-                    position=stages[a.stage][1],
+                    stage_position=stages[a.stage][1],
                     dialogue=a.dialogue,
                 ),
                 status=Assignment.Status.SUBMITTED,

@@ -41,6 +41,7 @@ from ..models import (
     Study,
     WaitExemption,
 )
+from ..protocol import category_selected, shuffled_order
 
 ACTIVE = Assignment.ACTIVE
 OPEN = Assignment.OPEN
@@ -193,10 +194,10 @@ def assignment_shuffled_order(*, batch: Batch, annotator: Annotator) -> list[int
         .values_list("stage__study__seed", "stage__position", "context__external_id")
         .get()
     )
-    ids = list(batch.items.order_by("position").values_list("reflection_id", flat=True))
-    # Keyed by stable names, not database ids, so a copy of the study replays it.
-    random.Random(f"{seed}/order/{annotator.pseudonym}/{position}/{dialogue}").shuffle(ids)
-    return ids
+    ids = batch.items.order_by("position").values_list("reflection_id", flat=True)
+    return shuffled_order(
+        ids, seed=seed, pseudonym=annotator.pseudonym, stage_position=position, dialogue=dialogue
+    )
 
 
 def _is_recurring(*, annotator: Annotator, batch: Batch, stage: Stage) -> bool:
@@ -493,7 +494,7 @@ def _attention_outcome(*, assignment: Assignment) -> bool | None:
     return (
         not attention.coherent
         and off_topic is not None
-        and bool(attention.error_flags & off_topic.mask)
+        and category_selected(attention.error_flags, off_topic.bit)
     )
 
 

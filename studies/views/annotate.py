@@ -13,7 +13,12 @@ from django.views.decorators.http import require_POST
 
 from ..forms import AnswerForm
 from ..models import Assignment, Judgement, Reflection
-from ..protocol import COHERENCE_QUESTION, EMPATHY_SCALE, EMPATHY_STATEMENT
+from ..protocol import (
+    COHERENCE_QUESTION,
+    EMPATHY_SCALE,
+    EMPATHY_STATEMENT,
+    selected_categories,
+)
 from ..selectors import item_panel_reads
 from ..services import (
     AssignmentClosed,
@@ -280,9 +285,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         if j is not None and j.coherent:
             summary = f"Yes — {EMPATHY_SCALE.get(j.empathy, 'no rating')}"
         elif j is not None:
-            chosen = [
-                label for bit, label in sorted(categories.items()) if j.error_flags & (1 << bit)
-            ]
+            chosen = selected_categories(j.error_flags, sorted(categories.items()))
             summary = "No — " + ", ".join(chosen)
             if len(chosen) > 1 and j.most_evident_bit is not None:
                 summary += f" (most evident: {categories.get(j.most_evident_bit)})"
