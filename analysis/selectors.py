@@ -48,17 +48,12 @@ def report_categories(*, study_id: int) -> list[Category]:
 def judgements_frame(
     *, study_id: int, include_expired: bool = False, exclude_sources: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """Judgements that count for analysis: from submitted assignments (and expired ones
-    when asked), never rejected, never attention-check items; minus excluded sources."""
-    statuses = [Assignment.Status.SUBMITTED]
-    if include_expired:
-        statuses.append(Assignment.Status.EXPIRED)
+    """The judgements that count for analysis (``Judgement.objects.analysed``)."""
     qs = (
-        Judgement.objects.filter(
-            assignment__batch__stage__study_id=study_id, assignment__status__in=statuses
+        Judgement.objects.analysed(
+            include_expired=include_expired, excluded_sources=exclude_sources
         )
-        .exclude(reflection__kind=Reflection.Kind.ATTENTION_CHECK)
-        .exclude(reflection__source__in=exclude_sources)
+        .filter(assignment__batch__stage__study_id=study_id)
         .order_by()
         .values_list(*JUDGEMENT_COLUMNS)
     )

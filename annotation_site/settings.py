@@ -41,9 +41,9 @@ INSTALLED_APPS = [
 ]
 
 # Django's database sessions on studies.AnnotatorSession, whose row also names the
-# signed-in annotators (annotation_site/sessions.py).
+# signed-in annotators (studies/sessions.py).
 # https://docs.djangoproject.com/en/5.2/topics/http/sessions/#using-database-backed-sessions
-SESSION_ENGINE = "annotation_site.sessions"
+SESSION_ENGINE = "studies.sessions"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
@@ -87,7 +87,7 @@ if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
     DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", default=60))
     DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
     if env.bool("DJANGO_DB_PREPARED_STATEMENTS", default=True):
-        # Lets annotation_site.db.prepared_cursor prepare the annotator's hot-path
+        # Lets studies.hot_path.prepared_cursor prepare the annotator's hot-path
         # statements (Django's own cursors bind on the client and never prepare).
         # Turn off behind a pooler that cannot keep prepared statements.
         DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)

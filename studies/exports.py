@@ -56,12 +56,10 @@ class ExportOptions:
     statuses: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self):
-        statuses = [Assignment.Status.SUBMITTED]
-        if self.include_expired:
-            statuses.append(Assignment.Status.EXPIRED)
-        if self.include_rejected:
-            statuses.append(Assignment.Status.REJECTED)
-        object.__setattr__(self, "statuses", tuple(statuses))
+        statuses = Assignment.counted_statuses(
+            include_expired=self.include_expired, include_rejected=self.include_rejected
+        )
+        object.__setattr__(self, "statuses", statuses)
 
 
 def _truthy(value) -> bool:

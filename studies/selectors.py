@@ -1,24 +1,19 @@
 """Reads on studies (HackSoft style): querysets and plain data for views and admin."""
 
-import json
 import math
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from django.db import connection
 from django.db.models import Count, F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
-from annotation_site.db import columns, model_from_row, per_backend, prepared_cursor
-
+from . import hot_path
 from .models import (
     Annotator,
     AnnotatorGroup,
-    AnnotatorSession,
     Assignment,
     Batch,
     BatchItem,
-    ConsentVersion,
     DialogueContext,
     ErrorCategory,
     Judgement,
@@ -71,7 +66,7 @@ def study_capacity(*, study: Study) -> list[CapacityRow]:
         .values("stage_id", "group_id")
         .annotate(
             done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            in_progress=Count("id", filter=Q(status__in=Assignment.OPEN)),
+            in_progress=Count("id", filter=Assignment.open_q()),
         )
     }
     rows = []
@@ -271,9 +266,7 @@ def study_stage_group_progress(*, study: Study) -> list[dict]:
         .values("stage_id", "group_id", "status")
         .annotate(n=Count("id"))
     }
-    analysed = Q(assignment__status=Assignment.Status.SUBMITTED) & ~Q(
-        reflection__kind=Reflection.Kind.ATTENTION_CHECK
-    )
+    analysed = Judgement.analysed_q()
     judgements = {
         (row["assignment__stage_id"], row["assignment__group_id"]): row
         for row in Judgement.objects.filter(assignment__stage__study=study)
@@ -329,107 +322,14 @@ def study_stage_group_progress(*, study: Study) -> list[dict]:
     return rows
 
 
-# --- the annotation page's hot path ----------------------------------------------------
-# Every save of an answer reads who is asking and the study's categories. These reads
-# are raw SQL, prepared on PostgreSQL (annotation_site.db; the database's converters
-# still apply, and the results are ordinary model instances): compiling the equivalent
-# ORM queries, and planning them, cost several times running them
-# (bench/load/README.md).
-
-
-def _table(model) -> str:
-    return connection.ops.quote_name(model._meta.db_table)
-
-
-def _categories_json_sql(study_ref: str) -> str:
-    """An expression: the study's error categories as a JSON array of objects in
-    display order (PostgreSQL or SQLite)."""
-    quote = connection.ops.quote_name
-    names = [f.column for f in ErrorCategory._meta.concrete_fields]
-    pairs = ", ".join(f"'{n}', c.{quote(n)}" for n in names)
-    if connection.vendor == "postgresql":
-        return (
-            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {quote('order')}, bit)"
-            f" FROM {_table(ErrorCategory)} c WHERE c.study_id = {study_ref})"
-        )
-    return (
-        f"(SELECT json_group_array(json_object({pairs})) FROM {_table(ErrorCategory)} c"
-        f" WHERE c.study_id = {study_ref})"
-    )
-
-
-@per_backend
-def _annotator_of_session_sql() -> str:
-    if connection.vendor == "postgresql":
-        signed_in = "(x.annotators ->> CAST(%s AS text))::bigint"
-    else:
-        signed_in = "json_extract(x.annotators, %s)"  # the JSON path: see below
-    return (
-        f"SELECT {columns(Annotator, 'a')}, {columns(Study, 's')},"
-        f" (SELECT v.id FROM {_table(ConsentVersion)} v"
-        "  WHERE v.study_id = a.study_id ORDER BY v.number DESC LIMIT 1),"
-        f" {_categories_json_sql('a.study_id')}"
-        f" FROM {_table(AnnotatorSession)} x"
-        f" JOIN {_table(Annotator)} a ON a.id = {signed_in}"
-        f" JOIN {_table(Study)} s ON s.id = a.study_id"
-        " WHERE x.session_key = %s AND x.expire_date > %s AND s.slug = %s AND a.is_active"
-    )
+# --- the annotation page's hot path ------------------------------------------------------
+# Who is asking and what an item's panel shows: statements of the hot path module, read
+# on every annotator request.
 
 
 def annotator_of_session(*, session_key: str, slug: str) -> Annotator | None:
-    """The active annotator of the study ``slug`` signed in with the session
-    ``session_key`` (None if the session is unknown or expired, or has nobody
-    signed in to that study), with its study (``annotator.study``), the study's error
-    categories in display order (``annotator.study.categories_in_order``) and
-    ``current_consent_id``, the id of the study's current consent version (None
-    before there is one), so ``annotator_needs_consent`` needs no query. One query,
-    prepared on PostgreSQL."""
-    a_fields = Annotator._meta.concrete_fields
-    with prepared_cursor() as cursor:
-        now = connection.ops.adapt_datetimefield_value(timezone.now())
-        # PostgreSQL takes the key, SQLite a JSON path (built here, so no slug can
-        # change the path's meaning).
-        key = slug if connection.vendor == "postgresql" else "$." + json.dumps(slug)
-        cursor.execute(_annotator_of_session_sql(), [key, session_key, now, slug])
-        row = cursor.fetchone()
-    if row is None:
-        return None
-    *values, current_consent_id, categories = row
-    annotator = model_from_row(Annotator, values[: len(a_fields)])
-    annotator.study = model_from_row(Study, values[len(a_fields) :])
-    annotator.current_consent_id = current_consent_id
-    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
-        categories = sorted(json.loads(categories), key=lambda c: (c["order"], c["bit"]))
-    fields = ErrorCategory._meta.concrete_fields
-    annotator.study.categories_in_order = [
-        ErrorCategory.from_db(
-            connection.alias, [f.attname for f in fields], [c[f.column] for f in fields]
-        )
-        for c in categories or ()
-    ]
-    return annotator
+    """``hot_path.annotator_of_session`` at the current time."""
+    return hot_path.annotator_of_session(session_key=session_key, slug=slug, now=timezone.now())
 
 
-@per_backend
-def _item_panel_sql() -> str:
-    return (
-        f"SELECT r.text, {columns(Judgement, 'j')} FROM {_table(Reflection)} r"
-        f" LEFT JOIN {_table(Judgement)} j ON j.assignment_id = %s WHERE r.id = %s"
-    )
-
-
-def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, dict]:
-    """What an item's panel shows besides the assignment: the response candidate's
-    text and every answer of the batch so far (reflection id → ``Judgement``: this
-    item's answer, and the count). One query, prepared on PostgreSQL."""
-    with prepared_cursor() as cursor:
-        cursor.execute(_item_panel_sql(), [assignment_id, reflection_id])
-        rows = cursor.fetchall()
-    if not rows:
-        raise Reflection.DoesNotExist("No such response candidate.")
-    answers = {}
-    for _, *values in rows:
-        if values[0] is not None:  # the LEFT JOIN's row without any answer yet
-            judgement = model_from_row(Judgement, values)
-            answers[judgement.reflection_id] = judgement
-    return rows[0][0], answers
+item_panel_reads = hot_path.item_panel_reads

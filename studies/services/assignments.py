@@ -43,8 +43,6 @@ from ..models import (
 )
 from ..protocol import category_selected, shuffled_order
 
-ACTIVE = Assignment.ACTIVE
-OPEN = Assignment.OPEN
 ATTENTION_EXPECTED_CATEGORY = "off_topic"
 CLAIM_ATTEMPTS = 5
 
@@ -91,7 +89,9 @@ class StageState:
 def _claimable_batches(*, annotator: Annotator, stage: Stage, k: int):
     """Batches of ``stage`` the annotator has never had and their group still needs,
     with their number of active assignments for the group."""
-    group_active = Q(assignments__status__in=ACTIVE, assignments__group_id=annotator.group_id)
+    group_active = Assignment.active_q("assignments__") & Q(
+        assignments__group_id=annotator.group_id
+    )
     return (
         Batch.objects.filter(stage=stage)
         .exclude(assignments__annotator=annotator)
@@ -120,8 +120,8 @@ def annotator_stage_states(
         .values("stage_id")
         .annotate(
             submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            open=Count("id", filter=Q(status__in=OPEN)),
-            any_active=Count("id", filter=Q(status__in=ACTIVE)),
+            open=Count("id", filter=Assignment.open_q()),
+            any_active=Count("id", filter=Assignment.active_q()),
             any_status=Count("id"),
             last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
         )
@@ -213,9 +213,9 @@ def _insert(
 ) -> Assignment:
     study = annotator.study
     used = set(
-        Assignment.objects.filter(annotator=annotator, stage=stage, status__in=ACTIVE).values_list(
-            "annotator_slot", flat=True
-        )
+        Assignment.objects.active()
+        .filter(annotator=annotator, stage=stage)
+        .values_list("annotator_slot", flat=True)
     )
     free = sorted(set(range(1, study.batches_per_stage + 1)) - used)
     if not free:
@@ -243,9 +243,9 @@ def _insert(
 
 def _free_group_slot(*, batch: Batch, annotator: Annotator, k: int) -> int | None:
     taken = set(
-        Assignment.objects.filter(
-            batch=batch, group_id=annotator.group_id, status__in=ACTIVE
-        ).values_list("group_slot", flat=True)
+        Assignment.objects.active()
+        .filter(batch=batch, group_id=annotator.group_id)
+        .values_list("group_slot", flat=True)
     )
     return next((slot for slot in range(1, k + 1) if slot not in taken), None)
 
@@ -284,9 +284,8 @@ def _other_takers(
     (they have room in the stage and never had the batch)."""
     busy = {
         row["annotator_id"]: row["n"]
-        for row in Assignment.objects.filter(
-            stage=stage, group_id=annotator.group_id, status__in=ACTIVE
-        )
+        for row in Assignment.objects.active()
+        .filter(stage=stage, group_id=annotator.group_id)
         .values("annotator_id")
         .annotate(n=Count("id"))
     }
@@ -393,9 +392,9 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         raise NoWorkAvailable("Your invitation has been withdrawn.")
     if annotator.consented_at is None:
         raise ValidationError("Please read the information sheet and give your consent first.")
-    current = annotator.assignments.filter(status__in=OPEN).order_by("assigned_at").first()
+    current = annotator.assignments.open().order_by("assigned_at").first()
     if current is not None:
-        if current.expires_at > now:
+        if not current.is_past_deadline(now):
             return current
         assignment_expire(assignment=current, now=now)
     state = next(
@@ -521,7 +520,7 @@ def _submit(*, assignment_id: int, now: datetime) -> Assignment:
         return assignment
     if assignment.status == Assignment.Status.EXPIRED:
         raise ValidationError("The time for this batch ran out before it was submitted.")
-    if assignment.status not in OPEN:
+    if not assignment.is_open:
         raise ValidationError(
             f"This batch is {assignment.get_status_display().lower()} and cannot be submitted."
         )
@@ -558,19 +557,13 @@ def _analysis_refresh(*, study_id: int) -> None:
 def expire_if_overdue(*, assignment_id: int, now: datetime) -> bool:
     """Expire this assignment if its time is up (in its own transaction, so the expiry
     stands even when the caller then refuses the request)."""
-    return bool(
-        Assignment.objects.filter(pk=assignment_id, status__in=OPEN, expires_at__lte=now).update(
-            status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now
-        )
-    )
+    return bool(Assignment.objects.filter(pk=assignment_id).overdue(now).expire(now))
 
 
 def assignment_expire(*, assignment: Assignment, now: datetime | None = None) -> int:
     """Expire one open assignment; its answers stay, its slots are released."""
     now = now or timezone.now()
-    return Assignment.objects.filter(pk=assignment.pk, status__in=OPEN).update(
-        status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now
-    )
+    return Assignment.objects.filter(pk=assignment.pk).expire(now)
 
 
 def assignments_expire_overdue(
@@ -580,12 +573,12 @@ def assignments_expire_overdue(
     and by the periodic task), optionally of one study or annotator. Returns how many
     expired."""
     now = now or timezone.now()
-    qs = Assignment.objects.filter(status__in=OPEN, expires_at__lte=now)
+    qs = Assignment.objects.overdue(now)
     if study_id is not None:
         qs = qs.filter(stage__study_id=study_id)
     if annotator_id is not None:
         qs = qs.filter(annotator_id=annotator_id)
-    return qs.update(status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now)
+    return qs.expire(now)
 
 
 @transaction.atomic
@@ -598,7 +591,7 @@ def assignment_reject(
     if not reason:
         raise ValidationError({"reason": "Give a reason for the rejection."})
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
-    if assignment.status not in ACTIVE:
+    if assignment.status not in Assignment.ACTIVE:
         raise ValidationError(
             f"Only assigned, in-progress or submitted work can be rejected; this one is "
             f"{assignment.get_status_display().lower()}."

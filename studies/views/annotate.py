@@ -206,7 +206,7 @@ def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id, with_context=not request.htmx)
     if not 1 <= number <= len(assignment.order):
         raise Http404("No such response candidate.")
-    if not assignment.is_open or assignment.expires_at <= timezone.now():
+    if not assignment.accepts_answers(timezone.now()):
         return _closed(request, assignment, status=200)
     return _render_item(request, assignment, number, saved=bool(request.GET.get("saved")))
 
@@ -221,7 +221,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
         if not 1 <= number <= len(assignment.order):
             raise Http404("No such response candidate.")
-        if not assignment.is_open or assignment.expires_at <= timezone.now():
+        if not assignment.accepts_answers(timezone.now()):
             return _closed(request, assignment)
         return _render_item(request, assignment, number, form=form, status=422)
     try:

@@ -5,11 +5,10 @@ from functools import wraps
 from django.conf import settings
 from django.shortcuts import redirect, render
 
-from annotation_site.sessions import SESSION_ANNOTATORS
-
 from ..models import Annotator
 from ..selectors import annotator_of_session
 from ..services import annotator_needs_consent
+from ..sessions import SESSION_ANNOTATORS
 
 
 def session_sign_in(request, annotator: Annotator) -> None:

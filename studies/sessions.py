@@ -3,10 +3,10 @@
 The row also keeps, as a column, the annotators signed in with the session
 ({study slug: annotator id}, the session data's ``"annotators"``), so an annotator
 page finds who is asking, with their study, in one query that also checks the
-session (``studies.selectors.annotator_of_session``), without reading and decoding
-the session. Other reads of the session use one prepared raw query (Django's ORM
-query cost more to compile and plan than to run). Same rules (expired sessions are
-not read), same writes. ``SESSION_ENGINE = "annotation_site.sessions"``.
+session (``studies.hot_path.annotator_of_session``), without reading and decoding
+the session. The store's own read of the row is the hot path's ``session_row`` (one
+prepared query: the ORM's cost more to compile and plan than to run). Same rules
+(expired sessions are not read), same writes. ``SESSION_ENGINE = "studies.sessions"``.
 
 The column is plain data, not covered by the session data's signature: rotating
 ``SECRET_KEY`` does not by itself sign annotators out; delete the session rows for
@@ -15,10 +15,10 @@ that existed before into this table, so deploying it signs nobody out.
 """
 
 from django.contrib.sessions.backends import db
-from django.db import connection
 from django.utils import timezone
 
-from .db import columns, model_from_row, per_backend, prepared_cursor
+from .hot_path import session_row
+from .models import AnnotatorSession
 
 SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
 
@@ -26,8 +26,6 @@ SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, se
 class SessionStore(db.SessionStore):
     @classmethod
     def get_model_class(cls):
-        from studies.models import AnnotatorSession
-
         return AnnotatorSession
 
     def create_model_instance(self, data):
@@ -42,19 +40,7 @@ class SessionStore(db.SessionStore):
 
     def _get_session_from_db(self):
         # On the default database, as every table of the site.
-        with prepared_cursor() as cursor:
-            cursor.execute(
-                _session_sql(self.model),
-                [self.session_key, connection.ops.adapt_datetimefield_value(timezone.now())],
-            )
-            row = cursor.fetchone()
-        if row is None:
+        session = session_row(session_key=self.session_key, now=timezone.now())
+        if session is None:
             self._session_key = None
-            return None
-        return model_from_row(self.model, list(row))
-
-
-@per_backend
-def _session_sql(model) -> str:
-    table = connection.ops.quote_name(model._meta.db_table)
-    return f"SELECT {columns(model)} FROM {table} WHERE session_key = %s AND expire_date > %s"
+        return session

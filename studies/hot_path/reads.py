@@ -1,0 +1,168 @@
+"""Who is asking (the session and its annotator) and what an item's panel shows."""
+
+import json
+from datetime import datetime
+
+from django.db import connection
+from django.db.models import Q
+
+from ..models import (
+    Annotator,
+    AnnotatorSession,
+    ConsentVersion,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Study,
+)
+from .sql import (
+    Builder,
+    Param,
+    Statement,
+    column,
+    db_now,
+    model_from,
+    per_backend,
+    prepared_cursor,
+    rows_by_name,
+    select_list,
+    table,
+)
+
+# --- who is asking ----------------------------------------------------------------------
+
+
+@per_backend
+def _session_statement() -> Statement:
+    b = Builder()
+    live = b.condition(
+        AnnotatorSession, AnnotatorSession.live_q(session_key=Param("key"), now=Param("now"))
+    )
+    return b.statement(
+        f"SELECT {select_list(AnnotatorSession, 'x')} FROM {table(AnnotatorSession)} WHERE {live}"
+    )
+
+
+def session_row(*, session_key: str, now: datetime) -> AnnotatorSession | None:
+    """The live session row of ``session_key`` (the session store's read)."""
+    statement = _session_statement()
+    with prepared_cursor() as cursor:
+        cursor.execute(statement.sql, statement.params(key=session_key, now=db_now(now)))
+        rows = rows_by_name(cursor)
+    return model_from(AnnotatorSession, rows[0], "x") if rows else None
+
+
+def _categories_json() -> str:
+    """An expression: the error categories of the annotator's study as a JSON array
+    of objects (PostgreSQL or SQLite; ordered in Python on SQLite)."""
+    # JSON keys: the columns' names (identifiers of ours, safe as SQL literals).
+    pairs = ", ".join(
+        f"'{f.column}', {column(ErrorCategory, f.name)}"
+        for f in ErrorCategory._meta.concrete_fields
+    )
+    same_study = f"{column(ErrorCategory, 'study')} = {column(Annotator, 'study')}"
+    if connection.vendor == "postgresql":
+        order = ", ".join(column(ErrorCategory, name) for name in _CATEGORY_ORDER)
+        return (
+            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
+            f" FROM {table(ErrorCategory)} WHERE {same_study})"
+        )
+    return (
+        f"(SELECT json_group_array(json_object({pairs})) FROM {table(ErrorCategory)}"
+        f" WHERE {same_study})"
+    )
+
+
+# The categories' display order (their Meta.ordering within a study).
+_CATEGORY_ORDER = [name for name in ErrorCategory._meta.ordering if name != "study"]
+
+
+@per_backend
+def _annotator_of_session_statement() -> Statement:
+    b = Builder()
+    annotators = column(AnnotatorSession, "annotators")
+    if connection.vendor == "postgresql":
+        signed_in = f"({annotators} ->> CAST(%(slug_key)s AS text))::bigint"
+    else:
+        signed_in = f"json_extract({annotators}, %(slug_key)s)"  # a JSON path, see below
+    consent = (
+        f"(SELECT {column(ConsentVersion, 'id')} FROM {table(ConsentVersion)}"
+        f" WHERE {column(ConsentVersion, 'study')} = {column(Annotator, 'study')}"
+        f" ORDER BY {column(ConsentVersion, 'number')} DESC LIMIT 1)"
+    )
+    live = b.condition(
+        AnnotatorSession, AnnotatorSession.live_q(session_key=Param("key"), now=Param("now"))
+    )
+    active = b.condition(Annotator, Q(is_active=True))
+    slug = b.condition(Study, Q(slug=Param("slug")))
+    return b.statement(
+        f"SELECT {select_list(Annotator, 'a')}, {select_list(Study, 's')},"
+        f" {consent} AS current_consent_id, {_categories_json()} AS categories"
+        f" FROM {table(AnnotatorSession)}"
+        f" JOIN {table(Annotator)} ON {column(Annotator, 'id')} = {signed_in}"
+        f" JOIN {table(Study)} ON {column(Study, 'id')} = {column(Annotator, 'study')}"
+        f" WHERE {live} AND {slug} AND {active}"
+    )
+
+
+def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annotator | None:
+    """The active annotator of the study ``slug`` signed in with the session
+    ``session_key`` (None if the session is unknown or expired, or has nobody signed in
+    to that study), with its study (``annotator.study``), the study's error categories
+    in display order (``annotator.study.categories_in_order``) and
+    ``current_consent_id``, the id of the study's current consent version (None before
+    there is one). One query."""
+    statement = _annotator_of_session_statement()
+    # PostgreSQL takes the key, SQLite a JSON path (built here, so no slug can change
+    # the path's meaning).
+    slug_key = slug if connection.vendor == "postgresql" else "$." + json.dumps(slug)
+    with prepared_cursor() as cursor:
+        cursor.execute(
+            statement.sql,
+            statement.params(key=session_key, now=db_now(now), slug=slug, slug_key=slug_key),
+        )
+        rows = rows_by_name(cursor)
+    if not rows:
+        return None
+    row = rows[0]
+    annotator = model_from(Annotator, row, "a")
+    annotator.study = model_from(Study, row, "s")
+    annotator.current_consent_id = row["current_consent_id"]
+    categories = row["categories"]
+    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
+        categories = sorted(json.loads(categories), key=lambda c: [c[n] for n in _CATEGORY_ORDER])
+    prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
+    annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
+    return annotator
+
+
+# --- the item panel ---------------------------------------------------------------------
+
+
+@per_backend
+def _item_panel_statement() -> Statement:
+    return Statement(
+        f"SELECT {column(Reflection, 'text')} AS text, {select_list(Judgement, 'j')}"
+        f" FROM {table(Reflection)} LEFT JOIN {table(Judgement)}"
+        f" ON {column(Judgement, 'assignment')} = %(assignment)s"
+        f" WHERE {column(Reflection, 'id')} = %(reflection)s",
+        {},
+    )
+
+
+def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, dict]:
+    """What an item's panel shows besides the assignment: the response candidate's
+    text and every answer of the batch so far (reflection id → ``Judgement``: this
+    item's answer, and the count). One query."""
+    statement = _item_panel_statement()
+    with prepared_cursor() as cursor:
+        cursor.execute(statement.sql, {"assignment": assignment_id, "reflection": reflection_id})
+        rows = rows_by_name(cursor)
+    if not rows:
+        raise Reflection.DoesNotExist("No such response candidate.")
+    answers = {}
+    for row in rows:
+        if row["j__id"] is not None:  # the LEFT JOIN's row without any answer yet
+            judgement = model_from(Judgement, row, "j")
+            answers[judgement.reflection_id] = judgement
+    return rows[0]["text"], answers

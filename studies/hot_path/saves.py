@@ -1,0 +1,323 @@
+"""Saving an answer: one statement on PostgreSQL, the ORM elsewhere and to say why."""
+
+from dataclasses import dataclass, fields
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import connection, transaction
+from django.db.models import F, Q
+
+from ..models import Assignment, Judgement
+from .sql import (
+    Builder,
+    Param,
+    Statement,
+    column,
+    model_from,
+    per_backend,
+    prepared_cursor,
+    quote,
+    rows_by_name,
+    select_list,
+    table,
+)
+
+# --- saving an answer -------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class EncodedAnswer:
+    """An answer checked against the protocol, as stored (``Judgement``'s answer
+    fields: these names are the columns a save writes)."""
+
+    coherent: bool
+    error_flags: int
+    most_evident_bit: int | None
+    empathy: int | None
+    seconds_spent: float | None
+
+
+ANSWER_FIELDS = tuple(f.name for f in fields(EncodedAnswer))
+
+STALE_MESSAGE = (
+    "This answer was changed since this page was loaded (in another tab, or by an "
+    "earlier click that arrived late). The saved answer is shown: check it and save again."
+)
+MAX_ITEM_NUMBER = 2**31 - 1  # (and PostgreSQL's int for the JSON index)
+
+
+class AssignmentClosed(ValidationError):
+    """The batch can no longer take answers (submitted, expired, rejected, or past
+    its deadline, in which case it has just been expired)."""
+
+
+def _next_revision():
+    """A save makes one more revision (the first answer is ``FIRST_REVISION``)."""
+    return F("revision") + 1
+
+
+FIRST_REVISION = 1
+
+
+def _at_revision(revision) -> Q:
+    """The stored answer is the one the page showed: a save from an older page is
+    refused as stale."""
+    return Q(revision=revision)
+
+
+@per_backend
+def _save_statement(variant: str, by: str, annotators_own: bool) -> Statement:
+    """The save in one PostgreSQL statement (see ``answer_save``). ``variant``:
+    "revise" (the page showed revision n > 0: ``UPDATE`` the row still at revision n),
+    "first" (the page showed no answer: insert unless one exists) or "any" (no revision
+    given: upsert). ``by``: the item is named by its "number" in the assignment's order,
+    or by its "reflection" id (which must be in the order). ``annotators_own``: the
+    assignment must be the annotator's (the annotation page)."""
+    b = Builder()
+    assignments, judgements = table(Assignment), table(Judgement)
+    order = column(Assignment, "order")
+    if by == "number":
+        reflection = f"({order} ->> (%(number)s - 1))::bigint"
+    else:
+        reflection = (
+            f"CASE WHEN {order} @> jsonb_build_array(%(reflection)s::bigint)"
+            " THEN %(reflection)s::bigint END"
+        )
+    which = Q(pk=Param("assignment"))
+    if annotators_own:
+        which &= Q(annotator_id=Param("annotator"))
+    takes_answers = b.condition(Assignment, which & Assignment.accepting_answers_q(Param("now")))
+    answer_columns = [quote(Judgement._meta.get_field(n).column) for n in ANSWER_FIELDS]
+    next_revision = b.expression(Judgement, _next_revision())
+    revision, updated_at = (
+        quote(Judgement._meta.get_field(n).column) for n in ("revision", "updated_at")
+    )
+    if variant == "revise":
+        at_revision = b.condition(Judgement, _at_revision(Param("expected")))
+        settings = ", ".join(
+            f"{c} = %({n})s" for c, n in zip(answer_columns, ANSWER_FIELDS, strict=True)
+        )
+        saved = (
+            f"UPDATE {judgements} SET {settings}, {revision} = {next_revision},"
+            f" {updated_at} = %(now)s FROM a"
+            f" WHERE {column(Judgement, 'assignment')} = a.id"
+            f" AND {column(Judgement, 'reflection')} = a.reflection_id AND {at_revision}"
+        )
+    else:
+        target = ", ".join(
+            quote(Judgement._meta.get_field(name).column)
+            for name in _unique_fields(Judgement, "judgement_unique")
+        )
+        if variant == "first":
+            on_conflict = f"ON CONFLICT ({target}) DO NOTHING"
+        else:
+            settings = ", ".join(f"{c} = EXCLUDED.{c}" for c in answer_columns)
+            on_conflict = (
+                f"ON CONFLICT ({target}) DO UPDATE SET {settings},"
+                f" {revision} = {next_revision}, {updated_at} = EXCLUDED.{updated_at}"
+            )
+        inserted = [
+            quote(Judgement._meta.get_field(n).column)
+            for n in ("assignment", "reflection", *ANSWER_FIELDS, "revision")
+        ]
+        created_at = quote(Judgement._meta.get_field("created_at").column)
+        values = ", ".join(f"%({n})s" for n in ANSWER_FIELDS)
+        saved = (
+            f"INSERT INTO {judgements} ({', '.join(inserted)}, {created_at}, {updated_at})"
+            f" SELECT a.id, a.reflection_id, {values}, {b.constant(FIRST_REVISION)},"
+            f" %(now)s, %(now)s FROM a WHERE a.reflection_id IS NOT NULL {on_conflict}"
+        )
+    assigned = b.constant(Assignment.Status.ASSIGNED)
+    in_progress = b.constant(Assignment.Status.IN_PROGRESS)
+    status = quote(Assignment._meta.get_field("status").column)
+    a_columns = ", ".join(quote(f.column) for f in Assignment._meta.concrete_fields)
+    saved_columns = ", ".join(
+        "saved." + quote(f"j__{f.column}") for f in Judgement._meta.concrete_fields
+    )
+    return b.statement(
+        f"WITH a AS ("
+        f" SELECT {a_columns}, {reflection} AS reflection_id FROM {assignments}"
+        f" WHERE {takes_answers} FOR NO KEY UPDATE"
+        f"), saved AS ({saved} RETURNING {select_list(Judgement, 'j')}"
+        f"), started AS ("  # the first answer starts the assignment
+        f" UPDATE {assignments} SET {status} = {in_progress},"
+        f" {quote(Assignment._meta.get_field('started_at').column)} = %(now)s,"
+        f" {quote(Assignment._meta.get_field('updated_at').column)} = %(now)s"
+        f" WHERE {column(Assignment, 'id')} = (SELECT id FROM a WHERE {status} = {assigned})"
+        f" AND EXISTS (SELECT 1 FROM saved) RETURNING {column(Assignment, 'id')}"
+        f") SELECT {select_list(Assignment, 'a', 'a')},"
+        f" {saved_columns},"
+        f" (SELECT count(*) FROM started) AS started FROM a JOIN saved ON TRUE"
+    )
+
+
+def _unique_fields(model, name: str) -> tuple[str, ...]:
+    (constraint,) = [c for c in model._meta.constraints if c.name == name]
+    return tuple(constraint.fields)
+
+
+def answer_save(
+    *,
+    assignment_id: int,
+    encoded: EncodedAnswer,
+    now: datetime,
+    expected_revision: int | None = None,
+    annotator_id: int | None = None,
+    number: int | None = None,
+    reflection_id: int | None = None,
+) -> tuple[Assignment, Judgement]:
+    """Save (or revise) one answer of an open assignment: the one writer of answers.
+    The item is the ``number``-th of the assignment's order (1-based) or the reflection
+    ``reflection_id``; with ``annotator_id`` the assignment must be theirs. Returns the
+    assignment (as locked) and the stored answer.
+
+    ``expected_revision`` is the revision the annotator's page showed (0: no answer
+    yet); when another save came in since, the answer is refused (``ValidationError``
+    with code ``"stale"``) and nothing is written. Without it, the save is
+    unconditional. An assignment past its deadline is expired, and the answer refused
+    (``AssignmentClosed``); another annotator's assignment or an item outside the batch
+    raises ``Assignment.DoesNotExist`` (a reflection id outside it: ``ValidationError``).
+
+    On PostgreSQL a save that succeeds is one statement: lock the assignment if it
+    takes answers (``FOR NO KEY UPDATE``: a concurrent submit or expiry waits, or, if
+    it came first, this finds the row no longer open), write the answer if the
+    revision matches, and start the assignment on its first answer. When it writes
+    nothing, ``_answer_save_orm`` finds out why under the same lock.
+    """
+    if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
+        raise Assignment.DoesNotExist("No such response candidate.")
+    if connection.vendor == "postgresql" and (number is not None or reflection_id is not None):
+        saved = _answer_save_at_once(
+            assignment_id=assignment_id,
+            annotator_id=annotator_id,
+            number=number,
+            reflection_id=reflection_id,
+            encoded=encoded,
+            now=now,
+            expected_revision=expected_revision,
+        )
+        if saved is not None:
+            return saved
+    return _answer_save_orm(
+        assignment_id=assignment_id,
+        annotator_id=annotator_id,
+        number=number,
+        reflection_id=reflection_id,
+        encoded=encoded,
+        now=now,
+        expected_revision=expected_revision,
+    )
+
+
+def _answer_save_at_once(
+    *, assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
+) -> tuple[Assignment, Judgement] | None:
+    variant = "revise" if expected_revision else "first" if expected_revision == 0 else "any"
+    statement = _save_statement(
+        variant, "number" if number is not None else "reflection", annotator_id is not None
+    )
+    params = statement.params(
+        assignment=assignment_id, now=now, **{n: getattr(encoded, n) for n in ANSWER_FIELDS}
+    )
+    if annotator_id is not None:
+        params["annotator"] = annotator_id
+    if number is not None:
+        params["number"] = number
+    else:
+        params["reflection"] = reflection_id
+    if expected_revision:
+        params["expected"] = expected_revision
+    with prepared_cursor() as cursor:
+        cursor.execute(statement.sql, params)
+        rows = rows_by_name(cursor)
+    if not rows:
+        return None
+    row = rows[0]
+    judgement = model_from(Judgement, row, "j")
+    assignment = model_from(Assignment, row, "a")
+    if row["started"]:
+        assignment.status, assignment.started_at = Assignment.Status.IN_PROGRESS, now
+        assignment.updated_at = now
+    judgement.assignment = assignment
+    return assignment, judgement
+
+
+def _answer_save_orm(
+    *, assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
+) -> tuple[Assignment, Judgement]:
+    """The save through the ORM, inside a transaction that locks the assignment row for
+    the whole save (where the database has row locks), so a concurrent submit or expiry
+    cannot slip in between the status check and the write."""
+    closed = None
+    with transaction.atomic():
+        locked = Assignment.objects.select_for_update(no_key=True).filter(pk=assignment_id)
+        if annotator_id is not None:
+            locked = locked.filter(annotator_id=annotator_id)
+        assignment = locked.first()
+        if assignment is None:
+            raise Assignment.DoesNotExist("No such assignment.")
+        if number is not None:
+            if not 1 <= number <= len(assignment.order):
+                raise Assignment.DoesNotExist("No such response candidate.")
+            reflection_id = assignment.order[number - 1]
+        if assignment.is_open and assignment.is_past_deadline(now):
+            # Expire it now (this transaction commits the expiry); the answer is refused.
+            Assignment.objects.filter(pk=assignment.pk).overdue(now).expire(now)
+            assignment.status, assignment.expired_at = Assignment.Status.EXPIRED, now
+            assignment.updated_at = now
+        if assignment.status == Assignment.Status.EXPIRED:
+            closed = "The time for this batch ran out; answers can no longer be changed."
+        elif not assignment.is_open:
+            closed = (
+                f"This batch is {assignment.get_status_display().lower()}; answers can no "
+                "longer be changed."
+            )
+        else:
+            if reflection_id not in assignment.order:
+                raise ValidationError(
+                    {"reflection": "This response candidate is not part of this batch."}
+                )
+            judgement = _judgement_write(
+                assignment=assignment,
+                reflection_id=reflection_id,
+                encoded=encoded,
+                now=now,
+                expected_revision=expected_revision,
+            )
+            if assignment.status == Assignment.Status.ASSIGNED:  # the first answer
+                assignment.status = Assignment.Status.IN_PROGRESS
+                assignment.started_at = now
+                assignment.save(update_fields=["status", "started_at", "updated_at"])
+    if closed is not None:
+        raise AssignmentClosed(closed, code="closed")
+    return assignment, judgement
+
+
+def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revision) -> Judgement:
+    """Must be called inside a transaction holding the assignment's row lock."""
+    answer = {name: getattr(encoded, name) for name in ANSWER_FIELDS}
+    stored = Judgement.objects.filter(assignment=assignment, reflection_id=reflection_id)
+    judgement = stored.first()
+    if judgement is None:
+        if expected_revision:  # the answer the page showed is gone: never re-created
+            raise ValidationError(STALE_MESSAGE, code="stale")
+        judgement = Judgement(
+            assignment=assignment,
+            reflection_id=reflection_id,
+            revision=FIRST_REVISION,
+            created_at=now,
+            updated_at=now,
+            **answer,
+        )
+        judgement.save_base(raw=True, force_insert=True)  # raw: keeps the given times
+        return judgement
+    if expected_revision is not None:
+        stored = stored.filter(_at_revision(expected_revision))
+    if not stored.update(**answer, revision=_next_revision(), updated_at=now):
+        raise ValidationError(STALE_MESSAGE, code="stale")
+    for name, value in answer.items():
+        setattr(judgement, name, value)
+    judgement.revision += 1
+    judgement.updated_at = now
+    judgement.assignment = assignment
+    return judgement

@@ -1,0 +1,54 @@
+"""The study protocol as data (annotation protocol).
+
+Invariants live in the database (unique and check constraints) so the admin, the
+importers and raw ORM writes all obey them. Rules that span tables (a batch's
+reflections belong to its context, a judgement's reflection belongs to its
+assignment's batch, an annotator's group belongs to their study) are checked by the
+services and, on PostgreSQL, by triggers added in migration 0002.
+
+Split by aggregate: ``study`` (configuration), ``materials``, ``people`` (annotators
+and their sessions), ``work`` (assignments and judgements, with the querysets that
+define which of them count); ``messages`` gives every check constraint its message.
+"""
+
+from .materials import Batch, BatchItem, DialogueContext, Reflection
+from .messages import CHECK_MESSAGES
+from .people import Annotator, AnnotatorSession, StageUnlockNotice, WaitExemption, new_access_token
+from .study import (
+    MAX_CATEGORY_BIT,
+    PREFIX_REGEX,
+    SLUG_REGEX,
+    STUDY_SLUG_REGEX,
+    AnnotatorGroup,
+    ConsentVersion,
+    ErrorCategory,
+    Stage,
+    Study,
+    new_study_seed,
+)
+from .work import Assignment, Judgement
+
+__all__ = [
+    "CHECK_MESSAGES",
+    "MAX_CATEGORY_BIT",
+    "PREFIX_REGEX",
+    "SLUG_REGEX",
+    "STUDY_SLUG_REGEX",
+    "Annotator",
+    "AnnotatorGroup",
+    "AnnotatorSession",
+    "Assignment",
+    "Batch",
+    "BatchItem",
+    "ConsentVersion",
+    "DialogueContext",
+    "ErrorCategory",
+    "Judgement",
+    "Reflection",
+    "Stage",
+    "StageUnlockNotice",
+    "Study",
+    "WaitExemption",
+    "new_access_token",
+    "new_study_seed",
+]

@@ -1,0 +1,125 @@
+"""Study materials: dialogue contexts, their reflections, and the batches that put
+them before annotators."""
+
+from django.db import models
+from django.db.models import Q
+
+from ..protocol import HUMAN_SOURCE
+from ..validators import validate_generation_metadata, validate_turns
+from .study import Stage, Study
+
+
+class DialogueContext(models.Model):
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="contexts")
+    external_id = models.CharField(
+        max_length=100, help_text="Id of the source dialogue (annomi_dialogue_id in exports)."
+    )
+    turns = models.JSONField(
+        validators=[validate_turns],
+        help_text='Oldest first: [{"role": "therapist"|"client", "text": "..."}, ...]',
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["study", "external_id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "external_id"], name="context_external_id_unique"
+            ),
+            models.CheckConstraint(
+                condition=~Q(external_id=""), name="context_external_id_not_empty"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.external_id
+
+
+class Reflection(models.Model):
+    class Kind(models.TextChoices):
+        HUMAN = "human", "Human"
+        SYNTHETIC = "synthetic", "Synthetic"
+        ATTENTION_CHECK = "attention_check", "Attention check"
+
+    context = models.ForeignKey(
+        DialogueContext, on_delete=models.CASCADE, related_name="reflections"
+    )
+    text = models.TextField()
+    source = models.CharField(
+        max_length=100, help_text=f'"{HUMAN_SOURCE}" for the human reflection, else e.g. "GPT-2".'
+    )
+    kind = models.CharField(max_length=20, choices=Kind.choices)
+    generation = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_generation_metadata],
+        help_text="model, decoding, p, prompt_type, complexity (simple/complex)",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["context", "id"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["context", "source", "text"], name="reflection_unique_in_context"
+            ),
+            models.UniqueConstraint(
+                fields=["context"],
+                condition=Q(kind="human"),
+                name="reflection_one_human_per_context",
+            ),
+            models.CheckConstraint(condition=~Q(text=""), name="reflection_text_not_empty"),
+            models.CheckConstraint(condition=~Q(source=""), name="reflection_source_not_empty"),
+            models.CheckConstraint(
+                condition=Q(kind__in=["human", "synthetic", "attention_check"]),
+                name="reflection_kind_valid",
+            ),
+            # BRIEF §5: the source "Human" is the human reflection; every other is not.
+            models.CheckConstraint(
+                condition=Q(kind="human", source=HUMAN_SOURCE)
+                | (~Q(kind="human") & ~Q(source=HUMAN_SOURCE)),
+                name="reflection_human_kind_matches_source",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.text[:60]}"
+
+
+class Batch(models.Model):
+    """One context's human, synthetic and attention-check reflections in one stage."""
+
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="batches")
+    context = models.ForeignKey(DialogueContext, on_delete=models.CASCADE, related_name="batches")
+    reflections = models.ManyToManyField(Reflection, through="BatchItem", related_name="batches")
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        verbose_name_plural = "batches"
+        ordering = ["stage", "context"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["stage", "context"], name="batch_one_per_stage_context"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.stage.name} / {self.context.external_id}"
+
+
+class BatchItem(models.Model):
+    batch = models.ForeignKey(Batch, on_delete=models.CASCADE, related_name="items")
+    reflection = models.ForeignKey(Reflection, on_delete=models.PROTECT, related_name="batch_items")
+    position = models.PositiveSmallIntegerField()
+
+    class Meta:
+        ordering = ["batch", "position"]
+        constraints = [
+            models.UniqueConstraint(fields=["batch", "reflection"], name="batch_item_unique"),
+            models.UniqueConstraint(
+                fields=["batch", "position"], name="batch_item_position_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.batch_id} #{self.position}"

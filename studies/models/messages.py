@@ -1,0 +1,72 @@
+"""The messages forms (the admin) show when a check constraint refuses a value; the
+database raises the same constraint by name for raw writes."""
+
+from django.db import models
+
+from ..protocol import HUMAN_SOURCE
+from .materials import DialogueContext, Reflection
+from .people import Annotator
+from .study import AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
+from .work import Assignment, Judgement
+
+CHECK_MESSAGES = {
+    "study_slug_format": "Use lower-case letters, digits, hyphens and underscores only.",
+    "study_status_valid": "Status must be draft, open or closed.",
+    "study_overlap_k_positive": "At least one annotator per batch and group is needed.",
+    "study_batches_per_stage_positive": "Each annotator needs at least one batch per stage.",
+    "study_time_limit_positive": "The time allowed per batch must be longer than zero.",
+    "study_attention_policy_valid": "Choose what a failed attention check does.",
+    "consent_version_positive": "Consent versions are numbered from 1.",
+    "stage_position_positive": "Stage positions start at 1.",
+    "stage_name_not_empty": "A stage needs a name.",
+    "stage_min_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "group_name_not_empty": "A group needs a name.",
+    "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
+    '(annotators are named "<prefix> <number>").',
+    "category_slug_format": "Use lower-case letters, digits and underscores, starting with a letter.",
+    "category_bit_range": "A category's storage bit must be between 0 and 30.",
+    "context_external_id_not_empty": "A context needs its dialogue id.",
+    "reflection_text_not_empty": "A reflection needs text.",
+    "reflection_source_not_empty": "A reflection needs a source.",
+    "reflection_kind_valid": "Kind must be human, synthetic or attention check.",
+    "reflection_human_kind_matches_source": f'The human reflection has the source "{HUMAN_SOURCE}", '
+    "and only it does.",
+    "annotator_number_positive": "Annotator numbers start at 1.",
+    "annotator_platform_valid": "Unknown crowd platform.",
+    "annotator_platform_id_with_platform": "A platform participant id needs its platform, and "
+    "the other way round.",
+    "annotator_consent_version_and_time": "Consent needs both the version and the time.",
+    "assignment_slots_positive": "Slots are numbered from 1.",
+    "assignment_status_valid": "Unknown assignment status.",
+    "assignment_expires_after_assigned": "The deadline must come after the assignment.",
+    "assignment_submitted_has_time": "A submitted assignment needs its submission time.",
+    "assignment_open_not_closed": "An open assignment cannot have a submission, expiry or "
+    "rejection time.",
+    "assignment_expired_has_time": "An expired assignment needs its expiry time.",
+    "assignment_rejected_has_reason": "A rejection needs a reason and a time.",
+    "assignment_started_after_assigned": "Work cannot start before the batch was assigned.",
+    "assignment_submitted_after_assigned": "A batch cannot be submitted before it was assigned.",
+    "judgement_categories_only_when_incoherent": "Error categories can only be chosen when the "
+    "answer is No.",
+    "judgement_mee_only_when_incoherent": "A most evident error can only be chosen when the "
+    "answer is No.",
+    "judgement_mee_among_selected": "The most evident error must be one of the chosen categories.",
+    "judgement_empathy_only_when_coherent": "The 1–5 rating is only given when the answer is Yes.",
+    "judgement_seconds_not_negative": "Time spent cannot be negative.",
+}
+
+for _model in (
+    Study,
+    ConsentVersion,
+    Stage,
+    AnnotatorGroup,
+    ErrorCategory,
+    DialogueContext,
+    Reflection,
+    Annotator,
+    Assignment,
+    Judgement,
+):
+    for _constraint in _model._meta.constraints:
+        if isinstance(_constraint, models.CheckConstraint):
+            _constraint.violation_error_message = CHECK_MESSAGES[_constraint.name]

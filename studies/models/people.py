@@ -1,0 +1,146 @@
+"""Annotators, what the protocol grants or tells them one by one (wait exemptions,
+unlock notices), and the browser sessions they are signed in with."""
+
+import secrets
+from importlib import import_module
+
+from django.conf import settings
+from django.contrib.sessions.base_session import AbstractBaseSession
+from django.db import models
+from django.db.models import Q
+
+from .study import AnnotatorGroup, ConsentVersion, Stage, Study
+
+
+def new_access_token() -> str:
+    return secrets.token_urlsafe(24)
+
+
+class Annotator(models.Model):
+    class Platform(models.TextChoices):
+        NONE = "", "Invitation link"
+        PROLIFIC = "prolific", "Prolific"
+        MTURK = "mturk", "Amazon Mechanical Turk"
+
+    study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="annotators")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.PROTECT, related_name="annotators")
+    number = models.PositiveIntegerField()
+    pseudonym = models.CharField(max_length=120, help_text='"<group prefix> <number>"')
+    access_token = models.CharField(
+        max_length=64, unique=True, default=new_access_token, editable=False
+    )
+    is_active = models.BooleanField(
+        default=True, help_text="Untick to disable this annotator's invitation link."
+    )
+    platform = models.CharField(max_length=20, choices=Platform.choices, blank=True, default="")
+    platform_participant_id = models.CharField(
+        max_length=200, blank=True, help_text="Crowd-platform worker id. Never exported."
+    )
+    platform_data = models.JSONField(
+        default=dict, blank=True, help_text="Crowd-platform session ids. Never exported."
+    )
+    email = models.EmailField(
+        blank=True, help_text="Optional, for waiting-period reminders. Never exported."
+    )
+    consented_version = models.ForeignKey(
+        ConsentVersion, null=True, blank=True, on_delete=models.PROTECT, related_name="consents"
+    )
+    consented_at = models.DateTimeField(null=True, blank=True)
+    tutorial_completed_at = models.DateTimeField(null=True, blank=True)
+    created_at = models.DateTimeField(auto_now_add=True)
+    last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["study", "group", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["study", "pseudonym"], name="annotator_pseudonym_unique"
+            ),
+            models.UniqueConstraint(fields=["group", "number"], name="annotator_number_unique"),
+            models.UniqueConstraint(
+                fields=["study", "platform", "platform_participant_id"],
+                condition=~Q(platform=""),
+                name="annotator_platform_id_unique",
+            ),
+            models.CheckConstraint(condition=Q(number__gte=1), name="annotator_number_positive"),
+            models.CheckConstraint(
+                condition=Q(platform__in=["", "prolific", "mturk"]), name="annotator_platform_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(platform="", platform_participant_id="")
+                | (~Q(platform="") & ~Q(platform_participant_id="")),
+                name="annotator_platform_id_with_platform",
+            ),
+            models.CheckConstraint(
+                condition=Q(consented_version__isnull=True, consented_at__isnull=True)
+                | Q(consented_version__isnull=False, consented_at__isnull=False),
+                name="annotator_consent_version_and_time",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return self.pseudonym
+
+
+class WaitExemption(models.Model):
+    """A researcher lets one annotator start a stage without its minimum wait."""
+
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="wait_exemptions"
+    )
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="wait_exemptions")
+    reason = models.TextField(blank=True)
+    granted_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    granted_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="wait_exemption_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} may start {self.stage} without waiting"
+
+
+class StageUnlockNotice(models.Model):
+    """An e-mail told the annotator that their waiting period for a stage is over."""
+
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="unlock_notices"
+    )
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="+")
+    sent_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="unlock_notice_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} told {self.stage} is open"
+
+
+class AnnotatorSession(AbstractBaseSession):
+    """The site's database sessions (``SESSION_ENGINE = "studies.sessions"``):
+    Django's session row plus, as a column, the annotators signed in with it
+    ({study slug: annotator id}, also in the session data), so every annotator page
+    reads the session's annotator, study and categories in one query
+    (``studies.hot_path.annotator_of_session``)."""
+
+    annotators = models.JSONField(default=dict, blank=True)
+
+    @staticmethod
+    def live_q(*, session_key, now) -> Q:
+        """The session ``session_key`` if it has not expired (as Django's stores read)."""
+        return Q(session_key=session_key, expire_date__gt=now)
+
+    class Meta(AbstractBaseSession.Meta):
+        db_table = "studies_session"
+
+    @classmethod
+    def get_session_store_class(cls):
+        # The configured engine's store (studies.sessions): found through the setting,
+        # so this model does not import the store that imports it.
+        return import_module(settings.SESSION_ENGINE).SessionStore

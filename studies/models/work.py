@@ -1,0 +1,299 @@
+"""The work: assignments of batches to annotators, and their judgements."""
+
+from django.conf import settings
+from django.db import models
+from django.db.models import F, Q, Value
+from django.db.models.lookups import GreaterThan
+
+from ..protocol import EMPATHY_SCALE
+from .materials import Batch, Reflection
+from .people import Annotator
+from .study import MAX_CATEGORY_BIT, AnnotatorGroup, Stage
+
+
+class AssignmentQuerySet(models.QuerySet):
+    """The assignment states the protocol speaks of, defined once (``Assignment``'s
+    ``*_q`` class methods hold the conditions, for filters through relations)."""
+
+    def open(self):
+        return self.filter(Assignment.open_q())
+
+    def active(self):
+        return self.filter(Assignment.active_q())
+
+    def overdue(self, now):
+        return self.filter(Assignment.overdue_q(now))
+
+    def accepting_answers(self, now):
+        return self.filter(Assignment.accepting_answers_q(now))
+
+    def expire(self, now) -> int:
+        """Expire these assignments, those still open (``.overdue(now).expire(now)``:
+        those whose time is up); their answers stay, their slots are released. Returns
+        how many expired."""
+        return self.open().update(status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now)
+
+
+class Assignment(models.Model):
+    """One annotator's work on one batch.
+
+    ``group`` and ``stage`` repeat the annotator's group and the batch's stage (kept
+    consistent by a PostgreSQL trigger) so that the database itself can cap the work:
+    an active assignment holds one of the k ``group_slot``s of its batch for its group
+    and one of the m ``annotator_slot``s of its annotator in its stage; expired and
+    rejected assignments release both.
+    """
+
+    class Status(models.TextChoices):
+        ASSIGNED = "assigned", "Assigned"
+        IN_PROGRESS = "in_progress", "In progress"
+        SUBMITTED = "submitted", "Submitted"
+        EXPIRED = "expired", "Expired"
+        REJECTED = "rejected", "Rejected"
+
+    # Open: still taking answers (until its deadline). Active: holding its slots (open
+    # or submitted); expired and rejected assignments release them.
+    OPEN = (Status.ASSIGNED, Status.IN_PROGRESS)
+    ACTIVE = (*OPEN, Status.SUBMITTED)
+
+    annotator = models.ForeignKey(Annotator, on_delete=models.PROTECT, related_name="assignments")
+    batch = models.ForeignKey(Batch, on_delete=models.PROTECT, related_name="assignments")
+    group = models.ForeignKey(AnnotatorGroup, on_delete=models.PROTECT, related_name="assignments")
+    stage = models.ForeignKey(Stage, on_delete=models.PROTECT, related_name="assignments")
+    group_slot = models.PositiveSmallIntegerField(help_text="1..k among the group's annotators.")
+    annotator_slot = models.PositiveSmallIntegerField(
+        help_text="1..m among the annotator's batches in the stage."
+    )
+    order = models.JSONField(
+        help_text="This annotator's shuffled order of the batch's reflection ids (stable)."
+    )
+    status = models.CharField(max_length=20, choices=Status.choices, default=Status.ASSIGNED)
+    is_recurring = models.BooleanField(
+        default=False, help_text="The annotator already judged this context in an earlier stage."
+    )
+    assigned_at = models.DateTimeField()
+    expires_at = models.DateTimeField(help_text="Not submitted by then: the assignment expires.")
+    started_at = models.DateTimeField(null=True, blank=True)
+    submitted_at = models.DateTimeField(null=True, blank=True)
+    expired_at = models.DateTimeField(null=True, blank=True)
+    rejected_at = models.DateTimeField(null=True, blank=True)
+    rejected_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    rejection_reason = models.TextField(blank=True)
+    attention_passed = models.BooleanField(
+        null=True, blank=True, help_text="Outcome of the hidden attention check (set on submit)."
+    )
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = AssignmentQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["-assigned_at"]
+        indexes = [
+            models.Index(fields=["status", "expires_at"], name="assignment_open_deadline"),
+            models.Index(
+                fields=["annotator", "stage", "status"], name="assignment_annotator_stage"
+            ),
+        ]
+        constraints = [
+            # One batch per (stage, context), so this is also "one per context per stage".
+            models.UniqueConstraint(fields=["annotator", "batch"], name="assignment_unique"),
+            # At most k active assignments per batch and group, at most m per annotator
+            # and stage: the services pick free slots, these indexes refuse a double.
+            models.UniqueConstraint(
+                fields=["batch", "group", "group_slot"],
+                condition=Q(status__in=["assigned", "in_progress", "submitted"]),
+                name="assignment_group_slot_unique",
+            ),
+            models.UniqueConstraint(
+                fields=["annotator", "stage", "annotator_slot"],
+                condition=Q(status__in=["assigned", "in_progress", "submitted"]),
+                name="assignment_annotator_slot_unique",
+            ),
+            models.CheckConstraint(
+                condition=Q(group_slot__gte=1, annotator_slot__gte=1),
+                name="assignment_slots_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(
+                    status__in=["assigned", "in_progress", "submitted", "expired", "rejected"]
+                ),
+                name="assignment_status_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(expires_at__gt=F("assigned_at")),
+                name="assignment_expires_after_assigned",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="submitted") | Q(submitted_at__isnull=False),
+                name="assignment_submitted_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status__in=["assigned", "in_progress"])
+                | Q(submitted_at__isnull=True, expired_at__isnull=True, rejected_at__isnull=True),
+                name="assignment_open_not_closed",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="expired") | Q(expired_at__isnull=False),
+                name="assignment_expired_has_time",
+            ),
+            models.CheckConstraint(
+                condition=~Q(status="rejected")
+                | (Q(rejected_at__isnull=False) & ~Q(rejection_reason="")),
+                name="assignment_rejected_has_reason",
+            ),
+            models.CheckConstraint(
+                condition=Q(started_at__isnull=True) | Q(started_at__gte=F("assigned_at")),
+                name="assignment_started_after_assigned",
+            ),
+            models.CheckConstraint(
+                condition=Q(submitted_at__isnull=True) | Q(submitted_at__gte=F("assigned_at")),
+                name="assignment_submitted_after_assigned",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} – {self.batch}"
+
+    @property
+    def is_open(self) -> bool:
+        return self.status in self.OPEN
+
+    def is_past_deadline(self, now) -> bool:
+        """The deadline rule (``overdue_q`` in SQL): at ``expires_at`` the time is up."""
+        return self.expires_at <= now
+
+    def accepts_answers(self, now) -> bool:
+        return self.is_open and not self.is_past_deadline(now)
+
+    @classmethod
+    def counted_statuses(
+        cls, *, include_expired: bool = False, include_rejected: bool = False
+    ) -> tuple[str, ...]:
+        """Whose judgements count: submitted assignments, and on request expired and
+        rejected ones."""
+        statuses = [cls.Status.SUBMITTED]
+        if include_expired:
+            statuses.append(cls.Status.EXPIRED)
+        if include_rejected:
+            statuses.append(cls.Status.REJECTED)
+        return tuple(statuses)
+
+    @classmethod
+    def open_q(cls, prefix: str = "") -> Q:
+        """``prefix``: the lookup path to the assignment, e.g. ``"assignments__"``."""
+        return Q(**{f"{prefix}status__in": cls.OPEN})
+
+    @classmethod
+    def active_q(cls, prefix: str = "") -> Q:
+        return Q(**{f"{prefix}status__in": cls.ACTIVE})
+
+    @classmethod
+    def overdue_q(cls, now, prefix: str = "") -> Q:
+        """Open past its deadline: due to expire (``is_past_deadline``)."""
+        return cls.open_q(prefix) & Q(**{f"{prefix}expires_at__lte": now})
+
+    @classmethod
+    def accepting_answers_q(cls, now, prefix: str = "") -> Q:
+        return cls.open_q(prefix) & Q(**{f"{prefix}expires_at__gt": now})
+
+
+class JudgementQuerySet(models.QuerySet):
+    def counted(self, *, include_expired: bool = False, include_rejected: bool = False):
+        """Judgements of the assignments that count (``Assignment.counted_statuses``)."""
+        statuses = Assignment.counted_statuses(
+            include_expired=include_expired, include_rejected=include_rejected
+        )
+        return self.filter(assignment__status__in=statuses)
+
+    def analysed(self, *, include_expired: bool = False, excluded_sources=()):
+        """The judgements that count for analysis (``Judgement.analysed_q``)."""
+        return self.filter(
+            Judgement.analysed_q(include_expired=include_expired, excluded_sources=excluded_sources)
+        )
+
+
+class Judgement(models.Model):
+    """One annotator's answer for one reflection of one assignment.
+
+    Selected error categories are stored as a bit set (``ErrorCategory.bit``) so the
+    database itself can check "categories only on No" and "the most evident error is
+    one of the selected categories", and analysis reads one integer per row.
+    """
+
+    assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
+    reflection = models.ForeignKey(Reflection, on_delete=models.PROTECT, related_name="judgements")
+    coherent = models.BooleanField()
+    error_flags = models.PositiveIntegerField(
+        default=0, help_text="Bit set of selected ErrorCategory.bit values."
+    )
+    most_evident_bit = models.PositiveSmallIntegerField(null=True, blank=True)
+    empathy = models.PositiveSmallIntegerField(
+        null=True, blank=True, choices=sorted(EMPATHY_SCALE.items())
+    )
+    seconds_spent = models.FloatField(null=True, blank=True)
+    revision = models.PositiveIntegerField(
+        default=1,
+        db_default=1,  # bulk loads that bypass the ORM (COPY) get it too
+        help_text="1 for the first answer, one more for every revision: a save made "
+        "from a page that showed an older revision is refused, so a late, abandoned "
+        "request cannot overwrite a newer answer.",
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    updated_at = models.DateTimeField(auto_now=True)
+
+    objects = JudgementQuerySet.as_manager()
+
+    class Meta:
+        ordering = ["assignment", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["assignment", "reflection"], name="judgement_unique"),
+            models.CheckConstraint(
+                condition=Q(coherent=False) | Q(error_flags=0),
+                name="judgement_categories_only_when_incoherent",
+            ),
+            models.CheckConstraint(
+                condition=Q(most_evident_bit__isnull=True) | Q(coherent=False),
+                name="judgement_mee_only_when_incoherent",
+            ),
+            models.CheckConstraint(
+                condition=Q(most_evident_bit__isnull=True)
+                | (
+                    Q(most_evident_bit__lte=MAX_CATEGORY_BIT)
+                    & Q(
+                        GreaterThan(
+                            F("error_flags").bitand(Value(1).bitleftshift(F("most_evident_bit"))),
+                            0,
+                        )
+                    )
+                ),
+                name="judgement_mee_among_selected",
+            ),
+            models.CheckConstraint(
+                condition=Q(empathy__isnull=True)
+                | Q(coherent=True, empathy__gte=1, empathy__lte=5),
+                name="judgement_empathy_only_when_coherent",
+            ),
+            models.CheckConstraint(
+                condition=Q(seconds_spent__isnull=True) | Q(seconds_spent__gte=0),
+                name="judgement_seconds_not_negative",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.assignment.annotator}: {'Yes' if self.coherent else 'No'}"
+
+    @staticmethod
+    def analysed_q(*, prefix: str = "", include_expired: bool = False, excluded_sources=()) -> Q:
+        """Judgements that count for analysis: of submitted assignments (and expired
+        ones when asked; never rejected ones), never of attention-check items, minus
+        the excluded sources. ``prefix``: the lookup path to the judgement, e.g.
+        ``"judgements__"``."""
+        statuses = Assignment.counted_statuses(include_expired=include_expired)
+        q = Q(**{f"{prefix}assignment__status__in": statuses}) & ~Q(
+            **{f"{prefix}reflection__kind": Reflection.Kind.ATTENTION_CHECK}
+        )
+        if excluded_sources:
+            q &= ~Q(**{f"{prefix}reflection__source__in": list(excluded_sources)})
+        return q
