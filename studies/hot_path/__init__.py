@@ -22,6 +22,7 @@ from .saves import (
     STALE_MESSAGE,
     AssignmentClosed,
     EncodedAnswer,
+    StaleAnswer,
     answer_save,
 )
 from .sql import prepared_cursor
@@ -32,6 +33,7 @@ __all__ = [
     "STALE_MESSAGE",
     "AssignmentClosed",
     "EncodedAnswer",
+    "StaleAnswer",
     "annotator_of_session",
     "answer_save",
     "item_panel_reads",

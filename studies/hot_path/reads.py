@@ -77,6 +77,42 @@ def _categories_json() -> str:
 _CATEGORY_ORDER = [name for name in ErrorCategory._meta.ordering if name != "study"]
 
 
+def annotator_select(b: Builder) -> str:
+    """``SELECT`` … ``FROM`` the annotator joined with its study, the id of the study's
+    current consent version and its categories (for ``annotator_from_row``); the
+    caller adds its joins and a ``WHERE`` that names the annotator and the study's
+    ``slug`` (the study must be the one of the URL) and keeps only active annotators
+    (``active_annotators``)."""
+    consent = (
+        f"(SELECT {column(ConsentVersion, 'id')} FROM {table(ConsentVersion)}"
+        f" WHERE {column(ConsentVersion, 'study')} = {column(Annotator, 'study')}"
+        f" ORDER BY {column(ConsentVersion, 'number')} DESC LIMIT 1)"
+    )
+    return (
+        f"SELECT {select_list(Annotator, 'a')}, {select_list(Study, 's')},"
+        f" {consent} AS current_consent_id, {_categories_json()} AS categories"
+        f" FROM {table(Annotator)}"
+        f" JOIN {table(Study)} ON {column(Study, 'id')} = {column(Annotator, 'study')}"
+    )
+
+
+def active_annotators(b: Builder) -> str:
+    """The condition of ``annotator_select``: an active annotator of the study ``slug``."""
+    return f"{b.condition(Study, Q(slug=Param('slug')))} AND {b.condition(Annotator, Q(is_active=True))}"
+
+
+def annotator_from_row(row: dict) -> Annotator:
+    annotator = model_from(Annotator, row, "a")
+    annotator.study = model_from(Study, row, "s")
+    annotator.current_consent_id = row["current_consent_id"]
+    categories = row["categories"]
+    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
+        categories = sorted(json.loads(categories), key=lambda c: [c[n] for n in _CATEGORY_ORDER])
+    prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
+    annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
+    return annotator
+
+
 @per_backend
 def _annotator_of_session_statement() -> Statement:
     b = Builder()
@@ -85,23 +121,12 @@ def _annotator_of_session_statement() -> Statement:
         signed_in = f"({annotators} ->> CAST(%(slug_key)s AS text))::bigint"
     else:
         signed_in = f"json_extract({annotators}, %(slug_key)s)"  # a JSON path, see below
-    consent = (
-        f"(SELECT {column(ConsentVersion, 'id')} FROM {table(ConsentVersion)}"
-        f" WHERE {column(ConsentVersion, 'study')} = {column(Annotator, 'study')}"
-        f" ORDER BY {column(ConsentVersion, 'number')} DESC LIMIT 1)"
-    )
     live = b.condition(
         AnnotatorSession, AnnotatorSession.live_q(session_key=Param("key"), now=Param("now"))
     )
-    active = b.condition(Annotator, Q(is_active=True))
-    slug = b.condition(Study, Q(slug=Param("slug")))
     return b.statement(
-        f"SELECT {select_list(Annotator, 'a')}, {select_list(Study, 's')},"
-        f" {consent} AS current_consent_id, {_categories_json()} AS categories"
-        f" FROM {table(AnnotatorSession)}"
-        f" JOIN {table(Annotator)} ON {column(Annotator, 'id')} = {signed_in}"
-        f" JOIN {table(Study)} ON {column(Study, 'id')} = {column(Annotator, 'study')}"
-        f" WHERE {live} AND {slug} AND {active}"
+        f"{annotator_select(b)} JOIN {table(AnnotatorSession)} ON {column(Annotator, 'id')} = {signed_in}"
+        f" WHERE {live} AND {active_annotators(b)}"
     )
 
 
@@ -111,7 +136,8 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     to that study), with its study (``annotator.study``), the study's error categories
     in display order (``annotator.study.categories_in_order``) and
     ``current_consent_id``, the id of the study's current consent version (None before
-    there is one). One query."""
+    there is one). One query: the session row names its signed-in annotators
+    (``AnnotatorSession.annotators``), so the session data is not read."""
     statement = _annotator_of_session_statement()
     # PostgreSQL takes the key, SQLite a JSON path (built here, so no slug can change
     # the path's meaning).
@@ -122,18 +148,7 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
             statement.params(key=session_key, now=db_now(now), slug=slug, slug_key=slug_key),
         )
         rows = rows_by_name(cursor)
-    if not rows:
-        return None
-    row = rows[0]
-    annotator = model_from(Annotator, row, "a")
-    annotator.study = model_from(Study, row, "s")
-    annotator.current_consent_id = row["current_consent_id"]
-    categories = row["categories"]
-    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
-        categories = sorted(json.loads(categories), key=lambda c: [c[n] for n in _CATEGORY_ORDER])
-    prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
-    annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
-    return annotator
+    return annotator_from_row(rows[0]) if rows else None
 
 
 # --- the item panel ---------------------------------------------------------------------

@@ -51,6 +51,13 @@ class AssignmentClosed(ValidationError):
     its deadline, in which case it has just been expired)."""
 
 
+class StaleAnswer(ValidationError):
+    """The answer was changed since the annotator's page showed it; nothing written."""
+
+    def __init__(self):
+        super().__init__(STALE_MESSAGE, code="stale")
+
+
 def _next_revision():
     """A save makes one more revision (the first answer is ``FIRST_REVISION``)."""
     return F("revision") + 1
@@ -172,8 +179,8 @@ def answer_save(
     assignment (as locked) and the stored answer.
 
     ``expected_revision`` is the revision the annotator's page showed (0: no answer
-    yet); when another save came in since, the answer is refused (``ValidationError``
-    with code ``"stale"``) and nothing is written. Without it, the save is
+    yet); when another save came in since, the answer is refused (``StaleAnswer``)
+    and nothing is written. Without it, the save is
     unconditional. An assignment past its deadline is expired, and the answer refused
     (``AssignmentClosed``); another annotator's assignment or an item outside the batch
     raises ``Assignment.DoesNotExist`` (a reflection id outside it: ``ValidationError``).
@@ -186,47 +193,49 @@ def answer_save(
     """
     if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
         raise Assignment.DoesNotExist("No such response candidate.")
+    save = _Save(
+        assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
+    )
     if connection.vendor == "postgresql" and (number is not None or reflection_id is not None):
-        saved = _answer_save_at_once(
-            assignment_id=assignment_id,
-            annotator_id=annotator_id,
-            number=number,
-            reflection_id=reflection_id,
-            encoded=encoded,
-            now=now,
-            expected_revision=expected_revision,
-        )
+        saved = _answer_save_at_once(save)
         if saved is not None:
             return saved
-    return _answer_save_orm(
-        assignment_id=assignment_id,
-        annotator_id=annotator_id,
-        number=number,
-        reflection_id=reflection_id,
-        encoded=encoded,
-        now=now,
-        expected_revision=expected_revision,
-    )
+    return _answer_save_orm(save)
 
 
-def _answer_save_at_once(
-    *, assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
-) -> tuple[Assignment, Judgement] | None:
-    variant = "revise" if expected_revision else "first" if expected_revision == 0 else "any"
+@dataclass(frozen=True)
+class _Save:
+    """``answer_save``'s arguments."""
+
+    assignment_id: int
+    annotator_id: int | None
+    number: int | None
+    reflection_id: int | None
+    encoded: EncodedAnswer
+    now: datetime
+    expected_revision: int | None
+
+
+def _answer_save_at_once(save: _Save) -> tuple[Assignment, Judgement] | None:
+    expected, now = save.expected_revision, save.now
+    variant = "revise" if expected else "first" if expected == 0 else "any"
+    by_number = save.number is not None
     statement = _save_statement(
-        variant, "number" if number is not None else "reflection", annotator_id is not None
+        variant, "number" if by_number else "reflection", save.annotator_id is not None
     )
     params = statement.params(
-        assignment=assignment_id, now=now, **{n: getattr(encoded, n) for n in ANSWER_FIELDS}
+        assignment=save.assignment_id,
+        now=now,
+        **{n: getattr(save.encoded, n) for n in ANSWER_FIELDS},
     )
-    if annotator_id is not None:
-        params["annotator"] = annotator_id
-    if number is not None:
-        params["number"] = number
+    if save.annotator_id is not None:
+        params["annotator"] = save.annotator_id
+    if by_number:
+        params["number"] = save.number
     else:
-        params["reflection"] = reflection_id
-    if expected_revision:
-        params["expected"] = expected_revision
+        params["reflection"] = save.reflection_id
+    if expected:
+        params["expected"] = expected
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, params)
         rows = rows_by_name(cursor)
@@ -242,17 +251,15 @@ def _answer_save_at_once(
     return assignment, judgement
 
 
-def _answer_save_orm(
-    *, assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
-) -> tuple[Assignment, Judgement]:
+def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
     """The save through the ORM, inside a transaction that locks the assignment row for
     the whole save (where the database has row locks), so a concurrent submit or expiry
     cannot slip in between the status check and the write."""
-    closed = None
+    closed, now, number, reflection_id = None, save.now, save.number, save.reflection_id
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update(no_key=True).filter(pk=assignment_id)
-        if annotator_id is not None:
-            locked = locked.filter(annotator_id=annotator_id)
+        locked = Assignment.objects.select_for_update(no_key=True).filter(pk=save.assignment_id)
+        if save.annotator_id is not None:
+            locked = locked.filter(annotator_id=save.annotator_id)
         assignment = locked.first()
         if assignment is None:
             raise Assignment.DoesNotExist("No such assignment.")
@@ -280,9 +287,9 @@ def _answer_save_orm(
             judgement = _judgement_write(
                 assignment=assignment,
                 reflection_id=reflection_id,
-                encoded=encoded,
+                encoded=save.encoded,
                 now=now,
-                expected_revision=expected_revision,
+                expected_revision=save.expected_revision,
             )
             if assignment.status == Assignment.Status.ASSIGNED:  # the first answer
                 assignment.status = Assignment.Status.IN_PROGRESS
@@ -300,7 +307,7 @@ def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revisi
     judgement = stored.first()
     if judgement is None:
         if expected_revision:  # the answer the page showed is gone: never re-created
-            raise ValidationError(STALE_MESSAGE, code="stale")
+            raise StaleAnswer()
         judgement = Judgement(
             assignment=assignment,
             reflection_id=reflection_id,
@@ -314,7 +321,7 @@ def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revisi
     if expected_revision is not None:
         stored = stored.filter(_at_revision(expected_revision))
     if not stored.update(**answer, revision=_next_revision(), updated_at=now):
-        raise ValidationError(STALE_MESSAGE, code="stale")
+        raise StaleAnswer()
     for name, value in answer.items():
         setattr(judgement, name, value)
     judgement.revision += 1

@@ -11,6 +11,7 @@ from ..hot_path import (
     STALE_MESSAGE,
     AssignmentClosed,
     EncodedAnswer,
+    StaleAnswer,
     answer_save,
 )
 from ..models import Assignment, ErrorCategory, Judgement, Reflection, Stage
@@ -22,6 +23,7 @@ __all__ = [
     "Answer",
     "AssignmentClosed",
     "EncodedAnswer",
+    "StaleAnswer",
     "answer_encode",
     "judgement_record",
     "judgement_record_item",
@@ -117,8 +119,7 @@ def judgement_record(
     ``AssignmentClosed``). ``categories`` (slug → bit) spares a query when the caller
     has read the study's categories already. ``expected_revision`` is the revision
     the annotator's page showed (0: no answer yet); when another save came in since,
-    the answer is refused (``ValidationError`` with code ``"stale"``) and nothing is
-    written. Without it, the save is unconditional (``hot_path.answer_save``).
+    the answer is refused (``StaleAnswer``) and nothing is written. Without it, the save is unconditional (``hot_path.answer_save``).
     """
     if categories is None:
         study_id = Stage.objects.filter(pk=assignment.stage_id).values_list("study_id", flat=True)

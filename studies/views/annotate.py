@@ -24,6 +24,7 @@ from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
     StageLocked,
+    StaleAnswer,
     annotator_stage_states,
     assignment_claim,
     assignment_submit,
@@ -237,11 +238,12 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
         raise Http404("No such response candidate.") from None
     except AssignmentClosed:
         return _closed(request, _assignment(request, assignment_id))
+    except StaleAnswer as exc:
+        # Show what is saved now, with the message; nothing was written.
+        assignment = _assignment(request, assignment_id, with_context=not request.htmx)
+        return _render_item(request, assignment, number, status=409, conflict=exc.messages[0])
     except ValidationError as exc:
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
-        if getattr(exc, "code", None) == "stale":
-            # Show what is saved now, with the message; nothing was written.
-            return _render_item(request, assignment, number, status=409, conflict=exc.messages[0])
         for message in exc.messages:
             form.add_error(None, message)
         return _render_item(request, assignment, number, form=form, status=422)

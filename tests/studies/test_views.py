@@ -526,14 +526,14 @@ def test_item_display_query_count(client, assignment, django_assert_num_queries)
 
 def test_item_save_query_count(client, assignment, django_assert_num_queries):
     """The session's annotator (with the session check, its study, its categories
-    and the current consent version); the save; the next panel (the reflection's text with the batch's
-    answers, one query). On
-    PostgreSQL the save is one statement (lock, upsert with the revision check, the
-    in-progress mark); elsewhere a transaction reading and locking the assignment,
-    then one INSERT ... ON CONFLICT ... RETURNING."""
+    and the current consent version); the save; the next panel (the reflection's text
+    with the batch's answers, one query). On PostgreSQL the save is one statement
+    (lock, upsert with the revision check, the in-progress mark); elsewhere the ORM's
+    transaction (here a savepoint and its release) reads and locks the assignment,
+    reads the stored answer and inserts the new one."""
     client.post(item_url(assignment, 1), good_answer(assignment, 1))
     answer = good_answer(assignment, 2)
-    expected = 3 if connection.vendor == "postgresql" else 6
+    expected = 3 if connection.vendor == "postgresql" else 7
     with django_assert_num_queries(expected):
         response = client.post(item_url(assignment, 2), answer, **HX)
     assert response.status_code == 200
