@@ -136,6 +136,7 @@ UNDEFINED_ALIASES = {
     "shift_recurrence_free_rate": "rate",
     "human_rate": "rate",
     "synthetic_rate": "rate",
+    "label_share": "rate",
 }
 
 

@@ -23,8 +23,7 @@ from .explanations import EXPLANATIONS, glossary
 from .forms import RunParametersForm
 from .models import AnalysisRun
 from .plots import PLOTS
-from .report_csv import TABLES as REPORT_TABLES
-from .report_csv import report_table_csv
+from .report_csv import table_csv
 from .selectors import study_progress
 from .services import analysis_run_enqueue
 from .tables import report_tables
@@ -122,7 +121,7 @@ FIGURES = {
     "label-distribution": (
         "Label distribution per group × stage, human vs synthetic reflections "
         "(Okabe–Ito colour-blind-safe palette).",
-        "majority",
+        "label-distribution",
     ),
     "annotators": (
         "Per-annotator consistency: same answer on recurring human reflections, and the "
@@ -132,7 +131,7 @@ FIGURES = {
 }
 
 
-def _report_blocks(study: Study, run: AnalysisRun) -> list[tuple[str, object]]:
+def _report_blocks(study: Study, run: AnalysisRun, tables) -> list[tuple[str, object]]:
     """The report's tables in reading order, each figure after the table it belongs to."""
     report = run.result
     svgs = {name: plot(report) for name, plot in PLOTS.items()}
@@ -152,7 +151,7 @@ def _report_blocks(study: Study, run: AnalysisRun) -> list[tuple[str, object]]:
         }
         after.setdefault(table, []).append(figure)
     blocks: list[tuple[str, object]] = []
-    for table in report_tables(report):
+    for table in tables:
         blocks.append(("table", table))
         blocks.extend(("figure", figure) for figure in after.get(table.slug, []))
     return blocks
@@ -183,6 +182,7 @@ def _render_dashboard(request, study: Study, *, form=None, status: int = 200) ->
     runs = _runs(study)
     newest = runs[0] if runs else None
     report = shown.result if shown is not None else None
+    tables = report_tables(report) if shown is not None else []
     done_runs = [r for r in runs if r.status == AnalysisRun.Status.DONE]
     if shown is not None and shown.pk not in {r.pk for r in done_runs}:
         done_runs.append(shown)  # an older run asked for by number
@@ -193,17 +193,15 @@ def _render_dashboard(request, study: Study, *, form=None, status: int = 200) ->
         "done_runs": done_runs,
         "shown": shown,
         "report": report,
-        "blocks": _report_blocks(study, shown) if shown is not None else [],
+        "blocks": _report_blocks(study, shown, tables) if shown is not None else [],
         "help": EXPLANATIONS,
         "form": form if form is not None else _form(study, shown),
         "can_run": _can_run(request),
         "glossary": glossary(),
         "table_downloads": [
-            (reverse("analysis:table_csv", args=[study.slug, shown.pk, name]), name)
-            for name in REPORT_TABLES
-        ]
-        if shown is not None
-        else [],
+            (reverse("analysis:table_csv", args=[study.slug, shown.pk, table.slug]), table)
+            for table in tables
+        ],
         "exports": _export_links(study),
         **_status_context(study, newest, shown_id=shown.pk if shown else None),
     }
@@ -303,13 +301,12 @@ def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 @staff_page
 def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> HttpResponse:
     """One table of a run's report as tidy CSV (raw numbers, empty = null)."""
-    if table not in REPORT_TABLES:
-        raise Http404("No such table.")
     study = get_object_or_404(Study, slug=slug)
     run = _done_run(study, run_id)
-    response = HttpResponse(
-        report_table_csv(run.result, table), content_type="text/csv; charset=utf-8"
-    )
+    found = next((t for t in report_tables(run.result) if t.slug == table), None)
+    if found is None:
+        raise Http404("No such table.")
+    response = HttpResponse(table_csv(found), content_type="text/csv; charset=utf-8")
     return _attachment(response, f"{slugify(study.slug)}-analysis-{run.pk}-{table}.csv")
 
 

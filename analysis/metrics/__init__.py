@@ -4,8 +4,9 @@
   Krippendorff's alpha, majority agreement ratio, coherence scores;
 * :mod:`.association`: label distribution, correlations, chi-squared, Wilcoxon;
 * :mod:`.bootstrap`: item-bootstrap intervals for the kappas and alpha;
-* :mod:`.protocol`: the protocol's measures built on those (MEE, empathy,
-  between groups, cross-stage shift, per-annotator consistency).
+* :mod:`.protocol`: the protocol's measures built on those, one module per concern
+  (agreement summary, MEE, empathy, between groups, cross-stage shift,
+  per-annotator consistency).
 
 Undefined values are ``None``, never NaN: the JSON report must stay valid.
 """

@@ -1,11 +1,25 @@
 """The dashboard figures: pure functions, report dict → SVG text (see
-:mod:`analysis.plots.svg` for escaping, palette and accessibility)."""
+:mod:`analysis.plots.svg` for escaping, palette and accessibility). Their numbers come
+from the report's tables (:mod:`analysis.tables`), so a figure shows exactly what the
+table next to it does."""
 
 from __future__ import annotations
 
 import math
+from collections import defaultdict
 
-from ..tables import annotators_in_order, category_labels, cells_in_order, finite, format_number
+from ..tables import (
+    Record,
+    agreement_table,
+    annotator_table,
+    cells_in_order,
+    finite,
+    format_number,
+    human_vs_synthetic_table,
+    label_distribution_table,
+    label_segments,
+)
+from ..tables.walk import KINDS, stage_order
 from .svg import (
     CATEGORY_COLOURS,
     COHERENT_COLOUR,
@@ -27,21 +41,25 @@ from .svg import (
 
 # --------------------------------------------------------------------------- label distribution
 
+KIND_NAMES = {"human": "Human", "synthetic": "Synthetic"}
 
-def _distribution_rows(cell: dict, by: str) -> list[tuple[str, dict, int | None]]:
-    """(row label, shares, n judgements) of one group × stage: human and synthetic, or
-    each source (the human source first)."""
-    shares = cell.get("label_distribution") or {}
-    counts = (cell.get("human_vs_synthetic") or {}).get("n_judgements") or {}
-    if by == "source":
-        sources = [key for key in shares if key not in ("human", "synthetic")]
-        sources.sort(key=lambda s: (s != "Human", str(s).casefold()))
-        return [(source, shares[source], None) for source in sources]
-    return [
-        (label, shares[key], counts.get(key))
-        for key, label in (("human", "Human"), ("synthetic", "Synthetic"))
-        if key in shares
-    ]
+
+def _distribution_rows(report: dict, by: str) -> dict[tuple, list[tuple[str, Record, int | None]]]:
+    """Per (group, stage), the bars: (label, the label-distribution table's record, n
+    judgements): human and synthetic reflections, or each source."""
+    counts = {
+        (r.keys["group"], r.keys["stage"]): r for r in human_vs_synthetic_table(report).records()
+    }
+    bars = defaultdict(list)
+    for record in label_distribution_table(report).records():
+        cell = (record.keys["group"], record.keys["stage"])
+        row = record.keys["reflections"]
+        if by == "source" and row not in KINDS:
+            bars[cell].append((row, record, None))
+        elif by != "source" and row in KINDS:
+            n = counts[cell].value("n_judgements", row) if cell in counts else None
+            bars[cell].append((KIND_NAMES[row], record, n))
+    return bars
 
 
 def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
@@ -61,10 +79,14 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
     cells = cells_in_order(report)
     if not cells:
         return empty(figure, "No judgements analysed yet.")
-    segments = [("coherent", "Coherent", COHERENT_COLOUR)]
-    for i, (slug, label) in enumerate(category_labels(report)):
-        segments.append((slug, label, CATEGORY_COLOURS[i % len(CATEGORY_COLOURS)]))
-    segments.append(("incoherent_unspecified", "Incoherent, no category", UNSPECIFIED_COLOUR))
+    parts = label_segments(report)
+    colours = [
+        COHERENT_COLOUR,
+        *(CATEGORY_COLOURS[i % len(CATEGORY_COLOURS)] for i in range(len(parts) - 2)),
+        UNSPECIFIED_COLOUR,
+    ]
+    segments = [(slug, label, colour) for (slug, label), colour in zip(parts, colours, strict=True)]
+    per_cell = _distribution_rows(report, by)
 
     figure.text(16, 26, figure.title, size=15, weight="bold")
     y = figure.legend(52, ((label, colour, "box") for _, label, colour in segments))
@@ -74,7 +96,7 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
     y += 6
     top = y
     grid_at = len(figure.parts)  # gridlines go under the bars, drawn once y is known
-    for group, stage, cell in cells:
+    for group, stage, _ in cells:
         heading = f"{group} · {stage}"
         figure.text(
             16,
@@ -85,15 +107,15 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
             tooltip=heading,
         )
         y += 20
-        rows = _distribution_rows(cell, by)
+        rows = per_cell.get((group, stage), [])
         if not rows:
             figure.text(x0, y + 13, "undefined: no judgements", fill=MUTED)
             y += bar_height + gap
-        for label, shares, n in rows:
+        for label, record, n in rows:
             figure.text(x0 - 8, y + 14, fit(label, label_width, 12), anchor="end", tooltip=label)
             x = x0
             for slug, seg_label, colour in segments:
-                share = finite((shares or {}).get(slug)) or 0.0
+                share = finite(record.value("label_share", slug)) or 0.0
                 if share <= 0:
                     continue
                 width = share * bar_width
@@ -136,13 +158,12 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
 # --------------------------------------------------------------------------- agreement
 
 
-def _agreement_range(cells) -> float:
+def _agreement_range(records: list[Record]) -> float:
     low = -0.2
-    for _, _, cell in cells:
-        coherence = cell.get("coherence") or {}
+    for record in records:
         for key, *_ in MEASURES:
-            values = [coherence.get(key), *((coherence.get(f"{key}_ci") or [None, None])[:2])]
-            for value in values:
+            stat = record.stat(key)
+            for value in (stat.value, *(stat.ci or ())) if stat else ():
                 value = finite(value)
                 if value is not None:
                     low = min(low, value)
@@ -161,14 +182,14 @@ def agreement_svg(report: dict) -> str:
         "horizontal bars, over shaded Landis & Koch bands from poor to almost perfect. "
         "Undefined values are marked as such.",
     )
-    cells = cells_in_order(report)
-    if not cells:
+    records = agreement_table(report).records()
+    if not records:
         return empty(figure, "No judgements analysed yet.")
     figure.text(16, 26, figure.title, size=15, weight="bold")
     y = figure.legend(52, ((label, colour, marker) for _, label, colour, marker in MEASURES))
     x0 = 200
     plot_width = figure.width - x0 - 24
-    low, high = _agreement_range(cells), 1.0
+    low, high = _agreement_range(records), 1.0
 
     def sx(value: float) -> float:
         return x0 + (min(max(value, low), high) - low) / (high - low) * plot_width
@@ -176,7 +197,7 @@ def agreement_svg(report: dict) -> str:
     band_top = y + 4
     row_height = 16
     block = len(MEASURES) * row_height + 14
-    bottom = band_top + 30 + len(cells) * block
+    bottom = band_top + 30 + len(records) * block
     for i, (start, end, name) in enumerate(LANDIS_KOCH):
         start = low if start is None else start
         if end <= low:
@@ -195,16 +216,16 @@ def agreement_svg(report: dict) -> str:
         for j, word in enumerate(words):
             figure.text(centre, band_top + 12 + 11 * j, word, size=10, anchor="middle", fill=MUTED)
     y = band_top + 30
-    for group, stage, cell in cells:
+    for record in records:
+        group, stage = record.keys["group"], record.keys["stage"]
         heading = f"{group} · {stage}"
-        coherence = cell.get("coherence") or {}
         figure.text(16, y + row_height + 4, fit(group, x0 - 30, 12), weight="bold", tooltip=heading)
         figure.text(16, y + 2 * row_height + 4, fit(stage, x0 - 30, 12), tooltip=heading)
         for j, (key, label, colour, marker) in enumerate(MEASURES):
             cy = y + 8 + j * row_height
-            value = finite(coherence.get(key))
-            ci = coherence.get(f"{key}_ci") or [None, None]
-            lo, hi = (finite(v) for v in [*ci, None, None][:2])
+            stat = record.stat(key)
+            value = finite(stat.value if stat else None)
+            lo, hi = (finite(v) for v in (stat.ci if stat and stat.ci else (None, None)))
             if value is None:
                 figure.text(
                     x0 + 6,
@@ -260,14 +281,12 @@ def annotator_consistency_svg(report: dict) -> str:
         "stage; the other markers are, per stage, the share of non-recurring human "
         "reflections they called coherent. Missing markers are undefined values.",
     )
-    groups = [
-        (group, ((report.get("groups") or {}).get(group) or {}).get("annotators") or {})
-        for group in report.get("group_order") or []
-    ]
-    groups = [(group, annotators) for group, annotators in groups if annotators]
+    groups: dict[str, list[Record]] = {}
+    for record in annotator_table(report).records():
+        groups.setdefault(record.keys["group"], []).append(record)
     if not groups:
         return empty(figure, "No judgements of human reflections analysed yet.")
-    stages = list(report.get("stage_order") or [])
+    stages = stage_order(report)
     stage_markers = {stage: STAGE_MARKERS[i % len(STAGE_MARKERS)] for i, stage in enumerate(stages)}
     figure.text(16, 26, figure.title, size=15, weight="bold")
     entries = [("Same answer when recurring", OKABE_ITO["black"], "diamond")]
@@ -285,7 +304,7 @@ def annotator_consistency_svg(report: dict) -> str:
     def sx(value: float) -> float:
         return x0 + min(max(value, 0.0), 1.0) * plot_width
 
-    for group, annotators in groups:
+    for group, records in groups.items():
         figure.text(
             16,
             y + 10,
@@ -295,8 +314,8 @@ def annotator_consistency_svg(report: dict) -> str:
             tooltip=group,
         )
         y += 18
-        for name in annotators_in_order(annotators):
-            entry = annotators[name] or {}
+        for record in records:
+            name = record.keys["annotator"]
             cy = y + row / 2
             figure.line(x0, cy, x0 + plot_width, cy, stroke="#eef0f2")
             figure.text(
@@ -307,10 +326,9 @@ def annotator_consistency_svg(report: dict) -> str:
                 anchor="end",
                 tooltip=f"{group}: {name}",
             )
-            rates = entry.get("nonrecurring_human_coherent_rate") or {}
-            counts = entry.get("n_nonrecurring") or {}
             for stage, (colour, marker) in stage_markers.items():
-                value = finite(rates.get(stage))
+                value = finite(record.value("nonrecurring_human_coherent_rate", stage))
+                n = record.value("n_nonrecurring", stage)
                 if value is not None:
                     figure.marker(
                         marker,
@@ -319,10 +337,10 @@ def annotator_consistency_svg(report: dict) -> str:
                         fill=colour,
                         r=4,
                         tooltip=f"{name}: coherent share, {stage} only = "
-                        f"{format_number(value, 2)} (n = {counts.get(stage, 0)})",
+                        f"{format_number(value, 2)} (n = {0 if n is None else n})",
                     )
-            same = finite(entry.get("recurring_identical_rate"))
-            n_recurring = entry.get("n_recurring") or 0
+            same = finite(record.value("recurring_identical_rate"))
+            n_recurring = record.value("n_recurring") or 0
             if same is not None:
                 figure.marker(
                     "diamond",

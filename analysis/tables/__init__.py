@@ -1,35 +1,77 @@
-"""The JSON report as the dashboard's tables (pure functions, no ORM)."""
+"""The stored JSON report as tables, built once and rendered everywhere: the dashboard
+(HTML), the CSV downloads (:mod:`analysis.report_csv`), the terminal summary
+(:mod:`analysis.summary`) and the figures (:mod:`analysis.plots`). Pure functions of
+the report dict, no ORM.
 
-from .cells import (
-    DASH,
-    Cell,
-    Column,
-    Part,
-    Table,
-    annotators_in_order,
-    category_labels,
-    cells_in_order,
-    finite,
-    format_ci,
-    format_count,
-    format_number,
-    format_p,
+* :mod:`.format`: how numbers are written (decimals, p-values, intervals, dashes);
+* :mod:`.model`: cells, columns, tables, and the :class:`Measure` that defines a
+  statistic column once;
+* :mod:`.walk`: the one reading order of groups, stages, pairs and annotators;
+* :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`: the table builders.
+
+A new statistic is one more :class:`Measure` in a builder (and its explanation in
+:mod:`analysis.explanations`): every rendering then shows it.
+"""
+
+from .agreement import agreement_table, empathy_table, error_category_table, majority_table
+from .comparisons import (
+    automatic_evaluator_table,
+    cross_stage_table,
+    human_vs_synthetic_table,
+    inter_group_table,
 )
-from .report import report_tables
+from .distributions import annotator_table, label_distribution_table, label_segments
+from .format import DASH, finite, format_ci, format_count, format_number, format_p
+from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table
+from .walk import annotators_in_order, category_labels, cells_in_order
+
+
+def report_tables(report: dict) -> list[Table]:
+    """Every table of the report, in reading order."""
+    tables = [
+        agreement_table(report),
+        majority_table(report),
+        error_category_table(report),
+        inter_group_table(report),
+        cross_stage_table(report),
+        human_vs_synthetic_table(report),
+        annotator_table(report),
+        empathy_table(report),
+        label_distribution_table(report),
+    ]
+    if report.get("automatic_evaluators"):
+        tables.append(automatic_evaluator_table(report))
+    return tables
+
 
 __all__ = [
     "DASH",
     "Cell",
     "Column",
+    "Key",
+    "Measure",
     "Part",
+    "Record",
+    "Stat",
     "Table",
+    "agreement_table",
+    "annotator_table",
     "annotators_in_order",
+    "automatic_evaluator_table",
     "category_labels",
     "cells_in_order",
+    "cross_stage_table",
+    "empathy_table",
+    "error_category_table",
     "finite",
     "format_ci",
     "format_count",
     "format_number",
     "format_p",
+    "human_vs_synthetic_table",
+    "inter_group_table",
+    "label_distribution_table",
+    "label_segments",
+    "majority_table",
     "report_tables",
 ]

@@ -25,7 +25,8 @@ def test_analyze_prints_a_summary_stores_the_run_and_writes_json(annotated_study
     written = json.loads(target.read_text(encoding="utf-8"))
     assert written == run.result
     assert "108 judgements analysed" in output
-    assert "Agreement on coherent / incoherent" in output
+    # The dashboard's tables, under their captions.
+    assert "Global agreement on coherent / incoherent" in output
     cell = run.result["groups"]["Expert"]["stages"]["GPT-2 stage"]["coherence"]
     # The table row of Expert / GPT-2 stage carries its Fleiss kappa and band.
     row = next(
@@ -33,8 +34,8 @@ def test_analyze_prints_a_summary_stores_the_run_and_writes_json(annotated_study
     )
     assert f"{cell['fleiss_kappa']:.3f}" in row
     assert cell["fleiss_band"] in row
-    assert "Between groups" in output
-    assert "Human reflections across stages" in output
+    assert "Inter-group correlation and agreement" in output
+    assert "Cross-stage shift on human reflections" in output
     assert f"Stored as analysis run #{run.pk}" in output
 
 

@@ -1,0 +1,173 @@
+"""The agreement tables of the report: on coherent / incoherent, the majority
+agreement ratios, the most evident error and the understanding (empathy) statement."""
+
+from __future__ import annotations
+
+from ..explanations import explain
+from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .walk import category_labels, cells_in_order
+
+MEE_VARIANTS = {
+    # report key: (shown as, explanation key)
+    "raw": ("Raw", "mee_raw"),
+    "consensus_adjusted": ("Consensus", "mee_consensus_adjusted"),
+    "hallucinatory_merged": ("Merged", "mee_hallucinatory_merged"),
+    "hallucinatory_merged_consensus_adjusted": (
+        "Merged + consensus",
+        "mee_hallucinatory_merged_consensus_adjusted",
+    ),
+}
+
+
+def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
+    """Fleiss' and Randolph's kappa (with their bands) and Krippendorff's alpha of the
+    agreement summary at ``path``, each with its interval; explained by the keys
+    prefixed with ``explained_as``."""
+    return [
+        Measure(
+            "fleiss_kappa",
+            "Fleiss κ [95% CI]",
+            f"{explained_as}fleiss_kappa",
+            at(*path, "fleiss_kappa"),
+            ci=at(*path, "fleiss_kappa_ci"),
+            band=at(*path, "fleiss_band"),
+        ),
+        Measure(
+            "randolph_kappa",
+            "Randolph κ [95% CI]",
+            f"{explained_as}randolph_kappa",
+            at(*path, "randolph_kappa"),
+            ci=at(*path, "randolph_kappa_ci"),
+            band=at(*path, "randolph_band"),
+        ),
+        Measure(
+            "krippendorff_alpha",
+            "Krippendorff α [95% CI]",
+            f"{explained_as}krippendorff_alpha",
+            at(*path, "krippendorff_alpha"),
+            ci=at(*path, "krippendorff_alpha_ci"),
+        ),
+    ]
+
+
+def agreement_table(report: dict) -> Table:
+    return build_table(
+        slug="agreement",
+        caption="Global agreement on coherent / incoherent",
+        keys=[GROUP, STAGE],
+        measures=[
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
+            Measure("n_items", "Items", "n_items", at("n_items"), "count"),
+            Measure(
+                "raters_per_item",
+                "Raters per item",
+                "raters_per_item",
+                at("raters_per_item"),
+                "count",
+            ),
+            Measure("n_annotators", "Annotators", "n_annotators", at("n_annotators"), "count"),
+            Measure(
+                "coherent_rate", "Coherent share", "coherent_rate", at("coherent_rate"), digits=2
+            ),
+            *kappa_measures("coherence"),
+        ],
+        entries=(((group, stage), cell) for group, stage, cell in cells_in_order(report)),
+    )
+
+
+def majority_table(report: dict) -> Table:
+    def ratio(slug: str, label: str, path, count=None) -> Measure:
+        return Measure(
+            "majority_agreement",
+            label,
+            "majority_agreement",
+            path,
+            digits=2,
+            count=count,
+            facet=("label", slug),
+        )
+
+    measures = []
+    for slug, label in (("coherent", "Coherent"), ("incoherent", "Incoherent")):
+        measures.append(ratio(slug, label, at("coherence", "majority_agreement", slug)))
+    for slug, label in category_labels(report):
+        measures.append(
+            ratio(
+                slug,
+                label,
+                at("error_categories", slug, "majority_agreement"),
+                ("n_items_flagged", at("error_categories", slug, "n_items_flagged")),
+            )
+        )
+    return build_table(
+        slug="majority",
+        caption="Majority agreement ratios",
+        keys=[GROUP, STAGE],
+        measures=measures,
+        entries=(((group, stage), cell) for group, stage, cell in cells_in_order(report)),
+        note="Per label: items a majority gave the label ÷ items at least one annotator "
+        "gave it; for the error categories, n is the number of items flagged at least once.",
+    )
+
+
+def error_category_table(report: dict) -> Table:
+    entries = [
+        ((group, stage, variant), summary)
+        for group, stage, cell in cells_in_order(report)
+        for variant in MEE_VARIANTS
+        if (summary := (cell.get("most_evident_error") or {}).get(variant)) is not None
+    ]
+    variant = Key(
+        "Variant",
+        ("variant",),
+        show=lambda v: MEE_VARIANTS[v][0],
+        header=False,
+        title=lambda v: explain(MEE_VARIANTS[v][1]),
+    )
+    return build_table(
+        slug="error-categories",
+        caption="Error-category agreement (most evident error)",
+        keys=[GROUP, STAGE, variant],
+        measures=[
+            Measure(
+                "n_items_all_incoherent",
+                "Items all incoherent",
+                "n_items_all_incoherent",
+                lambda s: s.get("n_items_all_incoherent", s.get("n_items")),
+                "count",
+            ),
+            *kappa_measures(),
+        ],
+        entries=entries,
+        note="Over the items every annotator judged incoherent; an annotator who chose one "
+        "category has it as most evident error.",
+    )
+
+
+def empathy_table(report: dict) -> Table:
+    return build_table(
+        slug="empathy",
+        caption="Agreement on the 5-point understanding statement",
+        keys=[GROUP, STAGE],
+        measures=[
+            Measure(
+                "n_items_all_coherent",
+                "Items all coherent",
+                "empathy_items",
+                lambda e: e.get("n_items_all_coherent", e.get("n_items")),
+                "count",
+            ),
+            *kappa_measures(explained_as="empathy_"),
+            Measure(
+                "merged_krippendorff_alpha",
+                "α, 3-point [95% CI]",
+                "empathy_merged_alpha",
+                at("merged", "krippendorff_alpha"),
+                ci=at("merged", "krippendorff_alpha_ci"),
+            ),
+        ],
+        entries=(
+            ((group, stage), cell.get("empathy") or {})
+            for group, stage, cell in cells_in_order(report)
+        ),
+    )

@@ -1,0 +1,252 @@
+"""The table model every rendering of the report shares (HTML, CSV, text, figures).
+
+A table is built from *keys* (the identifying columns: group, stage, annotator…) and
+*measures* (the statistic columns). A :class:`Measure` is the one place where a
+statistic's column heading, explanation, raw value, interval, band, count and number
+format are defined; it makes the column and, for every row, a cell that carries both
+the formatted text (with hover explanations) and the raw numbers (:class:`Stat`).
+The HTML and text renderings show the text, the CSV writes the raw numbers, the
+figures read them back with :meth:`Table.records`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..explanations import explain, explain_undefined
+from .format import DASH, ci_pair, finite, format_ci, format_count, format_value
+
+Getter = Callable[[Any], Any]
+
+
+def at(*path: str) -> Getter:
+    """A getter of ``data[path[0]][path[1]]…``: None where any step is missing."""
+
+    def get(data: Any) -> Any:
+        for step in path:
+            if not isinstance(data, dict):
+                return None
+            data = data.get(step)
+        return data
+
+    return get
+
+
+# --------------------------------------------------------------------------- cells
+
+
+@dataclass(frozen=True)
+class Part:
+    """One piece of text in a cell, with its hover explanation."""
+
+    text: str
+    title: str = ""
+    css: str = ""
+
+
+@dataclass(frozen=True)
+class Stat:
+    """One number of a cell as the report holds it (None: undefined). ``facet`` is
+    (dimension, value) when the column is one value of a dimension (a label, a
+    stage, human or synthetic reflections)."""
+
+    name: str
+    value: Any
+    ci: tuple[Any, Any] | None = None
+    band: str | None = None
+    facet: tuple[str, str] | None = None
+
+
+@dataclass(frozen=True)
+class Cell:
+    parts: tuple[Part, ...]
+    header: bool = False  # a row header (<th scope="row">)
+    numeric: bool = True
+    keys: tuple[Any, ...] = ()  # an identifying cell: its raw values
+    stats: tuple[Stat, ...] = ()  # a statistic cell: its raw numbers
+
+    @property
+    def text(self) -> str:
+        return " ".join(part.text for part in self.parts)
+
+
+@dataclass(frozen=True)
+class Column:
+    label: str
+    title: str = ""
+    numeric: bool = True
+    keys: tuple[str, ...] = ()  # an identifying column: the names of its raw values
+    stats: tuple[str, ...] = ()  # a statistic column: the names of its numbers
+    facet: str = ""  # the dimension its numbers are one value of
+
+
+@dataclass(frozen=True)
+class Record:
+    """One table row as raw values: its keys by name, its numbers by (name, facet)."""
+
+    keys: dict[str, Any]
+    stats: dict[tuple[str, str | None], Stat]
+
+    def value(self, name: str, facet: str | None = None) -> Any:
+        stat = self.stats.get((name, facet))
+        return None if stat is None else stat.value
+
+    def stat(self, name: str, facet: str | None = None) -> Stat | None:
+        return self.stats.get((name, facet))
+
+
+@dataclass(frozen=True)
+class Table:
+    slug: str
+    caption: str
+    columns: list[Column]
+    rows: list[list[Cell]]
+    note: str = ""
+    empty: str = "Nothing to show."
+    extra: dict = field(default_factory=dict)
+
+    @property
+    def key_names(self) -> list[str]:
+        return [name for column in self.columns for name in column.keys]
+
+    @property
+    def facets(self) -> list[str]:
+        return list(dict.fromkeys(c.facet for c in self.columns if c.facet))
+
+    def records(self) -> list[Record]:
+        names = self.key_names
+        result = []
+        for row in self.rows:
+            keys = [value for cell in row for value in cell.keys]
+            stats = {
+                (stat.name, stat.facet[1] if stat.facet else None): stat
+                for cell in row
+                for stat in cell.stats
+            }
+            result.append(Record(dict(zip(names, keys, strict=True)), stats))
+        return result
+
+
+# --------------------------------------------------------------------------- columns
+
+
+def stat_part(value: Any, key: str, kind: str = "number", digits: int = 3) -> Part:
+    """``value`` written and explained by ``key``; a dash explained as undefined."""
+    text = format_value(value, kind, digits)
+    if text == DASH:
+        return Part(DASH, explain_undefined(key), "undefined")
+    return Part(text, explain(key))
+
+
+@dataclass(frozen=True)
+class Key:
+    """An identifying column: ``names`` are its raw values' names (CSV columns),
+    ``show`` writes them as the cell's text (default: the single value)."""
+
+    label: str
+    names: tuple[str, ...]
+    show: Callable[..., str] | None = None
+    header: bool = True
+    title: Callable[..., str] | None = None
+
+    def column(self) -> Column:
+        return Column(self.label, numeric=False, keys=self.names)
+
+    def cell(self, values: tuple) -> Cell:
+        text = self.show(*values) if self.show else " ".join(str(v) for v in values)
+        title = self.title(*values) if self.title else ""
+        return Cell((Part(text, title),), header=self.header, numeric=False, keys=values)
+
+
+@dataclass(frozen=True)
+class Measure:
+    """A statistic column. ``value`` (and ``ci``, ``band``, ``count``'s getter) read
+    the row's data; ``key`` names its explanation; ``kind`` and ``digits`` its format.
+    ``count`` = (key, getter) adds "(n = …)" explained by that key; ``facet`` =
+    (dimension, value) when the column is one value of a dimension. With ``arrow``,
+    ``value`` returns ((facet value, number), (facet value, number)), shown "a → b"
+    (the dimension is ``facet[0]``)."""
+
+    name: str
+    label: str
+    key: str
+    value: Getter
+    kind: str = "number"
+    digits: int = 3
+    ci: Getter | None = None
+    band: Getter | None = None
+    count: tuple[str, Getter] | None = None
+    facet: tuple[str, str] | None = None
+    arrow: bool = False
+
+    def column(self) -> Column:
+        names = (self.name, self.count[0]) if self.count else (self.name,)
+        facet = self.facet[0] if self.facet else ""
+        return Column(self.label, explain(self.key), stats=names, facet=facet)
+
+    def cell(self, data: Any) -> Cell:
+        if self.arrow:
+            return self._arrow(data)
+        value = self.value(data)
+        parts = [stat_part(value, self.key, self.kind, self.digits)]
+        band = self.band(data) if self.band else None
+        ci = ci_pair(self.ci(data)) if self.ci else None
+        if finite(value) is not None:
+            if band:
+                parts.append(Part(band, explain("band"), "band"))
+            if ci is not None and format_ci(ci, self.digits) != DASH:
+                parts.append(Part(format_ci(ci, self.digits), explain("ci"), "ci"))
+        stats = [Stat(self.name, value, ci, band, self.facet)]
+        if self.count:
+            key, getter = self.count
+            n = getter(data)
+            if finite(n) is not None:
+                parts.append(Part(f"(n = {format_count(n)})", explain(key), "n"))
+            stats.append(Stat(key, n, facet=self.facet))
+        return Cell(tuple(parts), stats=tuple(stats))
+
+    def _arrow(self, data: Any) -> Cell:
+        (first, a), (second, b) = self.value(data)
+        dimension = self.facet[0] if self.facet else ""
+        return Cell(
+            (
+                stat_part(a, self.key, self.kind, self.digits),
+                Part("→", "", "arrow"),
+                stat_part(b, self.key, self.kind, self.digits),
+            ),
+            stats=(
+                Stat(self.name, a, facet=(dimension, first)),
+                Stat(self.name, b, facet=(dimension, second)),
+            ),
+        )
+
+
+GROUP = Key("Group", ("group",))
+STAGE = Key("Stage", ("stage",))
+
+
+def build_table(
+    *,
+    slug: str,
+    caption: str,
+    keys: Sequence[Key],
+    measures: Sequence[Measure],
+    entries: Iterable[tuple[tuple, Any]],
+    note: str = "",
+    empty: str = "Nothing to show.",
+) -> Table:
+    """A table of one row per entry: (identifying values, laid out in ``keys``'
+    order, and the data the ``measures`` read)."""
+    widths = [len(key.names) for key in keys]
+    rows = []
+    for values, data in entries:
+        cells, start = [], 0
+        for key, width in zip(keys, widths, strict=True):
+            cells.append(key.cell(tuple(values[start : start + width])))
+            start += width
+        cells.extend(measure.cell(data) for measure in measures)
+        rows.append(cells)
+    columns = [key.column() for key in keys] + [measure.column() for measure in measures]
+    return Table(slug=slug, caption=caption, columns=columns, rows=rows, note=note, empty=empty)
