@@ -1,17 +1,12 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
 import pandas as pd
-from django.db.models import Count, Exists, F, IntegerField, OuterRef, Q, Subquery
-from django.db.models.functions import Coalesce
+from django.db.models import F
 
 from studies.models import (
-    AnnotatorGroup,
-    Assignment,
-    Batch,
     ErrorCategory,
     Judgement,
     Reflection,
-    Stage,
 )
 
 from .models import AutomaticScore
@@ -88,87 +83,6 @@ def automatic_scores_frame(*, study_id: int) -> pd.DataFrame:
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(AUTOMATIC_SCORE_COLUMNS.values())
     )
-
-
-def study_progress(*, study_id: int) -> dict:
-    """Where the data collection stands, for the dashboard, in three aggregate queries.
-
-    ``stages``: per stage (in order) its ``n_batches``, how many are filled
-    (``n_filled``: k submitted assignments in every group of the study), its ``slots``
-    (batches × k) and ``cells``, one per group in ``groups`` order: the group's submitted
-    batches and their judgements, attention checks not counted (rejected and expired
-    work never counts). ``groups``: the group names. ``k``: the study's overlap.
-    """
-    submitted = Assignment.Status.SUBMITTED
-    # Submitted assignments of one group (the outer row) in one batch (the row outside it).
-    in_batch = (
-        Assignment.objects.filter(
-            batch_id=OuterRef(OuterRef("pk")), group_id=OuterRef("pk"), status=submitted
-        )
-        .order_by()
-        .values("group_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    short_group = (
-        AnnotatorGroup.objects.filter(study_id=study_id)
-        .annotate(n=Coalesce(Subquery(in_batch, output_field=IntegerField()), 0))
-        .filter(n__lt=F("study__overlap_k"))
-    )
-    filled = (
-        Batch.objects.filter(stage_id=OuterRef("pk"))
-        .filter(~Exists(short_group))
-        .order_by()
-        .values("stage_id")
-        .annotate(n=Count("pk"))
-        .values("n")
-    )
-    stages = list(
-        Stage.objects.filter(study_id=study_id)
-        .order_by("position")
-        .annotate(
-            n_batches=Count("batches"),
-            n_filled=Coalesce(Subquery(filled, output_field=IntegerField()), 0),
-            k=F("study__overlap_k"),
-        )
-        .values("pk", "name", "position", "n_batches", "n_filled", "k")
-    )
-    groups = list(
-        AnnotatorGroup.objects.filter(study_id=study_id).order_by("name").values("pk", "name")
-    )
-    counts = (
-        Assignment.objects.filter(stage__study_id=study_id, status=submitted)
-        .order_by()
-        .values("stage_id", "group_id")
-        .annotate(
-            n_batches=Count("pk", distinct=True),
-            n_judgements=Count(
-                "judgements",
-                filter=Q(
-                    judgements__reflection__kind__in=[
-                        Reflection.Kind.HUMAN,
-                        Reflection.Kind.SYNTHETIC,
-                    ]
-                ),
-            ),
-        )
-    )
-    found = {(row["stage_id"], row["group_id"]): row for row in counts}
-    for stage in stages:
-        stage["slots"] = stage["n_batches"] * stage["k"]
-        stage["cells"] = [
-            {
-                "group": group["name"],
-                "batches": found.get((stage["pk"], group["pk"]), {}).get("n_batches", 0),
-                "judgements": found.get((stage["pk"], group["pk"]), {}).get("n_judgements", 0),
-            }
-            for group in groups
-        ]
-    return {
-        "k": stages[0]["k"] if stages else None,
-        "groups": [group["name"] for group in groups],
-        "stages": stages,
-    }
 
 
 # --- the REST API (analysis/apis.py) -----------------------------------------------------

@@ -18,13 +18,13 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
 from studies.models import Study
+from studies.selectors import study_progress
 
 from .explanations import EXPLANATIONS, glossary
 from .forms import RunParametersForm
 from .models import AnalysisRun
 from .plots import PLOTS
 from .report_csv import table_csv
-from .selectors import study_progress
 from .services import analysis_run_enqueue
 from .tables import report_tables
 
@@ -188,7 +188,7 @@ def _render_dashboard(request, study: Study, *, form=None, status: int = 200) ->
         done_runs.append(shown)  # an older run asked for by number
     context = {
         "study": study,
-        "progress": study_progress(study_id=study.pk),
+        "progress": study_progress(study=study),
         "runs": runs,
         "done_runs": done_runs,
         "shown": shown,

@@ -18,6 +18,7 @@ when a target fails. See bench/load/README.md.
 
 import argparse
 import asyncio
+import contextlib
 import json
 import logging
 import math
@@ -56,6 +57,21 @@ SLUG = "load"
 TARGET_LEVEL, TARGET_RATIO, TARGET_P95_MS = 50, 0.5, 100.0
 KINDS = ("sign-up", "home", "claim batch", "open batch", SHOW, SAVE, "review + submit")
 ACKED = "acknowledged saves stored"
+# --compare: a second server without one of the save path's optimisations, on the same
+# database (same secret key, so the annotators' sessions work on both); its save loop
+# takes its turn with the others. The row's name, the server's environment and app.
+COMPARE = {
+    "prepared": (
+        "save only, unprepared",
+        {"DJANGO_DB_PREPARED_STATEMENTS": "false"},
+        "annotation_site.wsgi",
+    ),
+    "session-column": (
+        "save only, no column",
+        {},
+        "bench.load.without_session_column:application",
+    ),
+}
 
 
 def free_port() -> int:
@@ -85,11 +101,19 @@ def server_env(database_url: str, static_root: str) -> dict[str, str]:
 class Gunicorn:
     """``gunicorn annotation_site.wsgi`` on a free loopback port, until closed."""
 
-    def __init__(self, env: dict[str, str], *, workers: int, worker_class: str, threads: int):
+    def __init__(
+        self,
+        env: dict[str, str],
+        *,
+        workers: int,
+        worker_class: str,
+        threads: int,
+        app: str = "annotation_site.wsgi",
+    ):
         self.port = free_port()
         self.url = f"http://127.0.0.1:{self.port}"
         self.args = [
-            str(BIN / "gunicorn"), "annotation_site.wsgi",
+            str(BIN / "gunicorn"), app,
             "--bind", f"127.0.0.1:{self.port}",
             "--workers", str(workers),
             "--worker-class", worker_class,
@@ -230,10 +254,21 @@ def error_rows(stats: Stats, kinds) -> list[dict]:
     ]
 
 
-async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict]:
+def point(annotators, url: str) -> None:
+    """Send these annotators' next requests to the server at ``url``."""
+    for a in annotators:
+        a.base = url
+        if a.client is not None:
+            a.client.base_url = url
+
+
+async def drive(
+    server: Gunicorn, tokens, args, acknowledged: dict, other: Gunicorn | None = None
+) -> list[dict]:
     """Per level: the save loop (after a warm-up), the floor, then the journey with
     think time; the same virtual annotators throughout (the journey carries on in the
-    batch the save loop left open)."""
+    batch the save loop left open). With ``other`` (``--compare``), the save alone is
+    also timed against that server, in the same turns."""
     stats_ref = [Stats()]
     annotators = [
         VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i)
@@ -255,18 +290,24 @@ async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict
             # that speeds up or slows down during the run (shared, noisy) weighs on
             # each alike.
             phases = {SAVE_ONLY: "plain", SAVE_LOOP: "htmx", FLOOR: None}
+            without = COMPARE[args.compare][0] if other is not None else None
+            if without:
+                phases[without] = "plain"
             stats = {kind: Stats() for kind in phases}
             seconds_of = dict.fromkeys(phases, 0.0)
             cpu_parts: dict[str, list] = {kind: [] for kind in phases}
             for _ in range(args.slices):
                 for kind, mode in phases.items():
-                    cpu0, piece = level_cpu(server), args.duration / args.slices
+                    target = other if kind == without else server
+                    point(group, target.url)
+                    cpu0, piece = level_cpu(target), args.duration / args.slices
                     if kind == FLOOR:
                         _, took = await run_floor(group, stats_ref, piece, stats[kind])
                     else:
                         took = await run_save_loop(group, stats_ref, piece, mode, stats[kind])
-                    cpu_parts[kind].append((cpu_used(cpu0, level_cpu(server), took), took))
+                    cpu_parts[kind].append((cpu_used(cpu0, level_cpu(target), took), took))
                     seconds_of[kind] += took
+                point(group, server.url)
             cpu = {kind: cpu_average(parts) for kind, parts in cpu_parts.items()}
             for kind in phases:
                 rows.append(stats[kind].row(kind, seconds_of[kind]))
@@ -305,11 +346,11 @@ async def drive(server: Gunicorn, tokens, args, acknowledged: dict) -> list[dict
     return levels
 
 
-def run(server: Gunicorn, tokens, args) -> list[dict]:
+def run(server: Gunicorn, tokens, args, other: Gunicorn | None = None) -> list[dict]:
     """``drive`` every level, then check the acknowledged saves against the database
     (a row of the last level)."""
     acknowledged: dict[tuple[int, int], int] = {}
-    levels = asyncio.run(drive(server, tokens, args, acknowledged))
+    levels = asyncio.run(drive(server, tokens, args, acknowledged, other))
     integrity = acknowledged_check(acknowledged)
     if levels:
         levels[-1]["rows"].append(integrity)
@@ -376,6 +417,21 @@ def check_targets(levels: list[dict]) -> list[tuple[str, bool]]:
     return checks
 
 
+def compare_lines(levels: list[dict], without: str) -> list[str]:
+    """Per level, the save alone / floor with and without the compared optimisation."""
+    lines = []
+    for level in levels:
+        rows = {row["request"]: row for row in level["rows"]}
+        floor = rows.get(FLOOR, {}).get("rps") or 0
+        if floor:
+            with_, without_ = (rows.get(k, {}).get("rps") or 0 for k in (SAVE_ONLY, without))
+            lines.append(
+                f"at {level['annotators']}: save / floor {with_ / floor:.2f} with, "
+                f"{without_ / floor:.2f} {without.removeprefix('save only, ')}"
+            )
+    return lines
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--concurrency", type=int, nargs="+", default=[10, 50, 100])
@@ -405,6 +461,12 @@ def main(argv: list[str] | None = None) -> int:
         default=4,
         help="the save loops and the floor take turns in this many slices of each level",
     )
+    parser.add_argument(
+        "--compare",
+        choices=sorted(COMPARE),
+        help="also time the save alone on a second server without prepared statements, "
+        "or without the session row's annotators column",
+    )
     parser.add_argument("--json", help="also write the results to this file")
     args = parser.parse_args(argv)
     if args.slices < 1:
@@ -417,9 +479,25 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory(prefix="bench-load-static-") as static_root:
         env = server_env(args.database_url, static_root)
         collectstatic(env)
-        with Gunicorn(
-            env, workers=args.workers, worker_class=args.worker_class, threads=args.threads
-        ) as server:
+        servers = contextlib.ExitStack()
+        with servers:
+            server = servers.enter_context(
+                Gunicorn(
+                    env, workers=args.workers, worker_class=args.worker_class, threads=args.threads
+                )
+            )
+            other = None
+            if args.compare:
+                _, variant_env, app = COMPARE[args.compare]
+                other = servers.enter_context(
+                    Gunicorn(
+                        {**env, **variant_env},
+                        workers=args.workers,
+                        worker_class=args.worker_class,
+                        threads=args.threads,
+                        app=app,
+                    )
+                )
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
@@ -428,8 +506,11 @@ def main(argv: list[str] | None = None) -> int:
                 f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,
             )
-            levels = run(server, tokens, args)
+            levels = run(server, tokens, args, other)
     checks = check_targets(levels)
+    if args.compare:
+        for text in compare_lines(levels, COMPARE[args.compare][0]):
+            print(text)
     for text, ok in checks:
         print(f"{'PASS' if ok else 'FAIL'}  {text}")
     for level in levels:

@@ -24,7 +24,7 @@ from ..models import (
     Stage,
     Study,
 )
-from ..selectors import error_category_is_used, study_capacity, study_has_judgements
+from ..selectors import error_category_is_used, study_has_judgements, study_progress
 from ..services import (
     annotators_create,
     consent_version_sync,
@@ -358,7 +358,7 @@ class StudyAdmin(admin.ModelAdmin):
         study = self.get_object(request, object_id)
         if study is not None:
             extra_context["n_contexts"] = study.contexts.count()
-            extra_context["capacity"] = study_capacity(study=study)
+            extra_context["progress"] = study_progress(study=study)
             extra_context["has_judgements"] = study_has_judgements(study_id=study.pk)
         return super().change_view(request, object_id, form_url, extra_context)
 

@@ -12,7 +12,7 @@ from annotation_site.api import (
 )
 
 from ..models import Study
-from ..selectors import group_list, stage_list, study_list, study_stage_group_progress
+from ..selectors import group_list, stage_list, study_list, study_progress
 from .common import (
     TAG_STUDIES,
     CategorySerializer,
@@ -125,7 +125,7 @@ class ProgressApi(ResearcherApi):
                     class Meta:
                         ref_name = "AssignmentStatusCounts"
 
-                id = serializers.IntegerField()
+                id = serializers.IntegerField(source="group_id")
                 name = serializers.CharField()
                 slots = serializers.IntegerField(help_text="Batches × k.")
                 assignments = StatusCountSerializer(help_text="Assignments by status.")
@@ -143,7 +143,7 @@ class ProgressApi(ResearcherApi):
                 class Meta:
                     ref_name = "GroupProgress"
 
-            id = serializers.IntegerField()
+            id = serializers.IntegerField(source="stage_id")
             name = serializers.CharField()
             position = serializers.IntegerField()
             batches = serializers.IntegerField()
@@ -170,10 +170,11 @@ class ProgressApi(ResearcherApi):
     )
     def get(self, request, slug: str):
         study = study_or_404(slug)
+        progress = study_progress(study=study)
         data = {
             "study": study.slug,
-            "overlap_k": study.overlap_k,
-            "batches_per_stage": study.batches_per_stage,
-            "stages": study_stage_group_progress(study=study),
+            "overlap_k": progress.overlap_k,
+            "batches_per_stage": progress.batches_per_stage,
+            "stages": progress.stages,
         }
         return Response(self.OutputSerializer(data).data)

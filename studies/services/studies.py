@@ -258,17 +258,10 @@ def annotator_join_crowd(
     ).first()
     if existing is not None:
         return existing
-    from ..selectors import study_capacity
+    from ..selectors import study_progress
 
-    first = next(
-        (
-            row
-            for row in study_capacity(study=study)
-            if row.group.pk == study.crowd_group_id and row.stage.position == 1
-        ),
-        None,
-    )
-    if first is None or first.open == 0:
+    first = study_progress(study=study).cell(stage_position=1, group_id=study.crowd_group_id)
+    if first is None or first.open_slots == 0:
         raise ValidationError(
             "This study has all the participants it needs. Please return the study on the "
             "crowd platform; thank you for your interest."

@@ -23,10 +23,10 @@ from analysis.plots import (
     label_distribution_svg,
 )
 from analysis.report import Category, report_build
-from analysis.selectors import study_progress
 from analysis.services import analysis_parameters_clean
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
 from studies.models import Assignment, Batch, Reflection, Study
+from studies.selectors import study_progress
 from studies.services import (
     Answer,
     annotators_create,
@@ -358,31 +358,32 @@ def url(name, study, *args):
 
 
 def test_progress_counts_judgements_and_filled_batches_per_stage_and_group(judged_study):
-    progress = study_progress(study_id=judged_study.pk)
-    assert progress["k"] == 1 and progress["groups"] == ["Expert", "Layperson"]
-    first, second = progress["stages"]
-    assert (first["name"], first["n_batches"], first["n_filled"], first["slots"]) == (
+    progress = study_progress(study=judged_study)
+    assert progress.overlap_k == 1 and progress.group_names == ["Expert", "Layperson"]
+    first, second = progress.stages
+    assert (first.name, first.batches, first.batches_complete, first.slots) == (
         "GPT-2 stage",
         3,
         2,
         3,
     )
     # Three analysed items a batch (human + two synthetic; attention check not counted).
-    assert first["cells"] == [
-        {"group": "Expert", "batches": 2, "judgements": 6},
-        {"group": "Layperson", "batches": 3, "judgements": 9},
+    assert [(c.name, c.submitted, c.judgements) for c in first.groups] == [
+        ("Expert", 2, 6),
+        ("Layperson", 3, 9),
     ]
-    assert second["n_filled"] == 0
-    assert [c["batches"] for c in second["cells"]] == [0, 0]
+    assert second.batches_complete == 0
+    assert [c.submitted for c in second.groups] == [0, 0]
 
 
 def test_rejected_work_does_not_count_as_progress(judged_study):
     Assignment.objects.filter(group__name="Expert").update(
         status=Assignment.Status.REJECTED, rejected_at=timezone.now(), rejection_reason="test"
     )
-    first = study_progress(study_id=judged_study.pk)["stages"][0]
-    assert first["n_filled"] == 0
-    assert first["cells"][0] == {"group": "Expert", "batches": 0, "judgements": 0}
+    first = study_progress(study=judged_study).stages[0]
+    assert first.batches_complete == 0
+    expert = first.groups[0]
+    assert (expert.name, expert.submitted, expert.judgements) == ("Expert", 0, 0)
 
 
 # --------------------------------------------------------------------------- access

@@ -261,8 +261,8 @@ def test_progress_counts_per_stage_and_group(api, api_study):
 
 
 def test_progress_takes_a_fixed_number_of_queries(api, api_study, django_assert_num_queries):
-    # token, study, stages, groups, by status, judgements, complete batches
-    with django_assert_num_queries(7):
+    # token, study, stages, groups, assignments by batch and status with their judgements
+    with django_assert_num_queries(5):
         api.get("/api/studies/pilot/progress/")
 
 

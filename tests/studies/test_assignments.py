@@ -19,7 +19,7 @@ from studies.models import (
     Study,
     WaitExemption,
 )
-from studies.selectors import study_capacity
+from studies.selectors import study_progress
 from studies.services import (
     Answer,
     NoWorkAvailable,
@@ -452,11 +452,12 @@ def test_capacity_counts_slots_and_the_annotators_still_needed(open_study):
     lay = consented(open_study, count=1)
     do_batch(lay[0], T0)
     assignment_claim(annotator=lay[0], now=T0 + timedelta(minutes=10))
-    rows = {(r.stage.position, r.group.name): r for r in study_capacity(study=open_study)}
+    progress = study_progress(study=open_study)
+    rows = {(s.position, g.name): g for s in progress.stages for g in s.groups}
     stage1 = rows[(1, "Layperson")]
     # 3 batches × k=2 = 6 slots; 1 done, 1 in progress, 4 open; the one annotator has no
     # capacity left (m=2), so 4 open slots need 2 more annotators.
-    assert (stage1.slots, stage1.done, stage1.in_progress, stage1.open) == (6, 1, 1, 4)
+    assert (stage1.slots, stage1.submitted, stage1.in_progress, stage1.open_slots) == (6, 1, 1, 4)
     assert stage1.annotators_needed == 2
     assert rows[(1, "Expert")].annotators_needed == 3
 

@@ -523,3 +523,24 @@ def test_two_revisions_of_the_same_shown_answer_one_wins_one_is_stale(annotator)
     winner = next(empathy for empathy, outcome in results.items() if outcome == 2)
     stored = Judgement.objects.get(assignment=assignment)
     assert (stored.revision, stored.empathy) == (2, winner)
+
+
+def test_the_load_benchmarks_read_without_the_session_column_finds_the_same(annotator, open_study):
+    """bench/load --compare session-column times this read against the column's: it
+    must find the same annotator, study, consent version and categories, and nobody
+    where the column's finds nobody."""
+    from bench.load.without_session_column import annotator_of_session as without_column
+    from studies import hot_path
+
+    now = timezone.now()
+    key = session_of({"pilot": annotator.pk})
+    found = without_column(session_key=key, slug="pilot", now=now)
+    expected = hot_path.annotator_of_session(session_key=key, slug="pilot", now=now)
+    assert fields_of(found) == fields_of(expected) and found.pk == annotator.pk
+    assert fields_of(found.study) == fields_of(expected.study)
+    assert found.current_consent_id == expected.current_consent_id
+    assert [fields_of(c) for c in found.study.categories_in_order] == [
+        fields_of(c) for c in expected.study.categories_in_order
+    ]
+    assert without_column(session_key=key, slug="other", now=now) is None
+    assert hot_path.annotator_of_session.__module__ == "studies.hot_path.reads"  # unpatched

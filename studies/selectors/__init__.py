@@ -1,14 +1,12 @@
 """Reads on studies (HackSoft style): querysets and plain data for views and admin."""
 
-import math
 from collections.abc import Iterable
-from dataclasses import dataclass
 
-from django.db.models import Count, F, Prefetch, Q, QuerySet
+from django.db.models import F, Prefetch, QuerySet
 from django.utils import timezone
 
-from . import hot_path
-from .models import (
+from .. import hot_path
+from ..models import (
     Annotator,
     AnnotatorGroup,
     Assignment,
@@ -21,6 +19,14 @@ from .models import (
     Stage,
     Study,
 )
+from .progress import GroupProgress, StageProgress, StudyProgress, study_progress
+
+__all__ = [
+    "GroupProgress",
+    "StageProgress",
+    "StudyProgress",
+    "study_progress",
+]  # and the functions below
 
 
 def annotator_by_token(*, token: str) -> Annotator | None:
@@ -32,64 +38,6 @@ def annotator_by_token(*, token: str) -> Annotator | None:
         .filter(access_token=token, is_active=True)
         .first()
     )
-
-
-@dataclass(frozen=True)
-class CapacityRow:
-    """Work of one group in one stage, in assignment slots (batches × k)."""
-
-    stage: object
-    group: object
-    slots: int
-    done: int
-    in_progress: int
-    open: int
-    annotators: int
-    annotators_needed: int
-
-
-def study_capacity(*, study: Study) -> list[CapacityRow]:
-    """Per stage and group: slots done, in progress and open, and how many more
-    annotators must be invited to fill the open slots.
-
-    Each existing annotator of the group can still take ``m`` minus the batches they
-    hold in the stage; invitations are needed for the open slots beyond that, ``m``
-    per new annotator. (A batch takes at most one slot per annotator, so with few
-    batches left the real need can be slightly higher.)
-    """
-    k, m = study.overlap_k, study.batches_per_stage
-    stages = list(study.stages.annotate(n_batches=Count("batches")).order_by("position"))
-    groups = list(study.groups.annotate(n_annotators=Count("annotators")).order_by("name"))
-    counts = {
-        (row["stage_id"], row["group_id"]): row
-        for row in Assignment.objects.filter(stage__study=study)
-        .values("stage_id", "group_id")
-        .annotate(
-            done=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            in_progress=Count("id", filter=Assignment.open_q()),
-        )
-    }
-    rows = []
-    for stage in stages:
-        for group in groups:
-            c = counts.get((stage.pk, group.pk), {})
-            done, in_progress = c.get("done", 0), c.get("in_progress", 0)
-            slots = stage.n_batches * k
-            open_ = max(0, slots - done - in_progress)
-            capacity_left = max(0, group.n_annotators * m - done - in_progress)
-            rows.append(
-                CapacityRow(
-                    stage=stage,
-                    group=group,
-                    slots=slots,
-                    done=done,
-                    in_progress=in_progress,
-                    open=open_,
-                    annotators=group.n_annotators,
-                    annotators_needed=math.ceil(max(0, open_ - capacity_left) / m),
-                )
-            )
-    return rows
 
 
 def study_has_judgements(*, study_id: int) -> bool:
@@ -239,87 +187,6 @@ def error_category_slugs(*, study_id: int) -> list[tuple[int, str]]:
         .order_by("order", "bit")
         .values_list("bit", "slug")
     )
-
-
-def study_stage_group_progress(*, study: Study) -> list[dict]:
-    """Data collection per stage and group, in five aggregate queries.
-
-    Per stage (in order): ``batches``, and ``batches_complete``, the batches with k
-    submitted assignments in every group. Per group within it: ``slots`` (batches ×
-    k), ``assignments`` counted by status, ``batches_complete`` (k submitted
-    assignments of this group), ``judgements`` (of submitted assignments, attention
-    checks left out: what the analysis reads) and ``judgements_stored`` (every stored
-    answer, whatever became of its assignment).
-    """
-    k = study.overlap_k
-    stages = list(
-        Stage.objects.filter(study=study)
-        .order_by("position")
-        .annotate(n_batches=Count("batches"))
-        .values("id", "name", "position", "n_batches")
-    )
-    groups = list(group_list(study=study).values("id", "name"))
-    by_status = {
-        (row["stage_id"], row["group_id"], row["status"]): row["n"]
-        for row in Assignment.objects.filter(stage__study=study)
-        .order_by()
-        .values("stage_id", "group_id", "status")
-        .annotate(n=Count("id"))
-    }
-    analysed = Judgement.analysed_q()
-    judgements = {
-        (row["assignment__stage_id"], row["assignment__group_id"]): row
-        for row in Judgement.objects.filter(assignment__stage__study=study)
-        .order_by()
-        .values("assignment__stage_id", "assignment__group_id")
-        .annotate(stored=Count("id"), analysed=Count("id", filter=analysed))
-    }
-    complete: dict[tuple[int, int], set[int]] = {}
-    for stage_id, group_id, batch_id in (
-        Assignment.objects.filter(stage__study=study, status=Assignment.Status.SUBMITTED)
-        .order_by()
-        .values("stage_id", "group_id", "batch_id")
-        .annotate(n=Count("id"))
-        .filter(n__gte=k)
-        .values_list("stage_id", "group_id", "batch_id")
-    ):
-        complete.setdefault((stage_id, group_id), set()).add(batch_id)
-
-    rows = []
-    for stage in stages:
-        cells = []
-        for group in groups:
-            key = (stage["id"], group["id"])
-            cells.append(
-                {
-                    "id": group["id"],
-                    "name": group["name"],
-                    "slots": stage["n_batches"] * k,
-                    "assignments": {
-                        status: by_status.get((*key, status), 0)
-                        for status in Assignment.Status.values
-                    },
-                    "batches_complete": len(complete.get(key, ())),
-                    "judgements": judgements.get(key, {}).get("analysed", 0),
-                    "judgements_stored": judgements.get(key, {}).get("stored", 0),
-                }
-            )
-        in_every_group = (
-            set.intersection(*(complete.get((stage["id"], g["id"]), set()) for g in groups))
-            if groups
-            else set()
-        )
-        rows.append(
-            {
-                "id": stage["id"],
-                "name": stage["name"],
-                "position": stage["position"],
-                "batches": stage["n_batches"],
-                "batches_complete": len(in_every_group),
-                "groups": cells,
-            }
-        )
-    return rows
 
 
 # --- the annotation page's hot path ------------------------------------------------------

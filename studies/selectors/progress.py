@@ -1,0 +1,159 @@
+"""Where a study's data collection stands: one reading for the admin, the API, the
+dashboard and crowd entry."""
+
+import math
+from collections import defaultdict
+from dataclasses import dataclass
+
+from django.db.models import Count
+
+from ..models import AnnotatorGroup, Assignment, Judgement, Stage, Study
+
+
+@dataclass(frozen=True)
+class GroupProgress:
+    """One group's work in one stage, in assignment slots (each batch has k per group)."""
+
+    group_id: int
+    name: str
+    slots: int  # batches × k
+    assignments: dict[str, int]  # by status, every status present
+    batches_complete: int  # batches with k submitted assignments of this group
+    judgements: int  # the judgements that count for analysis (Judgement.analysed_q)
+    judgements_stored: int  # every stored answer, whatever became of its assignment
+    annotators: int  # the group's annotators
+    annotators_needed: int  # invitations still needed to fill the open slots
+
+    @property
+    def submitted(self) -> int:
+        return self.assignments[Assignment.Status.SUBMITTED]
+
+    @property
+    def in_progress(self) -> int:
+        """Open assignments (assigned or in progress): holding a slot, not done."""
+        return sum(self.assignments[s] for s in Assignment.OPEN)
+
+    @property
+    def open_slots(self) -> int:
+        """Slots nobody holds: what the group still needs."""
+        return max(0, self.slots - self.submitted - self.in_progress)
+
+
+@dataclass(frozen=True)
+class StageProgress:
+    stage_id: int
+    name: str
+    position: int
+    batches: int
+    slots: int  # per group: batches × k
+    batches_complete: int  # batches with k submitted assignments in every group
+    groups: list[GroupProgress]
+
+
+@dataclass(frozen=True)
+class StudyProgress:
+    overlap_k: int
+    batches_per_stage: int
+    group_names: list[str]
+    stages: list[StageProgress]
+
+    def cell(self, *, stage_position: int, group_id: int) -> GroupProgress | None:
+        return next(
+            (
+                g
+                for s in self.stages
+                if s.position == stage_position
+                for g in s.groups
+                if g.group_id == group_id
+            ),
+            None,
+        )
+
+
+def study_progress(*, study: Study) -> StudyProgress:
+    """Per stage (in order) and group (by name): assignments by status, complete
+    batches, judgements, and invitations needed, in three aggregate queries.
+
+    Invitations: each existing annotator of the group can still take ``m`` minus the
+    batches they hold in the stage; invitations are needed for the open slots beyond
+    that, ``m`` per new annotator. (A batch takes at most one slot per annotator, so
+    with few batches left the real need can be slightly higher.)
+    """
+    k, m = study.overlap_k, study.batches_per_stage
+    stages = list(
+        Stage.objects.filter(study=study)
+        .order_by("position")
+        .annotate(n_batches=Count("batches"))
+        .values_list("id", "name", "position", "n_batches")
+    )
+    groups = list(
+        AnnotatorGroup.objects.filter(study=study)
+        .order_by("name", "id")
+        .annotate(n_annotators=Count("annotators"))
+        .values_list("id", "name", "n_annotators")
+    )
+    # Assignments by batch and status with their judgements counted, in one grouped
+    # query (a row per batch, group and status: a batch is complete for a group with k
+    # submitted assignments).
+    by_status: dict[tuple[int, int, str], int] = defaultdict(int)
+    stored: dict[tuple[int, int], int] = defaultdict(int)
+    analysed: dict[tuple[int, int], int] = defaultdict(int)
+    complete: dict[tuple[int, int], set[int]] = defaultdict(set)
+    for stage_id, group_id, status, batch_id, n, n_stored, n_analysed in (
+        Assignment.objects.filter(stage__study=study)
+        .order_by()
+        .values("stage_id", "group_id", "status", "batch_id")
+        .annotate(
+            n=Count("id", distinct=True),
+            n_stored=Count("judgements"),
+            n_analysed=Count("judgements", filter=Judgement.analysed_q(prefix="judgements__")),
+        )
+        .values_list("stage_id", "group_id", "status", "batch_id", "n", "n_stored", "n_analysed")
+    ):
+        by_status[stage_id, group_id, status] += n
+        stored[stage_id, group_id] += n_stored
+        analysed[stage_id, group_id] += n_analysed
+        if status == Assignment.Status.SUBMITTED and n >= k:
+            complete[stage_id, group_id].add(batch_id)
+
+    rows = []
+    for stage_id, stage_name, position, n_batches in stages:
+        cells = []
+        for group_id, group_name, n_annotators in groups:
+            key = (stage_id, group_id)
+            counts = {s: by_status.get((*key, s), 0) for s in Assignment.Status.values}
+            held = counts[Assignment.Status.SUBMITTED] + sum(counts[s] for s in Assignment.OPEN)
+            open_slots = max(0, n_batches * k - held)
+            capacity_left = max(0, n_annotators * m - held)
+            cells.append(
+                GroupProgress(
+                    group_id=group_id,
+                    name=group_name,
+                    slots=n_batches * k,
+                    assignments=counts,
+                    batches_complete=len(complete.get(key, ())),
+                    judgements=analysed.get(key, 0),
+                    judgements_stored=stored.get(key, 0),
+                    annotators=n_annotators,
+                    annotators_needed=math.ceil(max(0, open_slots - capacity_left) / m),
+                )
+            )
+        in_every_group = (
+            set.intersection(*(complete.get((stage_id, g[0]), set()) for g in groups))
+            if groups
+            else set()
+        )
+        rows.append(
+            StageProgress(
+                stage_id=stage_id,
+                name=stage_name,
+                position=position,
+                batches=n_batches,
+                slots=n_batches * k,
+                batches_complete=len(in_every_group),
+                groups=cells,
+            )
+        )
+    return StudyProgress(
+        overlap_k=k, batches_per_stage=m, group_names=[g[1] for g in groups], stages=rows
+    )
