@@ -5,22 +5,7 @@ functions, so the rules cannot drift apart between interfaces. Validation errors
 ``django.core.exceptions.ValidationError`` with field-keyed messages.
 """
 
-from .assignments import (
-    NoWorkAvailable,
-    StageLocked,
-    StageState,
-    annotator_stage_states,
-    assignment_claim,
-    assignment_create,
-    assignment_expire,
-    assignment_reject,
-    assignment_shuffled_order,
-    assignment_submit,
-    assignments_expire_overdue,
-    stage_unlock_time,
-    unlock_notifications_send,
-    wait_exemption_grant,
-)
+from .claims import assignment_claim, assignment_create, assignment_shuffled_order
 from .judgements import (
     Answer,
     AssignmentClosed,
@@ -30,6 +15,21 @@ from .judgements import (
     judgement_record,
     judgement_record_item,
     study_category_bits,
+)
+from .lifecycle import (
+    assignment_expire,
+    assignment_reject,
+    assignment_submit,
+    assignments_expire_overdue,
+)
+from .notifications import unlock_notifications_send
+from .stages import (
+    NoWorkAvailable,
+    StageLocked,
+    StageState,
+    annotator_stage_states,
+    stage_unlock_time,
+    wait_exemption_grant,
 )
 from .studies import (
     annotator_complete_tutorial,

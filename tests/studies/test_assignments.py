@@ -148,7 +148,7 @@ def test_other_takers_counts_who_else_could_still_take_each_batch(open_study):
     """The tie-break of the claim order: for each batch, the group's other active
     annotators with room in the stage who never had it (any status), compared with
     the count done the plain way."""
-    from studies.services.assignments import _other_takers
+    from studies.services.claims import _other_takers
 
     me, *others = consented(open_study, count=5)
     stage = open_study.stages.order_by("position").first()

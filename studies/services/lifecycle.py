@@ -1,0 +1,151 @@
+"""After the claim: submitting (with the attention check), expiring and rejecting
+assignments. Expiry and rejection release the slots; saved answers stay, marked by
+the assignment's status, and analysis leaves them out by default."""
+
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from ..models import (
+    Assignment,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Study,
+)
+from ..protocol import category_selected
+
+ATTENTION_EXPECTED_CATEGORY = "off_topic"
+
+
+def _attention_outcome(*, assignment: Assignment) -> bool | None:
+    """Passed when the attention-check item was answered No with Off-topic among the
+    chosen categories; None for a batch without an attention-check item."""
+    attention = Judgement.objects.filter(
+        assignment=assignment, reflection__kind=Reflection.Kind.ATTENTION_CHECK
+    ).first()
+    if attention is None:
+        return None
+    off_topic = ErrorCategory.objects.filter(
+        study_id=assignment.stage.study_id, slug=ATTENTION_EXPECTED_CATEGORY
+    ).first()
+    return (
+        not attention.coherent
+        and off_topic is not None
+        and category_selected(attention.error_flags, off_topic.bit)
+    )
+
+
+def assignment_submit(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
+    """Submit a batch whose every item is answered. Final; idempotent for a batch
+    already submitted. Records the attention-check outcome; a failure rejects the
+    assignment when the study says so (the annotator is not told). Locks the
+    assignment row; never runs inside another transaction (the expiry before it must
+    stand on its own)."""
+    now = now or timezone.now()
+    expire_if_overdue(assignment_id=assignment.pk, now=now)
+    with transaction.atomic(durable=True):
+        return _submit(assignment_id=assignment.pk, now=now)
+
+
+def _submit(*, assignment_id: int, now: datetime) -> Assignment:
+    assignment = (
+        Assignment.objects.select_for_update(of=("self",))
+        .select_related("stage__study")
+        .get(pk=assignment_id)
+    )
+    if assignment.submitted_at is not None:
+        # Submitted already (a double click, a retried request), perhaps rejected since
+        # for its attention check, which the annotator is not told.
+        return assignment
+    if assignment.status == Assignment.Status.EXPIRED:
+        raise ValidationError("The time for this batch ran out before it was submitted.")
+    if not assignment.is_open:
+        raise ValidationError(
+            f"This batch is {assignment.get_status_display().lower()} and cannot be submitted."
+        )
+    answered = set(assignment.judgements.values_list("reflection_id", flat=True))
+    missing = [rid for rid in assignment.order if rid not in answered]
+    if missing:
+        raise ValidationError(
+            f"{len(missing)} of {len(assignment.order)} response candidates are not answered yet."
+        )
+    assignment.attention_passed = _attention_outcome(assignment=assignment)
+    assignment.status = Assignment.Status.SUBMITTED
+    assignment.submitted_at = now
+    study = assignment.stage.study
+    if assignment.attention_passed is False and study.attention_failure_policy == (
+        Study.AttentionPolicy.REJECT
+    ):
+        assignment.status = Assignment.Status.REJECTED
+        assignment.rejected_at = now
+        assignment.rejection_reason = "Failed the attention check (rejected automatically)."
+    assignment.save()
+    if assignment.status == Assignment.Status.SUBMITTED:
+        _analysis_refresh(study_id=study.pk)
+    return assignment
+
+
+def _analysis_refresh(*, study_id: int) -> None:
+    """New data counts for analysis: ask for a debounced report (the analysis app
+    depends on this one, so it is imported here, not at module level)."""
+    from analysis.services import analysis_run_request_auto
+
+    analysis_run_request_auto(study_id=study_id)
+
+
+def expire_if_overdue(*, assignment_id: int, now: datetime) -> bool:
+    """Expire this assignment if its time is up (in its own transaction, so the expiry
+    stands even when the caller then refuses the request)."""
+    return bool(Assignment.objects.filter(pk=assignment_id).overdue(now).expire(now))
+
+
+def assignment_expire(*, assignment: Assignment, now: datetime | None = None) -> int:
+    """Expire one open assignment; its answers stay, its slots are released."""
+    now = now or timezone.now()
+    return Assignment.objects.filter(pk=assignment.pk).expire(now)
+
+
+def assignments_expire_overdue(
+    *, study_id: int | None = None, annotator_id: int | None = None, now: datetime | None = None
+) -> int:
+    """Expire every open assignment past its deadline (lazily on claims and page views,
+    and by the periodic task), optionally of one study or annotator. Returns how many
+    expired."""
+    now = now or timezone.now()
+    qs = Assignment.objects.overdue(now)
+    if study_id is not None:
+        qs = qs.filter(stage__study_id=study_id)
+    if annotator_id is not None:
+        qs = qs.filter(annotator_id=annotator_id)
+    return qs.expire(now)
+
+
+@transaction.atomic
+def assignment_reject(
+    *, assignment: Assignment, reason: str, by=None, now: datetime | None = None
+) -> Assignment:
+    """A researcher invalidates an assignment; its slot goes to the next annotator."""
+    now = now or timezone.now()
+    reason = (reason or "").strip()
+    if not reason:
+        raise ValidationError({"reason": "Give a reason for the rejection."})
+    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    if assignment.status not in Assignment.ACTIVE:
+        raise ValidationError(
+            f"Only assigned, in-progress or submitted work can be rejected; this one is "
+            f"{assignment.get_status_display().lower()}."
+        )
+    was_submitted = assignment.status == Assignment.Status.SUBMITTED
+    assignment.status = Assignment.Status.REJECTED
+    assignment.rejected_at = now
+    assignment.rejected_by = by
+    assignment.rejection_reason = reason
+    assignment.save(
+        update_fields=["status", "rejected_at", "rejected_by", "rejection_reason", "updated_at"]
+    )
+    if was_submitted:
+        _analysis_refresh(study_id=assignment.stage.study_id)
+    return assignment

@@ -1,0 +1,164 @@
+"""Stage states: which stage an annotator is in, whether it is open to them, and when
+it opens (stages in order, waiting periods, exemptions)."""
+
+from dataclasses import dataclass
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Max, Q
+from django.utils import timezone
+
+from ..models import (
+    Annotator,
+    Assignment,
+    Batch,
+    Stage,
+    WaitExemption,
+)
+
+
+class NoWorkAvailable(Exception):
+    """Nothing to hand out right now (a normal outcome, shown as a friendly page)."""
+
+    def __init__(self, message: str, *, finished: bool = False):
+        super().__init__(message)
+        self.finished = finished
+
+
+class StageLocked(Exception):
+    """The annotator's next stage is not open to them yet."""
+
+    def __init__(self, stage: Stage, unlocks_at: datetime | None):
+        self.stage = stage
+        self.unlocks_at = unlocks_at
+        when = f"at {unlocks_at:%Y-%m-%d %H:%M} UTC" if unlocks_at else "after the previous stage"
+        super().__init__(f"{stage.public_name} opens for you {when}.")
+
+
+@dataclass(frozen=True)
+class StageState:
+    """Where an annotator stands in one stage.
+
+    ``status``: ``done``, ``in_progress`` (an open assignment), ``open`` (may claim),
+    ``waiting`` (the minimum wait runs until ``unlocks_at``) or ``locked`` (an earlier
+    stage is not complete).
+    """
+
+    stage: Stage
+    status: str
+    submitted: int
+    open: int
+    target: int
+    unlocks_at: datetime | None
+    last_submitted_at: datetime | None
+
+
+def _claimable_batches(*, annotator: Annotator, stage: Stage, k: int):
+    """Batches of ``stage`` the annotator has never had and their group still needs,
+    with their number of active assignments for the group."""
+    group_active = Assignment.active_q("assignments__") & Q(
+        assignments__group_id=annotator.group_id
+    )
+    return (
+        Batch.objects.filter(stage=stage)
+        .exclude(assignments__annotator=annotator)
+        .annotate(n_active=Count("assignments", filter=group_active))
+        .filter(n_active__lt=k)
+    )
+
+
+def annotator_stage_states(
+    *, annotator: Annotator, now: datetime | None = None
+) -> list[StageState]:
+    """Every stage of the annotator's study, in order, with its state for them.
+
+    A stage is complete for an annotator when nothing of theirs is open in it and
+    either they submitted m batches, or they submitted at least one and no batch is
+    left for them, or they already have work in a later stage (so a slot that opens up
+    later never reopens a stage they have left).
+    """
+    now = now or timezone.now()
+    study = annotator.study
+    m = study.batches_per_stage
+    stages = list(study.stages.order_by("position"))
+    counts = {
+        row["stage_id"]: row
+        for row in Assignment.objects.filter(annotator=annotator)
+        .values("stage_id")
+        .annotate(
+            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+            open=Count("id", filter=Assignment.open_q()),
+            any_active=Count("id", filter=Assignment.active_q()),
+            any_status=Count("id"),
+            last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
+        )
+    }
+    exempt = set(
+        WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
+    )
+    # Any assignment in a later stage, whatever became of it, means the annotator has
+    # left this stage.
+    later_started = {
+        stage.pk: any(counts.get(s.pk, {}).get("any_status") for s in stages[i + 1 :])
+        for i, stage in enumerate(stages)
+    }
+
+    states: list[StageState] = []
+    previous: StageState | None = None
+    for stage in stages:
+        row = counts.get(stage.pk, {})
+        submitted, open_, last = row.get("submitted", 0), row.get("open", 0), row.get("last")
+        unlocks_at = None
+        if previous is not None and previous.status != "done":
+            status = "locked"
+        else:
+            if (
+                previous is not None
+                and stage.pk not in exempt
+                and previous.last_submitted_at is not None
+            ):
+                unlocks_at = previous.last_submitted_at + stage.min_wait
+            if open_:
+                status = "in_progress"
+            elif (
+                later_started[stage.pk]
+                or submitted >= m
+                or (
+                    submitted
+                    and not _claimable_batches(
+                        annotator=annotator, stage=stage, k=study.overlap_k
+                    ).exists()
+                )
+            ):
+                status = "done"
+            elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
+                status = "waiting"
+            else:
+                status = "open"
+        state = StageState(stage, status, submitted, open_, m, unlocks_at, last)
+        states.append(state)
+        previous = state
+    return states
+
+
+def stage_unlock_time(*, annotator: Annotator, stage: Stage) -> datetime | None:
+    """When ``stage`` opens (or opened) for ``annotator``; None while an earlier stage is
+    incomplete, and for the first stage."""
+    for state in annotator_stage_states(annotator=annotator):
+        if state.stage.pk == stage.pk:
+            return state.unlocks_at
+    raise ValidationError({"stage": "This stage belongs to another study."})
+
+
+def wait_exemption_grant(
+    *, annotator: Annotator, stage: Stage, by=None, reason: str = ""
+) -> WaitExemption:
+    """Let ``annotator`` start ``stage`` without its minimum wait (recorded)."""
+    if stage.study_id != annotator.study_id:
+        raise ValidationError({"stage": "This stage belongs to another study."})
+    if not stage.study.stages.filter(position__lt=stage.position).exists():
+        raise ValidationError({"stage": "The first stage has no waiting period."})
+    exemption, _ = WaitExemption.objects.get_or_create(
+        annotator=annotator, stage=stage, defaults={"granted_by": by, "reason": reason}
+    )
+    return exemption
