@@ -11,7 +11,7 @@ import csv
 import io
 from collections.abc import Callable, Iterator
 
-from studies.published import cell_escape
+from studies.datafiles.spreadsheet import cell_escape
 
 AGREEMENT_STATISTICS = (
     ("fleiss_kappa", "fleiss_band"),

@@ -1,14 +1,23 @@
-"""Annotation exports: the published format (BRIEF §6) and the full audit format.
+"""Annotation exports: the published format (BRIEF §6) and the full audit format, as
+CSV or as an Excel workbook.
 
 Rows are streamed: one query read through a server-side cursor
-(``iterator(chunk_size=...)``) and written to CSV a chunk at a time, so memory stays
-flat however many judgements a study holds. Only the study's dialogue contexts are
-held in memory (as the JSON text the published format writes), which grows with the
+(``iterator(chunk_size=...)``) and written a chunk at a time, so memory stays flat
+however many judgements a study holds. Only the study's dialogue contexts are held in
+memory (as the JSON text the published format writes), which grows with the
 materials, not with the judgements.
 
-Both formats are RFC 4180 CSV (``\\r\\n`` line ends, quotes doubled), UTF-8 without a
-byte-order mark, and escape text cells against spreadsheet formula injection with
-:func:`studies.published.cell_escape`, which the import undoes exactly.
+Three kinds of file (``ExportOptions.file``):
+
+* ``csv`` (default): RFC 4180 CSV (``\\r\\n`` line ends, quotes doubled), UTF-8
+  without a byte-order mark, every text exactly as stored: an interchange format
+  that ``import_annotations``, pandas and R read back cell for cell.
+* ``csv-spreadsheet-safe``: the same CSV with formula-like text cells prefixed by an
+  apostrophe (:func:`studies.datafiles.spreadsheet.cell_escape`), for opening in a
+  spreadsheet; ``import_annotations --spreadsheet-safe`` undoes exactly that.
+* ``xlsx``: the same rows as an Excel workbook whose cells are all text
+  (:mod:`studies.datafiles.xlsx`), so nothing is evaluated and nothing is altered.
+
 Annotators appear only by pseudonym: no e-mail, platform ids or link tokens.
 """
 
@@ -21,9 +30,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
-from .protocol import EMPATHY_SCALE, category_selected
-from .published.format import (
+from .datafiles.published.columns import (
     EMPATHY_COLUMN,
     GROUP_COLUMN,
     MOST_EVIDENT_COLUMN,
@@ -31,10 +38,21 @@ from .published.format import (
     PUBLISHED_CATEGORY_COLUMNS,
     PUBLISHED_COLUMNS,
     YES,
-    cell_escape,
 )
+from .datafiles.spreadsheet import cell_escape, cell_exact
+from .datafiles.xlsx import ExcelLimitError, xlsx_write
+from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
+from .protocol import EMPATHY_SCALE, category_selected
 
 FORMATS = ("published", "full")
+# The kinds of file, and how the admin page and the API describe them.
+FILES = {
+    "csv": "CSV, every text exactly as stored (for pandas, R and re-import)",
+    "csv-spreadsheet-safe": (
+        "CSV for a spreadsheet: a text starting with =, +, - or @ gets a leading apostrophe"
+    ),
+    "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
+}
 CHUNK_SIZE = 5000
 ROWS_PER_WRITE = 500
 
@@ -44,7 +62,8 @@ class ExportOptions:
     """What to export. Default: every stage, group and source, judgements of submitted
     assignments only (as analysed), attention-check items only in the full format.
     ``extended`` adds the optional columns of the published format (group, most
-    evident error, empathy) so that an import reproduces every answer."""
+    evident error, empathy) so that an import reproduces every answer. ``file`` is
+    one of ``FILES`` (see the module docstring)."""
 
     fmt: str = "published"
     stages: tuple[str, ...] = ()
@@ -53,6 +72,7 @@ class ExportOptions:
     include_expired: bool = False
     include_rejected: bool = False
     extended: bool = False
+    file: str = "csv"
     statuses: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self):
@@ -62,6 +82,10 @@ class ExportOptions:
         if self.include_rejected:
             statuses.append(Assignment.Status.REJECTED)
         object.__setattr__(self, "statuses", tuple(statuses))
+
+    @property
+    def spreadsheet_safe(self) -> bool:
+        return self.file == "csv-spreadsheet-safe"
 
 
 def _truthy(value) -> bool:
@@ -77,9 +101,10 @@ def _truthy(value) -> bool:
 
 def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     """Validate export parameters (from a query string, a form or a command line):
-    ``format``, ``stage`` / ``group`` / ``source`` (lists of names that must exist in
-    the study), ``include_expired``, ``include_rejected``, ``extended``. Raises
-    ``ValidationError`` with a message per field."""
+    ``format``, ``file`` (one of ``FILES``, default csv), ``stage`` / ``group`` /
+    ``source`` (lists of names that must exist in the study), ``include_expired``,
+    ``include_rejected``, ``extended``. Raises ``ValidationError`` with a message per
+    field."""
 
     def values(key) -> tuple[str, ...]:
         raw = data.getlist(key) if hasattr(data, "getlist") else data.get(key, ())
@@ -91,6 +116,10 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     fmt = (data.get("format") or "published").strip() if hasattr(data, "get") else "published"
     if fmt not in FORMATS:
         errors["format"] = f'Choose "published" or "full", not "{fmt}".'
+    file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
+    if file not in FILES:
+        choices = ", ".join(f'"{name}"' for name in FILES)
+        errors["file"] = f'Choose {choices}, not "{file}".'
     known = {
         "stage": set(study.stages.values_list("name", flat=True)),
         "group": set(study.groups.values_list("name", flat=True)),
@@ -116,6 +145,7 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
         raise ValidationError(errors)
     return ExportOptions(
         fmt=fmt,
+        file=file,
         stages=chosen["stage"],
         groups=chosen["group"],
         sources=chosen["source"],
@@ -239,7 +269,9 @@ def _iso(value) -> str:
 
 
 def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
-    """The header, then one list of cells per judgement, streamed from the database."""
+    """The header, then one list of cells per judgement, streamed from the database.
+    Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``."""
+    text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)
     slug_of_bit = {bit: slug for slug, bit in categories}
     yield export_header(study=study, options=options)
@@ -286,17 +318,17 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
         mee = slug_of_bit.get(mee_bit, "") if mee_bit is not None else ""
         if options.fmt == "published":
             cells = [
-                cell_escape(dialogue),
-                cell_escape(stage),
+                text_cell(dialogue),
+                text_cell(stage),
                 contexts[context_id],
-                cell_escape(source),
-                cell_escape(text),
-                cell_escape(pseudonym),
+                text_cell(source),
+                text_cell(text),
+                text_cell(pseudonym),
                 answer,
                 *chosen,
             ]
             if options.extended:
-                cells += [cell_escape(group), mee, str(empathy) if empathy else ""]
+                cells += [text_cell(group), mee, str(empathy) if empathy else ""]
             yield cells
             continue
         (
@@ -314,18 +346,18 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
         ) = row[len(_FIELDS) :]
         item_position = order.index(reflection_id) + 1 if reflection_id in order else ""
         yield [
-            cell_escape(study.slug),
-            cell_escape(stage),
+            text_cell(study.slug),
+            text_cell(stage),
             str(position),
             str(batch_id),
-            cell_escape(dialogue),
+            text_cell(dialogue),
             str(reflection_id),
-            cell_escape(source),
+            text_cell(source),
             kind,
             json.dumps(generation, ensure_ascii=False, sort_keys=True) if generation else "",
-            cell_escape(text),
-            cell_escape(pseudonym),
-            cell_escape(group),
+            text_cell(text),
+            text_cell(pseudonym),
+            text_cell(group),
             str(assignment_id),
             status,
             YES if recurring else NO,
@@ -364,6 +396,19 @@ def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
         yield "".join(buffer)
 
 
+def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
+    """Write the rows as an Excel workbook to ``target`` (a path or a binary file),
+    in constant memory. Raises ValidationError (on ``file``) when the export does not
+    fit in a worksheet; ``target`` then holds no usable workbook."""
+    try:
+        xlsx_write(
+            rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
+        )
+    except ExcelLimitError as exc:
+        raise ValidationError({"file": f"{exc}."}) from None
+
+
 def export_filename(*, study: Study, options: ExportOptions) -> str:
     suffix = "" if options.fmt == "published" else "-full"
-    return f"{study.slug}-annotations{suffix}.csv"
+    extension = "xlsx" if options.file == "xlsx" else "csv"
+    return f"{study.slug}-annotations{suffix}.{extension}"
