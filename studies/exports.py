@@ -3,22 +3,14 @@ CSV or as an Excel workbook.
 
 Rows are streamed: one query read through a server-side cursor
 (``iterator(chunk_size=...)``) and written a chunk at a time, so memory stays flat
-however many judgements a study holds. Only the study's dialogue contexts are held in
-memory (as the JSON text the published format writes), which grows with the
-materials, not with the judgements.
-
-Three kinds of file (``ExportOptions.file``):
-
-* ``csv`` (default): RFC 4180 CSV (``\\r\\n`` line ends, quotes doubled), UTF-8
-  without a byte-order mark, every text exactly as stored: an interchange format
-  that ``import_annotations``, pandas and R read back cell for cell.
-* ``csv-spreadsheet-safe``: the same CSV with formula-like text cells prefixed by an
-  apostrophe (:func:`studies.datafiles.spreadsheet.cell_escape`), for opening in a
-  spreadsheet; ``import_annotations --spreadsheet-safe`` undoes exactly that.
-* ``xlsx``: the same rows as an Excel workbook whose cells are all text
-  (:mod:`studies.datafiles.xlsx`), so nothing is evaluated and nothing is altered.
-
-Annotators appear only by pseudonym: no e-mail, platform ids or link tokens.
+however many judgements a study holds; only the study's dialogue contexts are held
+(as the JSON text the published format writes). ``ExportOptions.file`` is one of
+``FILES``: ``csv`` (RFC 4180, ``\\r\\n``, UTF-8 without BOM; every text exactly as
+stored, so import_annotations, pandas and R read it back cell for cell),
+``csv-spreadsheet-safe`` (formula-like cells prefixed with an apostrophe:
+``studies.datafiles.spreadsheet``) or ``xlsx`` (text cells only:
+``studies.datafiles.xlsx``). Annotators appear only by pseudonym: no e-mail,
+platform ids or link tokens.
 """
 
 from __future__ import annotations

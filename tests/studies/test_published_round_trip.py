@@ -134,3 +134,15 @@ def test_spreadsheet_safe_round_trip_gives_back_the_exact_texts(tmp_path):
         stdout=StringIO(),
     )
     assert sorted(parse(export("again"))) == sorted(published_rows())
+
+
+def test_the_documented_example_round_trips_byte_for_byte(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[2] / "docs" / "examples" / "published.csv"
+    call_command("import_annotations", str(example), "--study", "example", stdout=StringIO())
+    target = tmp_path / "again.csv"
+    call_command("export_annotations", "example", "--out", str(target), stderr=StringIO())
+    assert sorted(target.read_bytes().splitlines()) == sorted(example.read_bytes().splitlines())
+    study = Study.objects.get(slug="example")
+    assert study.contexts.count() == 2 and study.annotators.count() == 2
