@@ -1,18 +1,18 @@
 import json
 
 from django import forms
-from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponseRedirect
+from django.contrib import admin
+from django.core.exceptions import PermissionDenied
+from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import truncatechars
-from django.template.response import TemplateResponse
-from django.urls import path, reverse
+from django.urls import path
 from django.utils.html import format_html
 
+from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study
 
-from .importers import AutomaticScoresImportError, automatic_scores_import
+from .importers import automatic_scores_import
 from .models import AnalysisRun, AutomaticScore
 
 
@@ -62,14 +62,9 @@ class AnalysisRunAdmin(admin.ModelAdmin):
         return format_html("<pre>{}</pre>", json.dumps(obj.result, indent=2, ensure_ascii=False))
 
 
-class ImportScoresForm(forms.Form):
+class ImportScoresForm(DataFileUploadForm):
+    extensions = (".csv",)
     file = forms.FileField(help_text="A .csv file of scores (see the README).")
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if not upload.name.lower().endswith(".csv"):
-            raise ValidationError("Upload a .csv file.")
-        return upload
 
 
 @admin.register(AutomaticScore)
@@ -128,28 +123,13 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
             )
         ):
             raise PermissionDenied
-        issues = []
-        form = ImportScoresForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                summary = automatic_scores_import(study=study, file=upload)
-            except AutomaticScoresImportError as exc:
-                issues = exc.issues
-                messages.error(
-                    request,
-                    f"Nothing was imported: the file has {len(issues)} problem(s), listed below.",
-                )
-            else:
-                messages.success(request, f"Imported {upload.name}: {summary}")
-                return HttpResponseRedirect(reverse("admin:studies_study_change", args=[study.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": Study._meta,
-            "study": study,
-            "form": form,
-            "issues": issues,
-            "n_scores": study.automatic_scores.count(),
-            "title": f"Import automatic scores into {study.title}",
-        }
-        return TemplateResponse(request, "admin/analysis/automaticscore/import.html", context)
+        return data_file_import_view(
+            request,
+            admin_site=self.admin_site,
+            study=study,
+            form_class=ImportScoresForm,
+            template="admin/analysis/automaticscore/import.html",
+            title=f"Import automatic scores into {study.title}",
+            do_import=lambda upload: automatic_scores_import(study=study, file=upload),
+            extra_context={"n_scores": study.automatic_scores.count()},
+        )

@@ -9,9 +9,9 @@ batch for that context. Texts, like everything the materials import stores, are
 compared after trimming surrounding spaces. Attention-check items are refused: they
 are never analysed.
 
-The import follows ``studies.importers``: all-or-nothing, every problem reported with
-its row (the header is row 1), nothing written unless the whole file is clean, one
-transaction. A score already stored for the same (stage, reflection, evaluator) is
+The import is a thin format on ``studies.datafiles`` (the reader, the header check,
+the problem collector): all-or-nothing, every problem reported with its row (the
+header is row 1), nothing written unless the whole file is clean, one transaction. A score already stored for the same (stage, reflection, evaluator) is
 replaced, so importing a corrected file updates its values and importing the same file
 again changes nothing. Scores the file does not mention are left alone.
 
@@ -19,7 +19,6 @@ The study's stages, contexts, reflections and batch items are read once, so the 
 of queries does not grow with the file.
 """
 
-import csv
 import io
 import math
 import re
@@ -29,9 +28,16 @@ from typing import IO
 from django.db import transaction
 from django.utils import timezone
 
-from studies.importers import ImportIssue, ImportIssuesError
+from studies.datafiles import (
+    CsvRecords,
+    DataFileError,
+    Problems,
+    cell_unescape,
+    header_check,
+    read_text,
+    storable_problem,
+)
 from studies.models import BatchItem, DialogueContext, Reflection, Stage, Study
-from studies.published import cell_unescape
 
 from .models import AutomaticScore
 
@@ -46,12 +52,10 @@ _EMPTY = {
     "evaluator": "empty evaluator name",
     "score": "empty score",
 }
-_SURROGATE = re.compile("[\ud800-\udfff]")
 _DECIMAL_COMMA = re.compile(r"[+-]?\d*,\d+")
-_ROW = re.compile(r"row (\d+)")
 
 
-class AutomaticScoresImportError(ImportIssuesError):
+class AutomaticScoresImportError(DataFileError):
     pass
 
 
@@ -91,33 +95,8 @@ class _Row:
     score: float | None
 
 
-def _loc(number: int, column: str) -> str:
-    return f"row {number}, column '{column}'"
-
-
 def _shown(value: str) -> str:
     return repr(value if len(value) <= 40 else f"{value[:40]}...")
-
-
-def _text_problem(value: str, max_length: int | None = None) -> str | None:
-    """Why the database cannot store (or never stored) ``value`` as text, or None."""
-    if "\x00" in value:
-        return "contains a NUL character"
-    if match := _SURROGATE.search(value):
-        return f"contains an unpaired surrogate (\\u{ord(match.group()):04x})"
-    if max_length is not None and len(value) > max_length:
-        return f"longer than {max_length} characters"
-    return None
-
-
-def _in_row_order(issues: list[ImportIssue]) -> list[ImportIssue]:
-    """File-wide problems first, then by row; a row's own problems keep their order."""
-
-    def row(issue: ImportIssue) -> int:
-        match = _ROW.match(issue.where)
-        return int(match.group(1)) if match else 0
-
-    return sorted(issues, key=row)
 
 
 def _parse_score(value: str) -> tuple[float | None, str | None]:
@@ -134,118 +113,73 @@ def _parse_score(value: str) -> tuple[float | None, str | None]:
 # --- parsing ---------------------------------------------------------------------------
 
 
-def _decode(file: bytes | str | IO) -> str:
-    content = file.read() if hasattr(file, "read") else file
-    if isinstance(content, str):
-        return content.removeprefix("\ufeff")
-    try:
-        return content.decode("utf-8-sig")
-    except UnicodeDecodeError as exc:
-        raise AutomaticScoresImportError(
-            [ImportIssue("file", f"not UTF-8 text (byte {exc.start}): save it as UTF-8")]
-        ) from None
-
-
-def _parse(text: str, issues: list[ImportIssue]) -> tuple[list[_Row], tuple[str, ...]]:
-    """Rows of the file (problems in single cells appended to ``issues``) and the names
-    of the ignored columns. Row numbers count every record, blank ones included, so
-    they match a spreadsheet's."""
-    reader = csv.reader(io.StringIO(text, newline=""))
-    try:
-        records = list(reader)
-    except csv.Error as exc:
-        issues.append(ImportIssue(f"line {reader.line_num}", f"unreadable CSV: {exc}"))
+def _parse(text: str, problems: Problems) -> tuple[list[_Row], tuple[str, ...]]:
+    """Rows of the file (problems in single cells go to ``problems``) and the names
+    of the ignored columns. The header is the first non-blank row."""
+    records = CsvRecords(io.StringIO(text, newline=""), problems)
+    rows_in = iter(records)
+    first = next(rows_in, None)
+    if first is None:
+        if not problems:
+            problems.add("file", f"is empty: expected a header row with {', '.join(COLUMNS)}")
         return [], ()
-    header_index = next(
-        (i for i, record in enumerate(records) if any(c.strip() for c in record)), None
-    )
-    if header_index is None:
-        issues.append(
-            ImportIssue("file", f"is empty: expected a header row with {', '.join(COLUMNS)}")
-        )
+    header = header_check(*first, problems, required=COLUMNS)
+    if header is None:
         return [], ()
-    header = [name.strip() for name in records[header_index]]
-    where = f"row {header_index + 1} (header)"
-    missing = [c for c in COLUMNS if c not in header]
-    if missing:
-        issues.append(ImportIssue(where, f"missing columns: {', '.join(missing)}"))
-    twice = [c for c in COLUMNS if header.count(c) > 1]
-    if twice:
-        issues.append(ImportIssue(where, f"columns given more than once: {', '.join(twice)}"))
-    if missing or twice:
-        return [], ()
-    ignored = tuple(
-        name or f"column {n} (no name)" for n, name in enumerate(header, 1) if name not in COLUMNS
-    )
-    positions = {c: header.index(c) for c in COLUMNS}
 
     rows: list[_Row] = []
     first_seen: dict[tuple[str, str, str, str], int] = {}
-    for number, record in enumerate(records[header_index + 1 :], start=header_index + 2):
-        if not any(cell.strip() for cell in record):
-            continue  # a blank line, or a spreadsheet's empty row
-        if len(record) > len(header):
-            issues.append(ImportIssue(f"row {number}", "more cells than header columns"))
+    for number, record in rows_in:
+        raw = header.cells(number, record, problems)
+        if raw is None:
             continue
-        cells = {c: (record[i] if i < len(record) else "").strip() for c, i in positions.items()}
-        # The text is matched as stored: the published import keeps it exactly, and an
-        # export escaped formula-like cells (studies.published.cell_escape).
-        raw_text = (
-            cell_unescape(record[positions["reflection"]])
-            if len(record) > positions["reflection"]
-            else ""
-        )
+        cells = {column: value.strip() for column, value in raw.items()}
         values: dict[str, str | None] = {}
         for column in ("stage", "annomi_dialogue_id", "reflection", "evaluator"):
             value = cells[column]
             max_length = EVALUATOR_MAX_LENGTH if column == "evaluator" else None
-            problem = _EMPTY[column] if not value else _text_problem(value, max_length)
+            problem = _EMPTY[column] if not value else storable_problem(value, max_length)
             if problem:
-                issues.append(ImportIssue(_loc(number, column), problem))
+                problems.at_cell(number, column, problem)
             values[column] = None if problem else value
         score, problem = (
             (None, _EMPTY["score"]) if not cells["score"] else _parse_score(cells["score"])
         )
         if problem:
-            issues.append(ImportIssue(_loc(number, "score"), problem))
+            problems.at_cell(number, "score", problem)
         row = _Row(
             number,
             values["stage"],
             values["annomi_dialogue_id"],
-            raw_text if values["reflection"] is not None else None,
+            # Kept as written: matched against the stored texts in _resolve.
+            raw["reflection"] if values["reflection"] is not None else None,
             values["evaluator"],
             score,
         )
         key = (row.stage, row.dialogue_id, row.text, row.evaluator)
         if None not in key:
             if key in first_seen:
-                issues.append(
-                    ImportIssue(
-                        f"row {number}",
-                        f"row {first_seen[key]} already gives a score for this stage, dialogue, "
-                        "reflection and evaluator",
-                    )
+                problems.at_row(
+                    number,
+                    f"row {first_seen[key]} already gives a score for this stage, dialogue, "
+                    "reflection and evaluator",
                 )
             first_seen.setdefault(key, number)
         rows.append(row)
-    if not rows and not issues:
-        issues.append(ImportIssue("file", "contains no scores, only a header"))
-    return rows, ignored
+    if not rows and not problems:
+        problems.add("file", "contains no scores, only a header")
+    return rows, header.ignored
 
 
 # --- checking against the study ----------------------------------------------------------
 
 
-def _resolve(
-    study: Study, rows: list[_Row], issues: list[ImportIssue]
-) -> list[tuple[_Row, int, int]]:
+def _resolve(study: Study, rows: list[_Row], problems: Problems) -> list[tuple[_Row, int, int]]:
     """(row, stage id, reflection id) for each row that names an analysed item of the
     study; a problem for every row that does not."""
     stages = dict(Stage.objects.filter(study=study).order_by("position").values_list("name", "id"))
     if not stages:
-        issues.append(
-            ImportIssue("study", f'"{study.slug}" has no stages; add them in the admin first')
-        )
+        problems.add("study", f'"{study.slug}" has no stages; add them in the admin first')
     contexts = dict(
         DialogueContext.objects.filter(study=study).order_by().values_list("external_id", "id")
     )
@@ -277,26 +211,27 @@ def _resolve(
         if row.stage is not None:
             stage_id = stages.get(row.stage)
             if stage_id is None and stages:
-                issues.append(
-                    ImportIssue(
-                        _loc(row.number, "stage"),
-                        f"unknown stage {row.stage!r} (the study has: {', '.join(stages)})",
-                    )
+                problems.at_cell(
+                    row.number,
+                    "stage",
+                    f"unknown stage {row.stage!r} (the study has: {', '.join(stages)})",
                 )
         if row.dialogue_id is not None:
             context_id = contexts.get(row.dialogue_id)
             if context_id is None:
-                issues.append(
-                    ImportIssue(
-                        _loc(row.number, "annomi_dialogue_id"),
-                        f'unknown dialogue id "{row.dialogue_id}": no context of the study has it',
-                    )
+                problems.at_cell(
+                    row.number,
+                    "annomi_dialogue_id",
+                    f'unknown dialogue id "{row.dialogue_id}": no context of the study has it',
                 )
         if stage_id is None or context_id is None or row.text is None:
             continue
-        where = _loc(row.number, "reflection")
-        # Exactly as stored, else without surrounding spaces (materials imports trim).
-        text = row.text if (context_id, row.text) in texts else row.text.strip()
+        # Exactly as stored; else as a spreadsheet-safe export wrote it (one apostrophe
+        # before a formula-like text: studies.datafiles.spreadsheet); else without
+        # surrounding spaces (materials imports trim).
+        unescaped = cell_unescape(row.text)
+        candidates = (row.text, unescaped, unescaped.strip(), row.text.strip())
+        text = next((t for t in candidates if (context_id, t) in texts), unescaped.strip())
         found = items.get((stage_id, context_id, text))
         if found is None:
             if (context_id, text) not in texts:
@@ -308,14 +243,14 @@ def _resolve(
                     f'this reflection of dialogue "{row.dialogue_id}" is not in its batch '
                     f"for stage {row.stage!r}"
                 )
-            issues.append(ImportIssue(where, message))
+            problems.at_cell(row.number, "reflection", message)
             continue
         reflection_id, kind = found
         if kind == Reflection.Kind.ATTENTION_CHECK:
-            issues.append(
-                ImportIssue(
-                    where, "an attention-check item: it is not analysed, so it takes no score"
-                )
+            problems.at_cell(
+                row.number,
+                "reflection",
+                "an attention-check item: it is not analysed, so it takes no score",
             )
             continue
         if row.evaluator is not None and row.score is not None:
@@ -334,17 +269,18 @@ def automatic_scores_import(*, study: Study, file: bytes | str | IO) -> ScoresIm
     Locks the study row for the write, so imports into one study (of scores or of
     materials, which may change batches) run one after the other.
     """
-    issues: list[ImportIssue] = []
-    rows, ignored = _parse(_decode(file), issues)
-    if issues and not rows:
-        raise AutomaticScoresImportError(_in_row_order(issues))
+    problems = Problems(AutomaticScoresImportError)
+    text = read_text(file, problems)
+    problems.raise_if_any()
+    rows, ignored = _parse(text, problems)
+    if problems and not rows:
+        problems.raise_if_any()
 
     with transaction.atomic():
         study = Study.objects.select_for_update().get(pk=study.pk)
         # Check every row that parsed too, so one attempt lists every problem.
-        resolved = _resolve(study, rows, issues)
-        if issues:
-            raise AutomaticScoresImportError(_in_row_order(issues))
+        resolved = _resolve(study, rows, problems)
+        problems.raise_if_any()
 
         summary = ScoresImportSummary(ignored_columns=ignored)
         existing = {

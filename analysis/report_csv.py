@@ -15,7 +15,7 @@ import csv
 import io
 from collections.abc import Iterator
 
-from studies.published import cell_escape
+from studies.datafiles.spreadsheet import cell_escape
 
 from .tables import Table
 

@@ -1,15 +1,16 @@
-"""Annotation exports: the published format (BRIEF §6) and the full audit format.
+"""Annotation exports: the published format (BRIEF §6) and the full audit format, as
+CSV or as an Excel workbook.
 
 Rows are streamed: one query read through a server-side cursor
-(``iterator(chunk_size=...)``) and written to CSV a chunk at a time, so memory stays
-flat however many judgements a study holds. Only the study's dialogue contexts are
-held in memory (as the JSON text the published format writes), which grows with the
-materials, not with the judgements.
-
-Both formats are RFC 4180 CSV (``\\r\\n`` line ends, quotes doubled), UTF-8 without a
-byte-order mark, and escape text cells against spreadsheet formula injection with
-:func:`studies.published.cell_escape`, which the import undoes exactly.
-Annotators appear only by pseudonym: no e-mail, platform ids or link tokens.
+(``iterator(chunk_size=...)``) and written a chunk at a time, so memory stays flat
+however many judgements a study holds; only the study's dialogue contexts are held
+(as the JSON text the published format writes). ``ExportOptions.file`` is one of
+``FILES``: ``csv`` (RFC 4180, ``\\r\\n``, UTF-8 without BOM; every text exactly as
+stored, so import_annotations, pandas and R read it back cell for cell),
+``csv-spreadsheet-safe`` (formula-like cells prefixed with an apostrophe:
+``studies.datafiles.spreadsheet``) or ``xlsx`` (text cells only:
+``studies.datafiles.xlsx``). Annotators appear only by pseudonym: no e-mail,
+platform ids or link tokens.
 """
 
 from __future__ import annotations
@@ -21,9 +22,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
-from .protocol import EMPATHY_SCALE, category_selected
-from .published.format import (
+from .datafiles.published.columns import (
     EMPATHY_COLUMN,
     GROUP_COLUMN,
     MOST_EVIDENT_COLUMN,
@@ -31,10 +30,21 @@ from .published.format import (
     PUBLISHED_CATEGORY_COLUMNS,
     PUBLISHED_COLUMNS,
     YES,
-    cell_escape,
 )
+from .datafiles.spreadsheet import cell_escape, cell_exact
+from .datafiles.xlsx import ExcelLimitError, xlsx_write
+from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
+from .protocol import EMPATHY_SCALE, category_selected
 
 FORMATS = ("published", "full")
+# The kinds of file, and how the admin page and the API describe them.
+FILES = {
+    "csv": "CSV, every text exactly as stored (for pandas, R and re-import)",
+    "csv-spreadsheet-safe": (
+        "CSV for a spreadsheet: a text starting with =, +, - or @ gets a leading apostrophe"
+    ),
+    "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
+}
 CHUNK_SIZE = 5000
 ROWS_PER_WRITE = 500
 
@@ -44,7 +54,8 @@ class ExportOptions:
     """What to export. Default: every stage, group and source, judgements of submitted
     assignments only (as analysed), attention-check items only in the full format.
     ``extended`` adds the optional columns of the published format (group, most
-    evident error, empathy) so that an import reproduces every answer."""
+    evident error, empathy) so that an import reproduces every answer. ``file`` is
+    one of ``FILES`` (see the module docstring)."""
 
     fmt: str = "published"
     stages: tuple[str, ...] = ()
@@ -53,6 +64,7 @@ class ExportOptions:
     include_expired: bool = False
     include_rejected: bool = False
     extended: bool = False
+    file: str = "csv"
     statuses: tuple[str, ...] = field(init=False, default=())
 
     def __post_init__(self):
@@ -60,6 +72,10 @@ class ExportOptions:
             include_expired=self.include_expired, include_rejected=self.include_rejected
         )
         object.__setattr__(self, "statuses", statuses)
+
+    @property
+    def spreadsheet_safe(self) -> bool:
+        return self.file == "csv-spreadsheet-safe"
 
 
 def _truthy(value) -> bool:
@@ -75,9 +91,10 @@ def _truthy(value) -> bool:
 
 def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     """Validate export parameters (from a query string, a form or a command line):
-    ``format``, ``stage`` / ``group`` / ``source`` (lists of names that must exist in
-    the study), ``include_expired``, ``include_rejected``, ``extended``. Raises
-    ``ValidationError`` with a message per field."""
+    ``format``, ``file`` (one of ``FILES``, default csv), ``stage`` / ``group`` /
+    ``source`` (lists of names that must exist in the study), ``include_expired``,
+    ``include_rejected``, ``extended``. Raises ``ValidationError`` with a message per
+    field."""
 
     def values(key) -> tuple[str, ...]:
         raw = data.getlist(key) if hasattr(data, "getlist") else data.get(key, ())
@@ -89,6 +106,10 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     fmt = (data.get("format") or "published").strip() if hasattr(data, "get") else "published"
     if fmt not in FORMATS:
         errors["format"] = f'Choose "published" or "full", not "{fmt}".'
+    file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
+    if file not in FILES:
+        choices = ", ".join(f'"{name}"' for name in FILES)
+        errors["file"] = f'Choose {choices}, not "{file}".'
     known = {
         "stage": set(study.stages.values_list("name", flat=True)),
         "group": set(study.groups.values_list("name", flat=True)),
@@ -114,6 +135,7 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
         raise ValidationError(errors)
     return ExportOptions(
         fmt=fmt,
+        file=file,
         stages=chosen["stage"],
         groups=chosen["group"],
         sources=chosen["source"],
@@ -237,7 +259,9 @@ def _iso(value) -> str:
 
 
 def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
-    """The header, then one list of cells per judgement, streamed from the database."""
+    """The header, then one list of cells per judgement, streamed from the database.
+    Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``."""
+    text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)
     slug_of_bit = {bit: slug for slug, bit in categories}
     yield export_header(study=study, options=options)
@@ -284,17 +308,17 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
         mee = slug_of_bit.get(mee_bit, "") if mee_bit is not None else ""
         if options.fmt == "published":
             cells = [
-                cell_escape(dialogue),
-                cell_escape(stage),
+                text_cell(dialogue),
+                text_cell(stage),
                 contexts[context_id],
-                cell_escape(source),
-                cell_escape(text),
-                cell_escape(pseudonym),
+                text_cell(source),
+                text_cell(text),
+                text_cell(pseudonym),
                 answer,
                 *chosen,
             ]
             if options.extended:
-                cells += [cell_escape(group), mee, str(empathy) if empathy else ""]
+                cells += [text_cell(group), mee, str(empathy) if empathy else ""]
             yield cells
             continue
         (
@@ -312,18 +336,18 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
         ) = row[len(_FIELDS) :]
         item_position = order.index(reflection_id) + 1 if reflection_id in order else ""
         yield [
-            cell_escape(study.slug),
-            cell_escape(stage),
+            text_cell(study.slug),
+            text_cell(stage),
             str(position),
             str(batch_id),
-            cell_escape(dialogue),
+            text_cell(dialogue),
             str(reflection_id),
-            cell_escape(source),
+            text_cell(source),
             kind,
             json.dumps(generation, ensure_ascii=False, sort_keys=True) if generation else "",
-            cell_escape(text),
-            cell_escape(pseudonym),
-            cell_escape(group),
+            text_cell(text),
+            text_cell(pseudonym),
+            text_cell(group),
             str(assignment_id),
             status,
             YES if recurring else NO,
@@ -362,6 +386,19 @@ def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
         yield "".join(buffer)
 
 
+def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
+    """Write the rows as an Excel workbook to ``target`` (a path or a binary file),
+    in constant memory. Raises ValidationError (on ``file``) when the export does not
+    fit in a worksheet; ``target`` then holds no usable workbook."""
+    try:
+        xlsx_write(
+            rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
+        )
+    except ExcelLimitError as exc:
+        raise ValidationError({"file": f"{exc}."}) from None
+
+
 def export_filename(*, study: Study, options: ExportOptions) -> str:
     suffix = "" if options.fmt == "published" else "-full"
-    return f"{study.slug}-annotations{suffix}.csv"
+    extension = "xlsx" if options.file == "xlsx" else "csv"
+    return f"{study.slug}-annotations{suffix}.{extension}"

@@ -13,7 +13,10 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ..importers import MaterialsImportError, materials_format_for, materials_import
+from ..datafiles.admin import DataFileUploadForm, data_file_import_view
+from ..datafiles.materials import FORMATS as MATERIALS_FORMATS
+from ..datafiles.materials import materials_format_for, materials_import
+from ..exports import FILES
 from ..models import (
     Annotator,
     AnnotatorGroup,
@@ -99,14 +102,9 @@ def _save_categories(formset, study: Study) -> None:
         obj.delete()
 
 
-class ImportMaterialsForm(forms.Form):
+class ImportMaterialsForm(DataFileUploadForm):
+    extensions = tuple(f".{fmt}" for fmt in MATERIALS_FORMATS)
     file = forms.FileField(help_text="A .json or .csv materials file (see the README).")
-
-    def clean_file(self):
-        upload = self.cleaned_data["file"]
-        if materials_format_for(upload.name) is None:
-            raise ValidationError("Upload a .json or .csv file.")
-        return upload
 
 
 class CreateAnnotatorsForm(forms.Form):
@@ -373,32 +371,17 @@ class StudyAdmin(admin.ModelAdmin):
             request, study_id, "studies.add_dialoguecontext", "studies.add_reflection",
             "studies.add_batch",
         )  # fmt: skip
-        issues = []
-        form = ImportMaterialsForm(request.POST or None, request.FILES or None)
-        if request.method == "POST" and form.is_valid():
-            upload = form.cleaned_data["file"]
-            try:
-                summary = materials_import(
-                    study=study, content=upload.read(), fmt=materials_format_for(upload.name)
-                )
-            except MaterialsImportError as exc:
-                issues = exc.issues
-                messages.error(
-                    request,
-                    f"Nothing was imported: the file has {len(issues)} problem(s), listed below.",
-                )
-            else:
-                messages.success(request, f"Imported {upload.name}: {summary}")
-                return HttpResponseRedirect(reverse("admin:studies_study_change", args=[study.pk]))
-        context = {
-            **self.admin_site.each_context(request),
-            "opts": self.model._meta,
-            "study": study,
-            "form": form,
-            "issues": issues,
-            "title": f"Import materials into {study.title}",
-        }
-        return TemplateResponse(request, "admin/studies/study/import_materials.html", context)
+        return data_file_import_view(
+            request,
+            admin_site=self.admin_site,
+            study=study,
+            form_class=ImportMaterialsForm,
+            template="admin/studies/study/import_materials.html",
+            title=f"Import materials into {study.title}",
+            do_import=lambda upload: materials_import(
+                study=study, content=upload.read(), fmt=materials_format_for(upload.name)
+            ),
+        )
 
     def export_view(self, request: HttpRequest, study_id: int):
         """A form whose GET goes to the streaming download (studies:export)."""
@@ -415,6 +398,7 @@ class StudyAdmin(admin.ModelAdmin):
             .order_by("source")
             .values_list("source", flat=True)
             .distinct(),
+            "files": FILES.items(),
             "title": f"Export the annotations of {study.title}",
         }
         return TemplateResponse(request, "admin/studies/study/export.html", context)

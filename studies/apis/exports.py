@@ -1,4 +1,4 @@
-"""The annotation export as an API download (the same CSV as the admin and the
+"""The annotation export as an API download (the same files as the admin and the
 command: studies/exports.py)."""
 
 from types import SimpleNamespace
@@ -10,7 +10,8 @@ from rest_framework.negotiation import DefaultContentNegotiation
 
 from annotation_site.api import ResearcherApi, error_responses
 
-from ..exports import FORMATS, export_options_clean
+from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
+from ..exports import FILES, FORMATS, export_options_clean
 from ..views.exports import export_response
 from .common import TAG_DATA, study_or_404
 
@@ -28,6 +29,14 @@ class CsvRenderer(renderers.BaseRenderer):
         return b"" if data is None else str(data).encode("utf-8")
 
 
+class XlsxRenderer(CsvRenderer):
+    """Lets a client ask for the Excel workbook's media type; errors come as text."""
+
+    media_type = XLSX_CONTENT_TYPE
+    format = "xlsx"
+    charset = None
+
+
 class ExportNegotiation(DefaultContentNegotiation):
     """``?format=`` names the export format here (as on the download URL), not one of
     DRF's renderers, so DRF's format override is off for this view."""
@@ -42,17 +51,25 @@ def _list(name: str, what: str) -> OpenApiParameter:
 
 
 class AnnotationExportApi(ResearcherApi):
-    """Streams the study's annotations as CSV: the published format (BRIEF §6) or the
-    full audit format; same options as `manage.py export_annotations`."""
+    """Streams the study's annotations: the published format (BRIEF §6) or the full
+    audit format, as CSV (texts exactly as stored, or spreadsheet-safe) or as an Excel
+    workbook; same options as `manage.py export_annotations`."""
 
-    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
     content_negotiation_class = ExportNegotiation
 
     @extend_schema(
         tags=TAG_DATA,
-        summary="Export annotations as CSV (streamed)",
+        summary="Export annotations as CSV or Excel (streamed)",
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), description="Default: published."),
+            OpenApiParameter(
+                "file",
+                str,
+                enum=list(FILES),
+                description="Default: csv. "
+                + " ".join(f"`{name}`: {what}." for name, what in FILES.items()),
+            ),
             _list("stage", "stage name"),
             _list("group", "group name"),
             _list("source", "reflection source"),
@@ -67,6 +84,9 @@ class AnnotationExportApi(ResearcherApi):
         responses={
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR, description="RFC 4180 CSV, UTF-8, one row per judgement."
+            ),
+            (200, XLSX_CONTENT_TYPE): OpenApiResponse(
+                OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
             ),
             **error_responses(400, 401, 403, 404),
         },

@@ -13,7 +13,7 @@ from annotation_site.api import (
     validation_error_response,
 )
 
-from ..importers import MaterialsImportError, materials_import
+from ..datafiles.materials import MaterialsImportError, materials_import
 from ..models import Reflection
 from ..selectors import batch_list, context_list
 from .common import TAG_DATA, id_filter, study_or_404
@@ -200,7 +200,8 @@ class MaterialsImportApi(ResearcherApi):
 
         errors = serializers.DictField(
             child=serializers.ListField(child=serializers.CharField()),
-            help_text='{"materials": ["<where>: <problem>", ...]}',
+            help_text='{"materials": ["<where>: <problem>", ...]}: the first 50 in row order, '
+            'then "... and N more".',
         )
         issues = IssueSerializer(many=True, required=False)
 
@@ -231,9 +232,9 @@ class MaterialsImportApi(ResearcherApi):
             summary = materials_import(study=study, content=request.body, fmt="json")
         except MaterialsImportError as exc:
             return validation_error_response(
-                message=f"Nothing was imported: the document has {len(exc.issues)} problem(s).",
-                errors={"materials": [str(issue) for issue in exc.issues]},
-                issues=[{"where": i.where, "message": i.message} for i in exc.issues],
+                message=f"Nothing was imported: the document has {exc.total} problem(s).",
+                errors={"materials": exc.lines()},
+                issues=[{"where": p.where, "message": p.message} for p in exc.problems],
             )
         data = {
             "message": str(summary),

@@ -1,42 +1,66 @@
-"""Staff downloads of a study's annotations (the published or the full CSV)."""
+"""Staff downloads of a study's annotations (the published or the full format, as CSV
+or as an Excel workbook)."""
+
+import tempfile
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpResponseBadRequest, StreamingHttpResponse
+from django.http import FileResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
-from ..exports import export_csv_chunks, export_filename, export_options_clean
+from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
+from ..exports import export_csv_chunks, export_filename, export_options_clean, export_xlsx_write
 from ..models import Study
 
 
-def export_response(*, study: Study, options) -> StreamingHttpResponse:
-    """A streaming CSV download: the first rows leave while the rest are still read."""
-    response = StreamingHttpResponse(
-        (chunk.encode("utf-8") for chunk in export_csv_chunks(study=study, options=options)),
-        content_type="text/csv; charset=utf-8",
-    )
-    response["Content-Disposition"] = (
-        f'attachment; filename="{export_filename(study=study, options=options)}"'
-    )
+def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
+    """A streaming download. CSV: the first rows leave while the rest are still read.
+    Excel: the workbook is built in a temporary file (constant memory: a zip archive
+    can only be finished at its end), then streamed from there. Raises ValidationError
+    when the rows do not fit in an Excel worksheet."""
+    filename = export_filename(study=study, options=options)
+    if options.file == "xlsx":
+        # Closed by the response once sent, or here on failure.
+        target = tempfile.TemporaryFile()  # noqa: SIM115
+        try:
+            export_xlsx_write(study=study, options=options, target=target)
+        except BaseException:
+            target.close()
+            raise
+        target.seek(0)
+        response = FileResponse(
+            target, as_attachment=True, filename=filename, content_type=XLSX_CONTENT_TYPE
+        )
+    else:
+        response = StreamingHttpResponse(
+            (chunk.encode("utf-8") for chunk in export_csv_chunks(study=study, options=options)),
+            content_type="text/csv; charset=utf-8",
+        )
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
+def _bad_request(exc: ValidationError) -> HttpResponseBadRequest:
+    lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
+    return HttpResponseBadRequest(
+        "Nothing exported:\n" + "\n".join(lines), content_type="text/plain; charset=utf-8"
+    )
+
+
 @require_GET
 @staff_member_required
 def export_annotations(request, slug: str):
-    """``?format=published|full&stage=...&group=...&source=...&include_expired=1
-    &include_rejected=1&extended=1`` (lists repeat the parameter)."""
+    """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx&stage=...&group=...
+    &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
+    parameter)."""
     if not any(map(request.user.has_perm, ("studies.view_study", "studies.change_study"))):
         raise PermissionDenied  # staff who may not see studies may not export them
     study = get_object_or_404(Study, slug=slug)
     try:
         options = export_options_clean(study=study, data=request.GET)
+        return export_response(study=study, options=options)
     except ValidationError as exc:
-        lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
-        return HttpResponseBadRequest(
-            "Nothing exported:\n" + "\n".join(lines), content_type="text/plain; charset=utf-8"
-        )
-    return export_response(study=study, options=options)
+        return _bad_request(exc)

@@ -88,7 +88,7 @@ def rejected(study, content) -> list:
     with pytest.raises(AutomaticScoresImportError) as excinfo:
         automatic_scores_import(study=study, file=content)
     assert stored() == before
-    issues = excinfo.value.issues
+    issues = excinfo.value.problems
     assert issues
     assert str(excinfo.value) == "\n".join(f"{i.where}: {i.message}" for i in issues)
     return issues
@@ -185,8 +185,8 @@ def test_extra_columns_are_ignored_and_named_in_the_summary(loaded_study):
     header = ["notes", *COLUMNS, "model_version"]
     summary = automatic_scores_import(study=loaded_study, file=to_csv(rows, header))
     assert summary.created == 3
-    assert summary.ignored_columns == ("notes", "model_version")
-    assert str(summary).endswith(" Ignored columns: notes, model_version.")
+    assert summary.ignored_columns == ("'notes'", "'model_version'")
+    assert str(summary).endswith(" Ignored columns: 'notes', 'model_version'.")
 
 
 def test_columns_may_come_in_any_order(loaded_study):
@@ -427,8 +427,8 @@ def test_the_same_item_with_two_evaluators_is_not_a_duplicate(loaded_study):
 @pytest.mark.parametrize(
     ("dropped", "message"),
     [
-        (["score"], "missing columns: score"),
-        (["stage", "annomi_dialogue_id"], "missing columns: stage, annomi_dialogue_id"),
+        (["score"], "missing column(s): score"),
+        (["stage", "annomi_dialogue_id"], "missing column(s): stage, annomi_dialogue_id"),
     ],
 )
 def test_missing_column(scored_study, dropped, message):
@@ -440,7 +440,7 @@ def test_missing_column(scored_study, dropped, message):
 def test_a_column_given_twice_is_refused(scored_study):
     content = to_csv(score_rows()).replace("score\r\n", "score,score\r\n", 1)
     issues = rejected(scored_study, content)
-    assert only_issue(issues) == ("row 1 (header)", "columns given more than once: score")
+    assert only_issue(issues) == ("row 1 (header)", "column 'score' appears 2 times")
 
 
 @pytest.mark.parametrize("content", [b"", b"\xef\xbb\xbf", b"\n\n", b" \r\n,,,\r\n"])
@@ -462,7 +462,7 @@ def test_row_with_more_cells_than_the_header(scored_study):
     content = to_csv(score_rows()[:3]).splitlines()
     content[2] += ",surplus"
     issues = rejected(scored_study, "\n".join(content))
-    assert only_issue(issues) == ("row 3", "more cells than header columns")
+    assert only_issue(issues) == ("row 3", "6 cells but the header has 5 columns")
 
 
 def test_row_with_fewer_cells_reports_the_missing_ones_as_empty(scored_study):
@@ -787,13 +787,13 @@ def test_example_scores_import_into_the_demo_study(db):
 
 def test_scores_match_texts_kept_exactly_by_the_published_import(db):
     """import_annotations stores texts exactly (spaces, a leading "="); a scores file
-    giving those texts, or their export-escaped form, matches them."""
+    giving those texts, or their spreadsheet-safe form, matches them."""
     import io
 
     from analysis.importers import automatic_scores_import
     from analysis.models import AutomaticScore
+    from studies.datafiles.published import annotations_import
     from studies.models import Study
-    from studies.published import annotations_import
 
     context = '[{""therapist"": ""Hi.""}, {""client"": ""Fine.""}]'
     header = (
@@ -805,7 +805,9 @@ def test_scores_match_texts_kept_exactly_by_the_published_import(db):
         f'd1,S1,"{context}",Human,"  So you feel ok. ",Expert 1,Yes,,,,,\r\n'
         f'd1,S1,"{context}",GPT-2,\'=SUM(A1),Expert 1,No,,Yes,,,\r\n'
     )
-    annotations_import(path_or_file=io.StringIO(published), study_slug="exact")
+    annotations_import(
+        path_or_file=io.StringIO(published), study_slug="exact", spreadsheet_safe=True
+    )
     study = Study.objects.get(slug="exact")
     scores = (
         "stage,annomi_dialogue_id,reflection,evaluator,score\r\n"
@@ -815,3 +817,22 @@ def test_scores_match_texts_kept_exactly_by_the_published_import(db):
     automatic_scores_import(study=study, file=scores.encode())
     stored = dict(AutomaticScore.objects.values_list("reflection__text", "score"))
     assert stored == {"  So you feel ok. ": 0.5, "=SUM(A1)": 0.1}
+    # The exact text matches too, and a stored text that really starts with an
+    # apostrophe is matched as it is (the faithful import keeps it).
+    annotations_import(path_or_file=io.StringIO(published), study_slug="literal")
+    literal = Study.objects.get(slug="literal")
+    automatic_scores_import(
+        study=literal,
+        file=(
+            "stage,annomi_dialogue_id,reflection,evaluator,score\r\n"
+            "S1,d1,'=SUM(A1),BLEU,0.2\r\nS1,d1,'=SUM(A1),LLM,0.3\r\n"
+        ),
+    )
+    assert dict(
+        AutomaticScore.objects.filter(study=literal).values_list("evaluator", "reflection__text")
+    ) == {"BLEU": "'=SUM(A1)", "LLM": "'=SUM(A1)"}
+    automatic_scores_import(
+        study=study,
+        file="stage,annomi_dialogue_id,reflection,evaluator,score\r\nS1,d1,=SUM(A1),LLM,0.4\r\n",
+    )
+    assert AutomaticScore.objects.get(study=study, evaluator="LLM").reflection.text == "=SUM(A1)"

@@ -359,6 +359,41 @@ def test_export_streams_the_same_csv_as_the_download(api, small_study):
     assert f'filename="{small_study.slug}-annotations.csv"' in response["Content-Disposition"]
 
 
+def test_export_offers_the_spreadsheet_safe_csv_and_the_excel_workbook(api, small_study):
+    import io
+
+    from openpyxl import load_workbook
+
+    from studies.datafiles.xlsx import CONTENT_TYPE
+    from studies.exports import ExportOptions, export_csv_chunks, export_rows
+
+    url = f"/api/studies/{small_study.slug}/export/"
+    response = api.get(url, {"file": "csv-spreadsheet-safe"})
+    assert response.status_code == 200
+    expected = "".join(
+        export_csv_chunks(study=small_study, options=ExportOptions(file="csv-spreadsheet-safe"))
+    )
+    assert b"".join(response.streaming_content).decode() == expected
+
+    response = api.get(url, {"file": "xlsx", "format": "full"}, HTTP_ACCEPT=CONTENT_TYPE)
+    assert response.status_code == 200
+    assert response["Content-Type"] == CONTENT_TYPE
+    assert f'filename="{small_study.slug}-annotations-full.xlsx"' in response["Content-Disposition"]
+    sheet = load_workbook(io.BytesIO(b"".join(response.streaming_content))).active
+    rows = [["" if c is None else c for c in row] for row in sheet.iter_rows(values_only=True)]
+    assert rows == [
+        list(r) for r in export_rows(study=small_study, options=ExportOptions(fmt="full"))
+    ]
+
+
+def test_export_refuses_an_unknown_kind_of_file_as_a_json_400(api, small_study):
+    response = api.get(f"/api/studies/{small_study.slug}/export/", {"file": "ods"})
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".']
+    }
+
+
 def test_export_refuses_unknown_names_as_a_json_400(api, small_study):
     response = api.get(
         f"/api/studies/{small_study.slug}/export/", {"format": "xml", "stage": "Nope"}

@@ -77,6 +77,21 @@ def test_materials_with_problems_list_every_issue_and_write_nothing(api, loaded_
     assert materials_snapshot() == before
 
 
+def test_a_long_problem_list_is_capped_as_everywhere_else(api, loaded_study):
+    from studies.datafiles import MAX_REPORTED_PROBLEMS
+
+    doc = {"contexts": [{"id": f"new-{n}"} for n in range(40)]}  # three problems each
+    before = materials_snapshot()
+    body = assert_400(post(api, "/api/studies/pilot/materials/", doc))
+    assert body["message"] == "Nothing was imported: the document has 120 problem(s)."
+    assert len(body["issues"]) == MAX_REPORTED_PROBLEMS
+    assert body["errors"]["materials"][:-1] == [
+        f"{i['where']}: {i['message']}" for i in body["issues"]
+    ]
+    assert body["errors"]["materials"][-1] == f"... and {120 - MAX_REPORTED_PROBLEMS} more"
+    assert materials_snapshot() == before
+
+
 def test_a_failure_while_writing_rolls_back_what_was_written_before(api, small_study):
     """dlg-9 comes first and would be created; then dlg-1's stage-1 batch, which an
     annotator already has, would change. Nothing may stay."""

@@ -18,10 +18,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.services import analysis_run_compute
+from studies.datafiles.published import annotations_import
 from studies.exports import ExportOptions, export_csv_chunks, export_options_clean
 from studies.importers import materials_import
 from studies.models import Assignment, Judgement, Study
-from studies.published import annotations_import
 from studies.services import (
     Answer,
     annotators_create,
@@ -128,74 +128,87 @@ CONTEXT_CELL = '[{"therapist": "How are you?"}, {"client": "=Not great, \u00ab h
 
 
 def test_published_export_matches_the_expected_csv_cell_by_cell(tiny_study):
+    """The default CSV writes every text exactly as stored (formula-looking ones too)."""
     rows = rows_of(export_text(tiny_study))
     by_text = {}
     for row in rows[1:]:
         by_text[row[4]] = row
     assert rows[0] == EXPECTED_PUBLISHED[0]
     assert len(rows) == 1 + 6  # the attention check is not exported
+    prefix = ["-42", "Only stage", CONTEXT_CELL]
+    assert by_text[TEXTS["human"]] == [
+        *prefix, "Human", TEXTS["human"], "Layperson 1", "Yes", "", "", "", "", "",
+    ]  # fmt: skip
+    assert by_text[TEXTS["formula"]] == [
+        *prefix, "GPT-2", TEXTS["formula"], "Layperson 1", "No", "", "Yes", "", "", "Yes",
+    ]  # fmt: skip
+    assert by_text["+1 you said"] == [
+        *prefix, "GPT-2", "+1 you said", "Layperson 1", "No", "", "", "Yes", "", "",
+    ]  # fmt: skip
+    assert by_text["@therapist hello"] == [
+        *prefix, "GPT-2", "@therapist hello", "Layperson 1", "Yes", "", "", "", "", "",
+    ]  # fmt: skip
+    assert by_text["'=looks escaped"] == [
+        *prefix, "GPT-2", "'=looks escaped", "Layperson 1", "No", "Yes", "", "", "", "",
+    ]  # fmt: skip
+    assert by_text[TEXTS["rtl"]][4] == TEXTS["rtl"]
+
+
+def test_spreadsheet_safe_export_prefixes_formula_like_cells_with_an_apostrophe(tiny_study):
+    rows = rows_of(export_text(tiny_study, file="csv-spreadsheet-safe"))
+    by_text = {}
+    for row in rows[1:]:
+        by_text[row[4]] = row
+    assert rows[0] == EXPECTED_PUBLISHED[0]
+    assert len(rows) == 1 + 6
     prefix = ["'-42", "Only stage", CONTEXT_CELL]
     assert by_text[TEXTS["human"]] == [
-        *prefix,
-        "Human",
-        TEXTS["human"],
-        "Layperson 1",
-        "Yes",
-        "",
-        "",
-        "",
-        "",
-        "",
-    ]
+        *prefix, "Human", TEXTS["human"], "Layperson 1", "Yes", "", "", "", "", "",
+    ]  # fmt: skip
     assert by_text["'" + TEXTS["formula"]] == [
-        *prefix,
-        "GPT-2",
-        "'" + TEXTS["formula"],
-        "Layperson 1",
-        "No",
-        "",
-        "Yes",
-        "",
-        "",
-        "Yes",
-    ]
+        *prefix, "GPT-2", "'" + TEXTS["formula"], "Layperson 1", "No", "", "Yes", "", "", "Yes",
+    ]  # fmt: skip
     assert by_text["'" + TEXTS["plus"]] == [
-        *prefix,
-        "GPT-2",
-        "'+1 you said",
-        "Layperson 1",
-        "No",
-        "",
-        "",
-        "Yes",
-        "",
-        "",
-    ]
+        *prefix, "GPT-2", "'+1 you said", "Layperson 1", "No", "", "", "Yes", "", "",
+    ]  # fmt: skip
     assert by_text["'" + TEXTS["at"]] == [
-        *prefix,
-        "GPT-2",
-        "'@therapist hello",
-        "Layperson 1",
-        "Yes",
-        "",
-        "",
-        "",
-        "",
-        "",
-    ]
+        *prefix, "GPT-2", "'@therapist hello", "Layperson 1", "Yes", "", "", "", "", "",
+    ]  # fmt: skip
     assert by_text["''=looks escaped"] == [
-        *prefix,
-        "GPT-2",
-        "''=looks escaped",
-        "Layperson 1",
-        "No",
-        "Yes",
-        "",
-        "",
-        "",
-        "",
-    ]
+        *prefix, "GPT-2", "''=looks escaped", "Layperson 1", "No", "Yes", "", "", "", "",
+    ]  # fmt: skip
     assert by_text[TEXTS["rtl"]][4] == TEXTS["rtl"]
+    full = rows_of(export_text(tiny_study, fmt="full", file="csv-spreadsheet-safe"))
+    header = full[0]
+    dialogue, text = header.index("annomi_dialogue_id"), header.index("reflection")
+    assert {r[dialogue] for r in full[1:]} == {"'-42"}
+    assert "'" + TEXTS["formula"] in {r[text] for r in full[1:]}
+
+
+def test_full_export_writes_texts_exactly_by_default(tiny_study):
+    full = rows_of(export_text(tiny_study, fmt="full"))
+    header = full[0]
+    dialogue, text = header.index("annomi_dialogue_id"), header.index("reflection")
+    assert {r[dialogue] for r in full[1:]} == {"-42"}
+    assert {TEXTS["formula"], "+1 you said", "'=looks escaped"} <= {r[text] for r in full[1:]}
+
+
+def test_spreadsheet_safe_export_imports_back_exactly_with_the_matching_option(tiny_study):
+    safe = export_text(tiny_study, extended=True, file="csv-spreadsheet-safe")
+    annotations_import(path_or_file=io.StringIO(safe), study_slug="copy", spreadsheet_safe=True)
+    copy = Study.objects.get(slug="copy")
+    assert export_text(copy, extended=True) == export_text(tiny_study, extended=True)
+    assert export_text(copy, extended=True, file="csv-spreadsheet-safe") == safe
+
+
+def test_import_keeps_apostrophes_unless_told_the_file_is_spreadsheet_safe(tiny_study):
+    safe = export_text(tiny_study, extended=True, file="csv-spreadsheet-safe")
+    annotations_import(path_or_file=io.StringIO(safe), study_slug="literal")
+    texts = set(
+        Study.objects.get(slug="literal").contexts.get().reflections.values_list("text", flat=True)
+    )
+    assert {"'" + TEXTS["formula"], "'+1 you said", "''=looks escaped"} <= texts
+    assert Study.objects.get(slug="literal").contexts.get().external_id == "'-42"
 
 
 def test_csv_is_rfc4180_with_crlf_line_ends_and_doubled_quotes(tiny_study):
@@ -318,10 +331,16 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
     with pytest.raises(ValidationError) as info:
         export_options_clean(
             study=annotated_study,
-            data={"format": "xlsx", "stage": ["Nope"], "include_expired": "maybe"},
+            data={
+                "format": "xlsx",
+                "file": "ods",
+                "stage": ["Nope"],
+                "include_expired": "maybe",
+            },
         )
     assert info.value.message_dict == {
         "format": ['Choose "published" or "full", not "xlsx".'],
+        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".'],
         "stage": ["Not a stage of this study: Nope."],
         "include_expired": ["Use true or false."],
     }
@@ -430,7 +449,7 @@ def test_command_refuses_bad_input(annotated_study, args, message):
     ],
 )
 def test_cells_that_a_spreadsheet_would_run_get_an_apostrophe(text, escaped):
-    from studies.published import cell_escape, cell_unescape
+    from studies.datafiles.spreadsheet import cell_escape, cell_unescape
 
     assert cell_escape(text) == escaped
     assert cell_unescape(escaped) == text
@@ -439,7 +458,7 @@ def test_cells_that_a_spreadsheet_would_run_get_an_apostrophe(text, escaped):
 @settings(max_examples=300, deadline=None)
 @given(st.text(alphabet=st.sampled_from(["'", "=", "+", "-", "@", "\t", "a", " ", "é"])))
 def test_cell_escaping_is_always_undone_exactly(text):
-    from studies.published import cell_escape, cell_unescape
+    from studies.datafiles.spreadsheet import cell_escape, cell_unescape
 
     assert cell_unescape(cell_escape(text)) == text
     escaped = cell_escape(text)

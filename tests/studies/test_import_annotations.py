@@ -1,4 +1,4 @@
-"""Import of published annotation data (studies/published/, BRIEF §6): what a clean
+"""Import of published annotation data (studies/datafiles/published/): what a clean
 file builds, and how every kind of bad file is refused with its row named and
 nothing written."""
 
@@ -13,6 +13,13 @@ from django.apps import apps
 from django.core.management import CommandError, ManagementUtility, call_command
 from django.db import connections
 
+from studies.datafiles import MAX_REPORTED_PROBLEMS
+from studies.datafiles.published import (
+    PUBLISHED_CATEGORY_COLUMNS,
+    PUBLISHED_COLUMNS,
+    AnnotationsImportError,
+    annotations_import,
+)
 from studies.models import (
     Annotator,
     Assignment,
@@ -23,13 +30,6 @@ from studies.models import (
     Study,
 )
 from studies.protocol import DEFAULT_ERROR_CATEGORIES
-from studies.published import (
-    MAX_REPORTED_ISSUES,
-    PUBLISHED_CATEGORY_COLUMNS,
-    PUBLISHED_COLUMNS,
-    AnnotationsImportError,
-    annotations_import,
-)
 from studies.services import assignment_shuffled_order, study_create
 
 S1, S2 = "GPT-2 stage", "GPT-3 stage"
@@ -139,7 +139,7 @@ def rejected(content, slug="published") -> list:
     with pytest.raises(AnnotationsImportError) as excinfo:
         annotations_import(path_or_file=io.BytesIO(data), study_slug=slug)
     assert all_counts() == before
-    issues = excinfo.value.issues
+    issues = excinfo.value.problems
     assert issues
     return issues
 
@@ -715,17 +715,21 @@ def test_annotator_group_column_still_needs_numbered_pseudonyms(db):
 
 
 @pytest.mark.parametrize("dropped", ["annotator", "dialogue_context", "parroting"])
-def test_missing_column_is_named_without_a_row(db, dropped):
+def test_missing_column_is_named_at_the_header_row(db, dropped):
     header = [c for c in PUBLISHED_COLUMNS if c != dropped]
     issues = rejected(to_csv(row_dicts(), header))
-    assert [(i.where, i.message) for i in issues] == [("header", f"missing column(s): {dropped}")]
+    assert [(i.where, i.message) for i in issues] == [
+        ("row 1 (header)", f"missing column(s): {dropped}")
+    ]
 
 
 def test_repeated_column_is_refused(db):
     text = to_csv(row_dicts())
     header, rest = text.split("\r\n", 1)
     issues = rejected(header + ",stage\r\n" + rest)
-    assert [(i.where, i.message) for i in issues] == [("header", "column 'stage' appears 2 times")]
+    assert [(i.where, i.message) for i in issues] == [
+        ("row 1 (header)", "column 'stage' appears 2 times")
+    ]
 
 
 @pytest.mark.parametrize(
@@ -802,9 +806,9 @@ def test_long_issue_lists_are_capped(db):
         import_text(to_csv(rows))
     assert all_counts() == before
     error = excinfo.value
-    assert len(error.issues) == MAX_REPORTED_ISSUES
+    assert len(error.problems) == MAX_REPORTED_PROBLEMS
     assert error.total == len(rows) + 2 * len(ROWS)
-    assert str(error).endswith(f"... and {error.total - MAX_REPORTED_ISSUES} more")
+    assert str(error).endswith(f"... and {error.total - MAX_REPORTED_PROBLEMS} more")
 
 
 def test_existing_slug_is_refused_before_reading(db):
@@ -823,7 +827,7 @@ def test_invalid_slug_is_refused(db, slug):
 
 
 def test_slug_taken_between_the_check_and_the_write_is_refused(db, monkeypatch):
-    from studies.published import importing as published
+    from studies.datafiles.published import importing as published
 
     study_create(slug="published", title="Created meanwhile")
     monkeypatch.setattr(published, "_study_problem", lambda slug, title: None)
@@ -833,7 +837,7 @@ def test_slug_taken_between_the_check_and_the_write_is_refused(db, monkeypatch):
 
 
 def test_failure_while_writing_rolls_everything_back(db, monkeypatch):
-    from studies.published import importing as published
+    from studies.datafiles.published import importing as published
 
     def broken(*args, **kwargs):
         raise RuntimeError("disk full")

@@ -11,7 +11,7 @@ import pytest
 from django.apps import apps
 from django.conf import settings
 
-from studies.importers import MaterialsImportError, materials_import
+from studies.datafiles.materials import MaterialsImportError, materials_import
 from studies.models import Batch, BatchItem, DialogueContext, Reflection, Study
 from studies.services import study_create
 from tests.conftest import materials_doc
@@ -97,7 +97,7 @@ def rejected(study, content, fmt) -> list:
     with pytest.raises(MaterialsImportError) as excinfo:
         materials_import(study=study, content=content, fmt=fmt)
     assert material_counts() == before
-    issues = excinfo.value.issues
+    issues = excinfo.value.problems
     assert issues
     assert str(excinfo.value) == "\n".join(f"{i.where}: {i.message}" for i in issues)
     return issues

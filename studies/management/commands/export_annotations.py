@@ -4,14 +4,15 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.exports import export_csv_chunks, export_options_clean
+from studies.exports import export_csv_chunks, export_options_clean, export_xlsx_write
 from studies.models import Study
 
 
 class Command(BaseCommand):
     help = (
-        "Write a study's annotations as CSV: the published format (BRIEF §6) or the full "
-        "audit format. Streams; memory stays flat however large the study."
+        "Write a study's annotations: the published format (BRIEF §6) or the full audit "
+        "format, as CSV with every text exactly as stored (default), as a spreadsheet-safe "
+        "CSV, or as an Excel workbook. Streams; memory stays flat however large the study."
     )
 
     def add_arguments(self, parser):
@@ -28,16 +29,35 @@ class Command(BaseCommand):
             action="store_true",
             help="Published format plus annotator_group, most_evident_error and empathy.",
         )
+        file = parser.add_mutually_exclusive_group()
+        file.add_argument(
+            "--spreadsheet-safe",
+            action="store_true",
+            help="CSV for a spreadsheet: a text starting with =, +, -, @, tab or carriage "
+            "return gets a leading apostrophe (import_annotations --spreadsheet-safe "
+            "removes it).",
+        )
+        file.add_argument(
+            "--excel",
+            action="store_true",
+            help="An Excel workbook (.xlsx) whose cells are all text; needs --out.",
+        )
 
     def handle(self, *args, study_slug: str, **options):
         study = Study.objects.filter(slug=study_slug).first()
         if study is None:
             raise CommandError(f'No study with slug "{study_slug}".')
+        file = "csv"
+        if options["spreadsheet_safe"]:
+            file = "csv-spreadsheet-safe"
+        elif options["excel"]:
+            file = "xlsx"
         try:
             export = export_options_clean(
                 study=study,
                 data={
                     "format": options["format"],
+                    "file": file,
                     "stage": options["stage"],
                     "group": options["group"],
                     "source": options["source"],
@@ -49,23 +69,31 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         target = Path(options["out"]) if options["out"] else None
+        if target is None and export.file == "xlsx":
+            raise CommandError("An Excel workbook is a binary file: pass --out PATH.")
         if target is not None and not target.parent.is_dir():
             raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
-        chunks = export_csv_chunks(study=study, options=export)
         if target is None:
             out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
-            for chunk in chunks:
+            for chunk in export_csv_chunks(study=study, options=export):
                 out.write(chunk)
             return
         partial = target.with_name(target.name + ".partial")
-        # newline="" keeps the CSV's own \r\n line ends; the rename makes the file
-        # appear only when complete.
+        # The rename makes the file appear only when complete; no half-written file is
+        # left behind.
         try:
-            with partial.open("w", encoding="utf-8", newline="") as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
+            if export.file == "xlsx":
+                export_xlsx_write(study=study, options=export, target=str(partial))
+            else:
+                # newline="" keeps the CSV's own \r\n line ends.
+                with partial.open("w", encoding="utf-8", newline="") as handle:
+                    for chunk in export_csv_chunks(study=study, options=export):
+                        handle.write(chunk)
+        except ValidationError as exc:
+            partial.unlink(missing_ok=True)
+            raise CommandError(" ".join(exc.messages)) from None
         except BaseException:
-            partial.unlink(missing_ok=True)  # no half-written file left behind
+            partial.unlink(missing_ok=True)
             raise
         partial.replace(target)
         self.stderr.write(f"Wrote {target}.")

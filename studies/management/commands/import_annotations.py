@@ -1,11 +1,8 @@
-from pathlib import Path
-
-from django.core.management.base import BaseCommand, CommandError
-
-from studies.published import AnnotationsImportError, annotations_import
+from studies.datafiles.commands import DataFileImportCommand
+from studies.datafiles.published import annotations_import
 
 
-class Command(BaseCommand):
+class Command(DataFileImportCommand):
     help = (
         "Create a new, closed study from published annotation data (one CSV row per "
         "reflection and annotator; README, 'Importing published annotations'). All-or-nothing."
@@ -17,16 +14,24 @@ class Command(BaseCommand):
             "--study", required=True, dest="study_slug", help="Slug of the new study."
         )
         parser.add_argument("--title", help="Title of the new study (default: the slug).")
+        parser.add_argument(
+            "--spreadsheet-safe",
+            action="store_true",
+            help="The file was exported with --spreadsheet-safe (or by a version that always "
+            "escaped): remove the one apostrophe added before a text starting with =, +, -, "
+            "@, tab or carriage return. Without it, texts are kept exactly as written.",
+        )
 
-    def handle(self, *args, path: str, study_slug: str, title: str | None, **options):
-        file = Path(path)
-        if not file.is_file():
-            raise CommandError(f"No such file: {path}")
-        try:
-            summary = annotations_import(path_or_file=file, study_slug=study_slug, title=title)
-        except AnnotationsImportError as exc:
-            raise CommandError(
-                f"Nothing was imported: {exc.total} problem(s) in {file.name}:\n"
-                + "\n".join(f"  {line}" for line in str(exc).splitlines())
-            ) from None
-        self.stdout.write(self.style.SUCCESS(str(summary)))
+    def handle(
+        self, *args, path: str, study_slug: str, title: str | None, spreadsheet_safe: bool, **opts
+    ):
+        file = self.file_or_error(path)
+        self.run_import(
+            file,
+            lambda: annotations_import(
+                path_or_file=file,
+                study_slug=study_slug,
+                title=title,
+                spreadsheet_safe=spreadsheet_safe,
+            ),
+        )

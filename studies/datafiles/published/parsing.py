@@ -1,0 +1,399 @@
+"""Reading a published annotation CSV: every row checked on its own and against the
+rows before it, in one streaming pass (see the package docstring for the rules)."""
+
+import operator
+import re
+from dataclasses import dataclass
+from typing import NamedTuple
+
+from ...models import PREFIX_REGEX, Annotator, AnnotatorGroup, Stage
+from ...protocol import HUMAN_SOURCE
+from .. import (
+    CsvRecords,
+    Problems,
+    cell_unescape,
+    header_check,
+    open_text,
+    parse_turns_cell,
+    storable_problem,
+)
+from ..materials import ID_MAX_LENGTH, SOURCE_MAX_LENGTH
+from .columns import (
+    ANNOTATOR_COLUMN,
+    COHERENT_COLUMN,
+    CONTEXT_COLUMN,
+    DIALOGUE_ID_COLUMN,
+    EMPATHY_COLUMN,
+    GROUP_COLUMN,
+    MOST_EVIDENT_COLUMN,
+    NO,
+    PUBLISHED_CATEGORY_COLUMNS,
+    PUBLISHED_COLUMNS,
+    PUBLISHED_OPTIONAL_COLUMNS,
+    REFLECTION_COLUMN,
+    SOURCE_COLUMN,
+    STAGE_COLUMN,
+    YES,
+)
+
+STAGE_MAX_LENGTH = Stage._meta.get_field("name").max_length
+GROUP_MAX_LENGTH = AnnotatorGroup._meta.get_field("name").max_length
+PREFIX_MAX_LENGTH = AnnotatorGroup._meta.get_field("pseudonym_prefix").max_length
+PSEUDONYM_MAX_LENGTH = Annotator._meta.get_field("pseudonym").max_length
+INTEGER_MAX = 2**31 - 1  # annotator numbers
+
+_PSEUDONYM = re.compile(r"(.+) ([1-9][0-9]*)")
+_EMPATHY = re.compile(r"([1-5])(?:\.0*)?")
+
+
+class Row(NamedTuple):
+    number: int
+    stage: str
+    dialogue: str
+    source: str
+    text: str
+    pseudonym: str
+    coherent: bool
+    categories: frozenset[str]
+    most_evident: str | None
+    empathy: int | None
+
+
+@dataclass
+class _Context:
+    first_row: int
+    raw: str | None = None  # the first dialogue_context cell that parsed, verbatim
+    turns: list | None = None
+    turns_row: int = 0
+    invalid: bool = False
+    human: tuple[str, int] | None = None  # (text, row)
+
+
+@dataclass
+class Parsed:
+    ignored_columns: tuple[str, ...]
+    rows: list[Row]
+    stages: dict[str, None]  # in order of first appearance
+    contexts: dict[str, _Context]
+    annotators: dict[str, tuple[str, int, str]]  # pseudonym -> (group, number, prefix)
+    groups: dict[str, str]  # group -> pseudonym prefix
+    batches: dict[tuple[str, str], dict[str, str]]  # (stage, dialogue) -> {text: source}
+
+
+def _pseudonym_parts(value: str) -> tuple[str, int] | None:
+    match = _PSEUDONYM.fullmatch(value)
+    if match is None or not re.fullmatch(PREFIX_REGEX, match.group(1)):
+        return None
+    number = int(match.group(2)) if len(match.group(2)) <= 10 else INTEGER_MAX + 1
+    return match.group(1), number
+
+
+def _most_evident_problem(value: str, answer: str, selected: set[str]) -> str | None:
+    if answer == YES:
+        return f"a most evident error is only given when {COHERENT_COLUMN} is {NO}"
+    if value not in PUBLISHED_CATEGORY_COLUMNS:
+        return (
+            f"unknown category {value!r} (expected one of {', '.join(PUBLISHED_CATEGORY_COLUMNS)})"
+        )
+    if value not in selected:
+        return f"{value!r} is not among the categories selected on this row"
+    return None
+
+
+class _Parser:
+    """One pass over the records: checks each row, and across rows what must agree
+    (a dialogue's context and human reflection, an annotator's group, a group's
+    prefix, an item's source, one judgement per item and annotator)."""
+
+    # The cells a row is read into, in this order (an absent optional column reads "").
+    COLUMNS = (*PUBLISHED_COLUMNS, *PUBLISHED_OPTIONAL_COLUMNS)
+
+    def __init__(
+        self, positions: dict[str, int], width: int, problems: Problems, spreadsheet_safe: bool
+    ):
+        self.unescape = cell_unescape if spreadsheet_safe else None
+        self.positions = positions
+        self.width = width
+        # Rows are padded to width + 1 cells: the last one stands for absent columns.
+        self.cells = operator.itemgetter(*(positions.get(c, width) for c in self.COLUMNS))
+        self.problems = problems
+        self.parsed = Parsed((), [], {}, {}, {}, {}, {})
+        self.annotator_rows: dict[str, int] = {}
+        self.group_rows: dict[str, int] = {}
+        self.prefix_groups: dict[str, tuple[str, int]] = {}  # prefix -> (group, row)
+        self.item_rows: dict[tuple[str, str, str], int] = {}
+        self.judged: dict[tuple[str, str, str, str], int] = {}
+        self.category_sets: dict[frozenset, frozenset] = {}
+
+    def add(self, n: int, column: str, message: str) -> None:
+        self.problems.at_cell(n, column, message)
+
+    def required(self, n: int, column: str, value: str, what: str, max_length: int):
+        value = value.strip()
+        problem = f"empty {what}" if not value else storable_problem(value, max_length)
+        if problem:
+            self.add(n, column, problem)
+            return None
+        return value
+
+    def row(self, n: int, cells: list[str]) -> None:
+        if self.unescape is not None:
+            cells = [self.unescape(c) for c in cells]
+        if len(cells) > self.width:
+            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+            return
+        before = self.problems.total
+        (
+            dialogue,
+            stage,
+            context,
+            source,
+            text,
+            pseudonym,
+            answer,
+            *categories,
+            group,
+            most_evident,
+            empathy,
+        ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))
+        dialogue = self.required(n, DIALOGUE_ID_COLUMN, dialogue, "dialogue id", ID_MAX_LENGTH)
+        stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
+        source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
+        pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
+        # The reflection is kept exactly.
+        problem = "empty reflection" if not text.strip() else storable_problem(text)
+        if problem:
+            self.add(n, REFLECTION_COLUMN, problem)
+            text = None
+        coherent, categories, most_evident, empathy = self.answer(
+            n, answer.strip(), categories, most_evident.strip() or None, empathy.strip()
+        )
+        if dialogue is not None:
+            self.context(n, dialogue, context.strip())
+            if source == HUMAN_SOURCE and text is not None:
+                self.human(n, dialogue, text)
+        if pseudonym is not None:
+            self.annotator(n, pseudonym, group.strip())
+        if stage is not None:
+            self.parsed.stages.setdefault(stage)
+        if None not in (dialogue, stage, source, text):
+            self.item(n, stage, dialogue, source, text, pseudonym)
+        if self.problems.total == before:
+            self.parsed.rows.append(
+                Row(
+                    n,
+                    stage,
+                    dialogue,
+                    source,
+                    text,
+                    pseudonym,
+                    coherent,
+                    categories,
+                    most_evident,
+                    empathy,
+                )
+            )
+
+    def answer(
+        self, n: int, answer: str, cells: list[str], most_evident: str | None, empathy: str
+    ) -> tuple[bool, frozenset[str], str | None, int | None]:
+        if answer not in (YES, NO):
+            self.add(n, COHERENT_COLUMN, f"expected {YES} or {NO}, not {answer!r}")
+        selected = set()
+        for column, value in zip(PUBLISHED_CATEGORY_COLUMNS, cells, strict=True):
+            value = value.strip()
+            if value == YES:
+                selected.add(column)
+                if answer == YES:
+                    self.add(
+                        n, column, f"a category can only be {YES} when {COHERENT_COLUMN} is {NO}"
+                    )
+            elif value:
+                self.add(n, column, f"expected {YES} or empty, not {value!r}")
+        if most_evident is not None and (
+            problem := _most_evident_problem(most_evident, answer, selected)
+        ):
+            self.add(n, MOST_EVIDENT_COLUMN, problem)
+        rating = None
+        if empathy:
+            match = _EMPATHY.fullmatch(empathy)
+            if match is None:
+                self.add(n, EMPATHY_COLUMN, f"expected a whole number from 1 to 5, not {empathy!r}")
+            elif answer == NO:
+                self.add(
+                    n,
+                    EMPATHY_COLUMN,
+                    f"the 1-5 rating is only given when {COHERENT_COLUMN} is {YES}",
+                )
+            else:
+                rating = int(match.group(1))
+        categories = frozenset(selected)
+        return (
+            answer == YES,
+            self.category_sets.setdefault(categories, categories),
+            most_evident,
+            rating,
+        )
+
+    def context(self, n: int, dialogue: str, raw: str) -> None:
+        context = self.parsed.contexts.get(dialogue)
+        if context is None:
+            context = self.parsed.contexts[dialogue] = _Context(first_row=n)
+        if not raw or raw == context.raw:  # most rows repeat the cell: parse it once
+            return
+        turns, error = parse_turns_cell(raw)
+        if error:
+            context.invalid = True
+            self.add(n, CONTEXT_COLUMN, error)
+        elif context.turns is None:
+            context.raw, context.turns, context.turns_row = raw, turns, n
+        elif turns != context.turns:
+            self.add(
+                n,
+                CONTEXT_COLUMN,
+                f'differs from the dialogue_context of dialogue "{dialogue}" in row '
+                f"{context.turns_row}: a study stores one context per dialogue id",
+            )
+
+    def human(self, n: int, dialogue: str, text: str) -> None:
+        context = self.parsed.contexts[dialogue]
+        if context.human is None:
+            context.human = (text, n)
+        elif context.human[0] != text:
+            self.add(
+                n,
+                REFLECTION_COLUMN,
+                f'a second, different human reflection for dialogue "{dialogue}" '
+                f"(row {context.human[1]} has another); a dialogue has one",
+            )
+
+    def annotator(self, n: int, pseudonym: str, group: str) -> None:
+        known = self.parsed.annotators.get(pseudonym)
+        if known is not None:
+            group = group or known[2]
+            if known[0] != group:
+                self.add(
+                    n,
+                    GROUP_COLUMN,
+                    f'annotator "{pseudonym}" is in group "{group}" here but in group '
+                    f'"{known[0]}" in row {self.annotator_rows[pseudonym]}; an annotator '
+                    "belongs to one group",
+                )
+            return
+        parts = _pseudonym_parts(pseudonym)
+        has_group = GROUP_COLUMN in self.positions
+        if parts is None:
+            self.add(
+                n,
+                ANNOTATOR_COLUMN,
+                f'{pseudonym!r} is not "<name> <number>" like "Expert 4" (a number from 1 '
+                "without leading zeros, after one space); "
+                + (
+                    "pseudonyms keep this shape when annotator_group names the group"
+                    if has_group
+                    else "the group is the name without the number"
+                ),
+            )
+            return
+        prefix, number = parts
+        if number > INTEGER_MAX:
+            self.add(n, ANNOTATOR_COLUMN, f"annotator number too large: {pseudonym!r}")
+            return
+        if len(prefix) > PREFIX_MAX_LENGTH:
+            self.add(
+                n,
+                ANNOTATOR_COLUMN,
+                f"the name before the number is longer than {PREFIX_MAX_LENGTH} characters",
+            )
+            return
+        if group and (problem := storable_problem(group, GROUP_MAX_LENGTH)):
+            self.add(n, GROUP_COLUMN, problem)
+            return
+        group = group or prefix
+        group_prefix = self.parsed.groups.get(group)
+        owner = self.prefix_groups.get(prefix)
+        if group_prefix is not None and group_prefix != prefix:
+            self.add(
+                n,
+                ANNOTATOR_COLUMN,
+                f'group "{group}" names its annotators "{group_prefix} <number>" '
+                f'(row {self.group_rows[group]}), not "{prefix} <number>": a group\'s '
+                "pseudonyms share one prefix",
+            )
+        elif owner is not None and owner[0] != group:
+            self.add(
+                n,
+                ANNOTATOR_COLUMN,
+                f'the prefix "{prefix}" already names annotators of group '
+                f'"{owner[0]}" (row {owner[1]}); two groups cannot share a prefix',
+            )
+        else:
+            self.parsed.annotators[pseudonym] = (group, number, prefix)
+            self.annotator_rows[pseudonym] = n
+            if group not in self.parsed.groups:
+                self.parsed.groups[group] = prefix
+                self.group_rows[group] = n
+                self.prefix_groups[prefix] = (group, n)
+
+    def item(
+        self, n: int, stage: str, dialogue: str, source: str, text: str, pseudonym: str | None
+    ) -> None:
+        known_source = self.parsed.batches.setdefault((stage, dialogue), {}).setdefault(
+            text, source
+        )
+        key = (stage, dialogue, text)
+        first_row = self.item_rows.setdefault(key, n)
+        if known_source != source:
+            self.add(
+                n,
+                SOURCE_COLUMN,
+                f'the same reflection has the source "{known_source}" in row {first_row}: '
+                "within a stage and dialogue a reflection is identified by its text",
+            )
+        elif pseudonym is not None:
+            first_row = self.judged.setdefault((*key, pseudonym), n)
+            if first_row != n:
+                self.problems.at_row(
+                    n,
+                    f"duplicate of row {first_row}: the same stage, dialogue, reflection "
+                    "and annotator",
+                )
+
+
+def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parsed | None:
+    """Read a published CSV (a path, bytes, text or an open file); None when the file
+    has no usable header. Problems go to ``problems``."""
+    with open_text(source) as (stream, reopen):
+        records = CsvRecords(stream, problems, reopen)
+        rows = iter(records)
+        first = next(rows, None)
+        if first is None:
+            if not problems:
+                problems.add("file", "is empty: expected a header row and one row per judgement")
+            return None
+        header = header_check(
+            first[0],
+            first[1],
+            problems,
+            required=PUBLISHED_COLUMNS,
+            optional=PUBLISHED_OPTIONAL_COLUMNS,
+        )
+        if header is None:
+            return None
+        parser = _Parser(header.positions, header.width, problems, spreadsheet_safe)
+        parser.parsed.ignored_columns = header.ignored
+        for n, cells in rows:
+            parser.row(n, cells)
+    parsed = parser.parsed
+    if records.stopped:
+        return parsed
+    for dialogue, context in parsed.contexts.items():
+        if context.turns is None and not context.invalid:
+            problems.add(
+                f'dialogue "{dialogue}" (first in row {context.first_row})',
+                f"no row gives its {CONTEXT_COLUMN}",
+                row=context.first_row,
+            )
+    if not parsed.contexts and not problems:
+        problems.add("file", "has a header but no rows")
+    return parsed
