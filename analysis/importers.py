@@ -276,7 +276,9 @@ def automatic_scores_import(*, study: Study, file: bytes | str | IO) -> ScoresIm
     if problems and not rows:
         problems.raise_if_any()
 
-    with transaction.atomic():
+    # All or nothing, and never part of a larger transaction (which would hold the
+    # study's lock and the written rows beyond the import).
+    with transaction.atomic(durable=True):
         study = Study.objects.select_for_update().get(pk=study.pk)
         # Check every row that parsed too, so one attempt lists every problem.
         resolved = _resolve(study, rows, problems)

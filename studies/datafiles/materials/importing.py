@@ -76,7 +76,9 @@ def materials_import(*, study: Study, content, fmt: str) -> ImportSummary:
     if problems and not specs:
         problems.raise_if_any()
 
-    with transaction.atomic():
+    # All or nothing, and never part of a larger transaction (which would hold the
+    # study's lock and the written rows beyond the import).
+    with transaction.atomic(durable=True):
         study = Study.objects.select_for_update().get(pk=study.pk)
         # Check everything that parsed too, so one attempt lists every problem.
         stages = materials_check(study, specs, problems)

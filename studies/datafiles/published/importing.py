@@ -298,7 +298,9 @@ def annotations_import(
     problems.raise_if_any()
     overlap_k = max(a.group_slot for a in plan)
     batches_per_stage = max(a.annotator_slot for a in plan)
-    with transaction.atomic():
+    # All or nothing, and never part of a larger transaction (which would hold the
+    # study's lock and the written rows beyond the import).
+    with transaction.atomic(durable=True):
         try:
             study = study_create(  # its own savepoint: a refusal leaves nothing behind
                 slug=study_slug,

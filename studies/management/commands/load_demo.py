@@ -7,7 +7,6 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
-from django.db import transaction
 from django.urls import reverse
 
 from studies.importers import materials_import
@@ -31,7 +30,8 @@ class Command(BaseCommand):
             help="Run even with DEBUG off (only on a throwaway deployment).",
         )
 
-    @transaction.atomic
+    # Not one transaction: the materials import is its own (durable). Each step is
+    # idempotent, so running the command again completes an interrupted load.
     def handle(self, *args, base_url: str, force: bool, **options):
         if not settings.DEBUG and not force:
             raise CommandError(
