@@ -1,5 +1,6 @@
-"""Study configuration: the study, its stages, groups, categories and consent versions,
-plus the materials upload and the "create annotators" page."""
+"""The study page: its settings with its stages, groups, categories and consent
+versions inline (``configuration``), the progress table, the materials upload, the
+export and the "create annotators" page."""
 
 from django import forms
 from django.contrib import admin, messages
@@ -13,162 +14,33 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
-from ..datafiles.admin import DataFileUploadForm, data_file_import_view
-from ..datafiles.materials import FORMATS as MATERIALS_FORMATS
+from ..datafiles.admin import data_file_import_view
 from ..datafiles.materials import materials_format_for, materials_import
 from ..exports import FILES
 from ..models import (
     Annotator,
     AnnotatorGroup,
-    ConsentVersion,
     DialogueContext,
     ErrorCategory,
     Reflection,
-    Stage,
     Study,
 )
-from ..selectors import error_category_is_used, study_has_judgements, study_progress
+from ..selectors import study_has_judgements, study_progress
 from ..services import (
     annotators_create,
     consent_version_sync,
     error_categories_create_defaults,
-    error_category_next_bit,
 )
-from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
+from .common import is_changelist
+from .configuration import (
+    AnnotatorGroupInline,
+    ConsentVersionInline,
+    ErrorCategoryInline,
+    StageInline,
+)
+from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
 
 SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
-
-
-# --- forms ---------------------------------------------------------------------------------
-
-
-class StageForm(LockedOnceUsedForm):
-    locked_fields = ("position",)
-    locked_reason = "annotators already work in this stage"
-
-    class Meta:
-        model = Stage
-        fields = ("study", "position", "name", "min_wait")
-
-    def is_locked(self) -> bool:
-        return self.instance.assignments.exists()
-
-
-class AnnotatorGroupForm(LockedOnceUsedForm):
-    locked_fields = ("pseudonym_prefix",)
-    locked_reason = "the group's annotators are already named with it"
-
-    class Meta:
-        model = AnnotatorGroup
-        fields = ("study", "name", "pseudonym_prefix")
-
-    def is_locked(self) -> bool:
-        return self.instance.annotators.exists()
-
-
-class ErrorCategoryForm(LockedOnceUsedForm):
-    locked_fields = ("slug",)
-    locked_reason = "judgements already chose this category"
-
-    class Meta:
-        model = ErrorCategory
-        fields = (
-            "study", "slug", "label", "order", "definition", "example_reflection",
-            "example_explanation",
-        )  # fmt: skip
-
-    def is_locked(self) -> bool:
-        return error_category_is_used(category=self.instance)
-
-
-class ErrorCategoryFormSet(forms.BaseInlineFormSet):
-    def clean(self):
-        super().clean()
-        for form in self.deleted_forms:
-            if form.instance.pk and error_category_is_used(category=form.instance):
-                raise ValidationError(
-                    f'"{form.instance.label}" cannot be deleted: judgements already chose it.'
-                )
-
-
-def _save_categories(formset, study: Study) -> None:
-    """New categories get the next free storage bit (never reused)."""
-    for obj in formset.save(commit=False):
-        if obj.pk is None:
-            obj.study = study
-            obj.bit = error_category_next_bit(study=study)
-        obj.save()
-    for obj in formset.deleted_objects:
-        obj.delete()
-
-
-class ImportMaterialsForm(DataFileUploadForm):
-    extensions = tuple(f".{fmt}" for fmt in MATERIALS_FORMATS)
-    file = forms.FileField(help_text="A .json or .csv materials file (see the README).")
-
-
-class CreateAnnotatorsForm(forms.Form):
-    group = forms.ModelChoiceField(queryset=AnnotatorGroup.objects.none())
-    count = forms.IntegerField(
-        min_value=1, max_value=1000, initial=10, label="Number of annotators"
-    )
-
-    def __init__(self, *args, study: Study, **kwargs):
-        super().__init__(*args, **kwargs)
-        self.fields["group"].queryset = study.groups.select_related("study")
-
-
-# --- inlines -----------------------------------------------------------------------------------
-
-
-class StageInline(admin.TabularInline):
-    model = Stage
-    form = StageForm
-    extra = 0
-    fields = ("position", "name", "min_wait")
-
-
-class AnnotatorGroupInline(admin.TabularInline):
-    model = AnnotatorGroup
-    form = AnnotatorGroupForm
-    extra = 0
-    fields = ("name", "pseudonym_prefix")
-
-
-class ErrorCategoryInline(admin.StackedInline):
-    model = ErrorCategory
-    form = ErrorCategoryForm
-    formset = ErrorCategoryFormSet
-    extra = 0
-    fields = (
-        ("slug", "label", "order", "bit"),
-        "definition",
-        "example_reflection",
-        "example_explanation",
-    )
-    readonly_fields = ("bit",)
-    classes = ("collapse",)
-
-
-class ConsentVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
-    model = ConsentVersion
-    extra = 0
-    fields = ("number", "created_at", "created_by", "n_consents")
-    readonly_fields = fields
-    verbose_name_plural = "consent versions (created automatically when the texts change)"
-
-    def get_queryset(self, request):
-        return (
-            super()
-            .get_queryset(request)
-            .defer("information_sheet", "consent_text")
-            .annotate(_n=Count("consents"))
-        )
-
-    @admin.display(description="annotators who consented")
-    def n_consents(self, obj):
-        return obj._n
-
 
 # --- study ---------------------------------------------------------------------------------
 
@@ -455,86 +327,3 @@ class StudyAdmin(admin.ModelAdmin):
             "title": f"Create annotators for {study.title}",
         }
         return TemplateResponse(request, "admin/studies/study/create_annotators.html", context)
-
-
-@admin.register(ConsentVersion)
-class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
-    list_display = ("study", "number", "created_at", "created_by")
-    list_filter = ("study",)
-    readonly_fields = (
-        "study",
-        "number",
-        "information_sheet",
-        "consent_text",
-        "created_at",
-        "created_by",
-    )
-
-    def get_queryset(self, request):
-        qs = super().get_queryset(request).select_related("study", "created_by")
-        if is_changelist(request):
-            qs = qs.defer("information_sheet", "consent_text")
-        return qs
-
-
-@admin.register(Stage)
-class StageAdmin(admin.ModelAdmin):
-    form = StageForm
-    list_display = ("name", "study", "position", "min_wait")
-    list_filter = ("study",)
-    list_select_related = ("study",)
-    search_fields = ("name", "study__slug")
-
-    def get_readonly_fields(self, request, obj=None):
-        return ("study",) if obj is not None else ()
-
-
-@admin.register(AnnotatorGroup)
-class AnnotatorGroupAdmin(admin.ModelAdmin):
-    form = AnnotatorGroupForm
-    list_display = ("name", "study", "pseudonym_prefix", "n_annotators")
-    list_filter = ("study",)
-    list_select_related = ("study",)
-    search_fields = ("name",)
-    actions = ("create_annotators",)
-
-    def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_n=Count("annotators"))
-
-    def get_readonly_fields(self, request, obj=None):
-        return ("study",) if obj is not None else ()
-
-    @admin.display(description="annotators", ordering="_n")
-    def n_annotators(self, obj):
-        return obj._n
-
-    @admin.action(description="Create annotators for the selected group (shows their links)")
-    def create_annotators(self, request, queryset):
-        if queryset.count() != 1:
-            self.message_user(request, "Select exactly one group.", messages.WARNING)
-            return None
-        group = queryset.get()
-        url = reverse("admin:studies_study_create_annotators", args=[group.study_id])
-        return HttpResponseRedirect(f"{url}?group={group.pk}")
-
-
-@admin.register(ErrorCategory)
-class ErrorCategoryAdmin(admin.ModelAdmin):
-    form = ErrorCategoryForm
-    list_display = ("label", "slug", "study", "order", "bit")
-    list_filter = ("study",)
-    list_select_related = ("study",)
-    search_fields = ("slug", "label")
-
-    def get_readonly_fields(self, request, obj=None):
-        return ("study", "bit") if obj is not None else ("bit",)
-
-    def save_model(self, request, obj, form, change):
-        if obj.pk is None:
-            obj.bit = error_category_next_bit(study=obj.study)
-        super().save_model(request, obj, form, change)
-
-    def has_delete_permission(self, request, obj=None):
-        if obj is not None and error_category_is_used(category=obj):
-            return False
-        return super().has_delete_permission(request, obj)

@@ -1,0 +1,152 @@
+"""The study's configuration beside the study page: inlines of stages, groups,
+categories and consent versions, and their own admin pages."""
+
+from django.contrib import admin, messages
+from django.db.models import Count
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+
+from ..models import (
+    AnnotatorGroup,
+    ConsentVersion,
+    ErrorCategory,
+    Stage,
+)
+from ..selectors import error_category_is_used
+from ..services import (
+    error_category_next_bit,
+)
+from .common import ReadOnlyAdminMixin, is_changelist
+from .forms import AnnotatorGroupForm, ErrorCategoryForm, ErrorCategoryFormSet, StageForm
+
+
+class StageInline(admin.TabularInline):
+    model = Stage
+    form = StageForm
+    extra = 0
+    fields = ("position", "name", "min_wait")
+
+
+class AnnotatorGroupInline(admin.TabularInline):
+    model = AnnotatorGroup
+    form = AnnotatorGroupForm
+    extra = 0
+    fields = ("name", "pseudonym_prefix")
+
+
+class ErrorCategoryInline(admin.StackedInline):
+    model = ErrorCategory
+    form = ErrorCategoryForm
+    formset = ErrorCategoryFormSet
+    extra = 0
+    fields = (
+        ("slug", "label", "order", "bit"),
+        "definition",
+        "example_reflection",
+        "example_explanation",
+    )
+    readonly_fields = ("bit",)
+    classes = ("collapse",)
+
+
+class ConsentVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
+    model = ConsentVersion
+    extra = 0
+    fields = ("number", "created_at", "created_by", "n_consents")
+    readonly_fields = fields
+    verbose_name_plural = "consent versions (created automatically when the texts change)"
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .defer("information_sheet", "consent_text")
+            .annotate(_n=Count("consents"))
+        )
+
+    @admin.display(description="annotators who consented")
+    def n_consents(self, obj):
+        return obj._n
+
+
+@admin.register(ConsentVersion)
+class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("study", "number", "created_at", "created_by")
+    list_filter = ("study",)
+    readonly_fields = (
+        "study",
+        "number",
+        "information_sheet",
+        "consent_text",
+        "created_at",
+        "created_by",
+    )
+
+    def get_queryset(self, request):
+        qs = super().get_queryset(request).select_related("study", "created_by")
+        if is_changelist(request):
+            qs = qs.defer("information_sheet", "consent_text")
+        return qs
+
+
+@admin.register(Stage)
+class StageAdmin(admin.ModelAdmin):
+    form = StageForm
+    list_display = ("name", "study", "position", "min_wait")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("name", "study__slug")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study",) if obj is not None else ()
+
+
+@admin.register(AnnotatorGroup)
+class AnnotatorGroupAdmin(admin.ModelAdmin):
+    form = AnnotatorGroupForm
+    list_display = ("name", "study", "pseudonym_prefix", "n_annotators")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("name",)
+    actions = ("create_annotators",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_n=Count("annotators"))
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study",) if obj is not None else ()
+
+    @admin.display(description="annotators", ordering="_n")
+    def n_annotators(self, obj):
+        return obj._n
+
+    @admin.action(description="Create annotators for the selected group (shows their links)")
+    def create_annotators(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Select exactly one group.", messages.WARNING)
+            return None
+        group = queryset.get()
+        url = reverse("admin:studies_study_create_annotators", args=[group.study_id])
+        return HttpResponseRedirect(f"{url}?group={group.pk}")
+
+
+@admin.register(ErrorCategory)
+class ErrorCategoryAdmin(admin.ModelAdmin):
+    form = ErrorCategoryForm
+    list_display = ("label", "slug", "study", "order", "bit")
+    list_filter = ("study",)
+    list_select_related = ("study",)
+    search_fields = ("slug", "label")
+
+    def get_readonly_fields(self, request, obj=None):
+        return ("study", "bit") if obj is not None else ("bit",)
+
+    def save_model(self, request, obj, form, change):
+        if obj.pk is None:
+            obj.bit = error_category_next_bit(study=obj.study)
+        super().save_model(request, obj, form, change)
+
+    def has_delete_permission(self, request, obj=None):
+        if obj is not None and error_category_is_used(category=obj):
+            return False
+        return super().has_delete_permission(request, obj)
