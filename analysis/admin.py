@@ -10,10 +10,32 @@ from django.template.response import TemplateResponse
 from django.urls import path, reverse
 from django.utils.html import format_html
 
+from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.models import Study
 
 from .importers import AutomaticScoresImportError, automatic_scores_import
 from .models import AnalysisRun, AutomaticScore
+from .services import analysis_run_enqueue
+
+# The study list's "Run the analysis" action lives here, since analysis builds on
+# studies and never the reverse: the study admin registered by the studies app is
+# registered again with the action added (INSTALLED_APPS lists studies first).
+admin.site.unregister(Study)
+
+
+@admin.register(Study)
+class StudyAdmin(StudiesStudyAdmin):
+    actions = ("run_analysis", *StudiesStudyAdmin.actions)
+
+    @admin.action(description="Run the analysis for the selected studies")
+    def run_analysis(self, request, queryset):
+        for study in queryset:
+            analysis_run_enqueue(study=study, user=request.user)
+        self.message_user(
+            request,
+            f"Queued {queryset.count()} analysis run(s); see Analysis runs.",
+            messages.SUCCESS,
+        )
 
 
 @admin.register(AnalysisRun)
