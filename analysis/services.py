@@ -83,16 +83,16 @@ def _task(name: str):
     when it starts; a web process or command does it here on first use, so that eager
     mode (no broker: the demo) runs the task in-process as well."""
     if name not in current_app.tasks:
-        current_app.loader.import_default_modules()
+        current_app.autodiscover_tasks(force=True)
     return current_app.tasks[name]
 
 
-def analysis_run_dispatch(*, run_id: int, countdown: float = 0) -> bool:
+def analysis_run_dispatch(*, run_id: int) -> bool:
     """Hand a queued run to the task queue and note when. With the queue down the run
     stays queued, undispatched: ``analysis_runs_recover`` (a beat job) sends it once
     the queue is back. Returns whether the queue took it."""
     try:
-        _task(RUN_TASK).apply_async((run_id,), countdown=countdown or None)
+        _task(RUN_TASK).apply_async((run_id,))
     except OperationalError as exc:
         logger.warning("Task queue unreachable; analysis run %s waits for it (%s).", run_id, exc)
         return False

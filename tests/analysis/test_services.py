@@ -110,7 +110,8 @@ def open_study(loaded_study, settings):
 
 @pytest.fixture
 def sent(monkeypatch):
-    """What the services hand to the task queue: (args, countdown)."""
+    """What the services hand to the task queue: (args, countdown). Runs are sent when
+    they are due: no countdown."""
     sent = []
     monkeypatch.setattr(
         "analysis.tasks.analysis_run_task.apply_async",
