@@ -213,6 +213,7 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
     "unacked_mutex_expire": 60,
 }
+
 # --- Analysis ---------------------------------------------------------------
 # New submissions ask for a fresh report through a beat job (analysis.request_auto_runs,
 # every ANALYSIS_AUTO_INTERVAL seconds), debounced: a run is asked for once the oldest
