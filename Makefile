@@ -48,6 +48,8 @@ drills: install
 lint: install
 	$(BIN)/ruff check .
 	$(BIN)/ruff format --check .
+	@# The layers and no import cycles: the [tool.importlinter] contracts in pyproject.toml.
+	$(BIN)/lint-imports
 	$(BIN)/python manage.py check
 	$(BIN)/python manage.py makemigrations --check --dry-run
 	@# The OpenAPI schema of /api/: generated and validated, warnings count as errors.

@@ -1,7 +1,7 @@
 import json
 
 from django import forms
-from django.contrib import admin
+from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
@@ -9,11 +9,33 @@ from django.template.defaultfilters import truncatechars
 from django.urls import path
 from django.utils.html import format_html
 
+from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study
 
 from .importers import automatic_scores_import
 from .models import AnalysisRun, AutomaticScore
+from .services import analysis_run_enqueue
+
+# The study list's "Run the analysis" action lives here, since analysis builds on
+# studies and never the reverse: the study admin registered by the studies app is
+# registered again with the action added (INSTALLED_APPS lists studies first).
+admin.site.unregister(Study)
+
+
+@admin.register(Study)
+class StudyAdmin(StudiesStudyAdmin):
+    actions = ("run_analysis", *StudiesStudyAdmin.actions)
+
+    @admin.action(description="Run the analysis for the selected studies")
+    def run_analysis(self, request, queryset):
+        for study in queryset:
+            analysis_run_enqueue(study=study, user=request.user)
+        self.message_user(
+            request,
+            f"Queued {queryset.count()} analysis run(s); see Analysis runs.",
+            messages.SUCCESS,
+        )
 
 
 @admin.register(AnalysisRun)

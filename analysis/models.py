@@ -39,6 +39,12 @@ class AnalysisRun(models.Model):
         blank=True,
         help_text="When the task reached the queue; empty while the queue was unreachable.",
     )
+    data_through = models.DateTimeField(
+        null=True,
+        blank=True,
+        help_text="Automatic runs: the newest submission (or rejection of a submitted "
+        "batch) they were asked for; a newer one asks for the next automatic run.",
+    )
     created_at = models.DateTimeField(auto_now_add=True)
     started_at = models.DateTimeField(null=True, blank=True)
     finished_at = models.DateTimeField(null=True, blank=True)
@@ -66,11 +72,18 @@ class AnalysisRun(models.Model):
                 name="analysis_run_trigger_valid",
             ),
             # Debounce: one automatic run waiting per study is enough, since a run
-            # reads the data when it starts (analysis_run_request_auto).
+            # reads the data when it starts (analysis_runs_request_auto).
             models.UniqueConstraint(
                 fields=["study"],
                 condition=Q(status="queued", trigger="auto"),
                 name="analysis_run_one_waiting_auto_run",
+            ),
+            # Idempotent beat job: never two automatic runs for the same data, even
+            # from two beats or a redelivered job.
+            models.UniqueConstraint(
+                fields=["study", "data_through"],
+                condition=Q(trigger="auto"),
+                name="analysis_run_auto_once_per_data",
             ),
             models.CheckConstraint(
                 condition=Q(finished_at__isnull=True)

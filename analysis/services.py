@@ -1,16 +1,18 @@
 """Analysis runs: queue them, execute them, record the outcome."""
 
 import logging
-from datetime import timedelta
+from datetime import datetime, timedelta
 
+from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
+from django.db.models import Case, F, Max, Min, Q, When
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from studies.models import Study
+from studies.models import Assignment, Study
 
 from .models import AnalysisRun
 from .report import report_build
@@ -24,6 +26,10 @@ MAX_BOOTSTRAP_RESAMPLES = 10_000
 
 #: A run whose worker died is computed again when redelivered, this many times in all.
 MAX_ATTEMPTS = 2
+
+#: The Celery task that computes one run (``analysis.tasks``). Services call tasks by
+#: their stable name: the tasks import the services, never the other way round.
+RUN_TASK = "analysis.run"
 
 DEFAULT_PARAMETERS = {
     "excluded_sources": [],
@@ -72,14 +78,21 @@ def analysis_run_create(
     )
 
 
-def analysis_run_dispatch(*, run_id: int, countdown: float = 0) -> bool:
+def _task(name: str):
+    """The registered Celery task ``name``. A worker imports every app's task module
+    when it starts; a web process or command does it here on first use, so that eager
+    mode (no broker: the demo) runs the task in-process as well."""
+    if name not in current_app.tasks:
+        current_app.autodiscover_tasks(force=True)
+    return current_app.tasks[name]
+
+
+def analysis_run_dispatch(*, run_id: int) -> bool:
     """Hand a queued run to the task queue and note when. With the queue down the run
     stays queued, undispatched: ``analysis_runs_recover`` (a beat job) sends it once
     the queue is back. Returns whether the queue took it."""
-    from .tasks import analysis_run_task
-
     try:
-        analysis_run_task.apply_async((run_id,), countdown=countdown or None)
+        _task(RUN_TASK).apply_async((run_id,))
     except OperationalError as exc:
         logger.warning("Task queue unreachable; analysis run %s waits for it (%s).", run_id, exc)
         return False
@@ -97,33 +110,6 @@ def analysis_run_enqueue(*, study: Study, parameters: dict | None = None, user=N
     return run
 
 
-def analysis_run_request_auto(*, study_id: int) -> AnalysisRun | None:
-    """Ask for a fresh report after new submissions, debounced: the run starts
-    ``ANALYSIS_AUTO_DELAY`` seconds after the request, and while one automatic run
-    is still waiting to start, further requests add nothing (it will read their data
-    too). The database enforces "one waiting automatic run per study" with a partial
-    unique index, so concurrent submissions cannot queue two. Off when
-    ``ANALYSIS_AUTO_RUN`` is false. Call inside the submitting transaction."""
-    if not settings.ANALYSIS_AUTO_RUN:
-        return None
-    if AnalysisRun.objects.filter(
-        study_id=study_id, status=AnalysisRun.Status.QUEUED, trigger=AnalysisRun.Trigger.AUTO
-    ).exists():
-        return None
-    try:
-        with transaction.atomic():
-            run = AnalysisRun.objects.create(
-                study_id=study_id,
-                parameters=analysis_parameters_clean(None),
-                trigger=AnalysisRun.Trigger.AUTO,
-            )
-    except IntegrityError:
-        return None  # another submission queued it a moment ago
-    delay = settings.ANALYSIS_AUTO_DELAY
-    transaction.on_commit(lambda: analysis_run_dispatch(run_id=run.pk, countdown=delay))
-    return run
-
-
 def analysis_run_compute(*, study: Study, parameters: dict | None = None) -> AnalysisRun:
     """Compute a run now, in this process (``manage.py analyze``)."""
     run = analysis_run_create(
@@ -132,16 +118,101 @@ def analysis_run_compute(*, study: Study, parameters: dict | None = None) -> Ana
     return analysis_run_execute(run_id=run.pk)
 
 
+# --- automatic runs --------------------------------------------------------------------------
+
+
+def analysis_runs_request_auto(*, now: datetime | None = None) -> list[int]:
+    """Beat job: ask for a fresh report of every study whose analysed data changed
+    since what its automatic runs cover, debounced. Returns the ids of the runs asked
+    for. Off when ``ANALYSIS_AUTO_RUN`` is false.
+
+    Idempotent and safe to run concurrently (two beats, a redelivered job): the
+    database keeps one waiting automatic run per study and never two automatic runs
+    for the same data (``AnalysisRun`` constraints). Draft studies have no
+    submissions; a closed study is still looked at, so that the submissions made just
+    before it closed get their run.
+    """
+    if not settings.ANALYSIS_AUTO_RUN:
+        return []
+    now = now or timezone.now()
+    study_ids = Study.objects.exclude(status=Study.Status.DRAFT).values_list("pk", flat=True)
+    runs = (_run_request_auto(study_id=study_id, now=now) for study_id in list(study_ids))
+    return [run.pk for run in runs if run is not None]
+
+
+def _run_request_auto(*, study_id: int, now: datetime) -> AnalysisRun | None:
+    """The debounce, as close to "a run starts ``ANALYSIS_AUTO_DELAY`` seconds after the
+    first submission it is for" as a periodic job gets: changes newer than what the
+    automatic runs cover ask for a run once the oldest of them is that old (so up to one
+    job period later), and it covers every change up to then. While an automatic run
+    waits in the queue, newer changes are added to it: it reads the data when it
+    starts. Runs outside a transaction, or inside one that commits at once."""
+    covered = AnalysisRun.objects.filter(
+        study_id=study_id, trigger=AnalysisRun.Trigger.AUTO
+    ).aggregate(through=Max("data_through"))["through"]
+    changes = _analysed_data_changes(study_id=study_id, after=covered)
+    if changes["last"] is None or _auto_run_absorb(study_id=study_id, through=changes["last"]):
+        return None
+    if changes["first"] > now - timedelta(seconds=settings.ANALYSIS_AUTO_DELAY):
+        return None  # debounce: later changes join this run
+    try:
+        with transaction.atomic():
+            run = AnalysisRun.objects.create(
+                study_id=study_id,
+                parameters=analysis_parameters_clean(None),
+                trigger=AnalysisRun.Trigger.AUTO,
+                data_through=changes["last"],
+            )
+    except IntegrityError:
+        # A concurrent job asked for it a moment ago (the same data), or for data a
+        # moment older: that run still waits, so it takes these changes too.
+        _auto_run_absorb(study_id=study_id, through=changes["last"])
+        return None
+    transaction.on_commit(lambda: analysis_run_dispatch(run_id=run.pk))
+    return run
+
+
+def _auto_run_absorb(*, study_id: int, through: datetime) -> bool:
+    """Let the study's automatic run still waiting in the queue cover the changes up to
+    ``through``. False when none waits (the row lock a starting worker holds makes this
+    wait, and then find the run started)."""
+    waiting = AnalysisRun.objects.filter(
+        study_id=study_id, trigger=AnalysisRun.Trigger.AUTO, status=AnalysisRun.Status.QUEUED
+    )
+    if waiting.filter(data_through__gte=through).exists():
+        return True
+    return bool(waiting.update(data_through=through))
+
+
+def _analysed_data_changes(*, study_id: int, after: datetime | None) -> dict:
+    """The first and last time after ``after`` (None: ever) that the study's analysed
+    judgements changed (``Judgement.analysed_q`` with the default parameters, which
+    automatic runs use): a batch was submitted and counts, or a counted batch was
+    rejected later. A batch rejected on submission for its attention check never
+    counted, so changes nothing."""
+    rejected_later = Q(status=Assignment.Status.REJECTED, rejected_at__gt=F("submitted_at"))
+    changes = (
+        Assignment.objects.filter(stage__study_id=study_id)
+        .filter(Q(status__in=Assignment.counted_statuses()) | rejected_later)
+        .annotate(
+            changed_at=Case(When(rejected_later, then=F("rejected_at")), default=F("submitted_at"))
+        )
+    )
+    if after is not None:
+        changes = changes.filter(changed_at__gt=after)
+    return changes.aggregate(first=Min("changed_at"), last=Max("changed_at"))
+
+
 def analysis_runs_recover(*, now=None) -> dict[str, int]:
     """Beat job: send queued runs the task queue never took (it was down), and fail
     runs left ``running`` by a worker that died beyond the hard time limit, so no run
     stays running forever."""
     now = now or timezone.now()
-    auto_delay = timedelta(seconds=settings.ANALYSIS_AUTO_DELAY)
+    # Younger runs are left to the dispatch their own request scheduled on commit.
     waiting = AnalysisRun.objects.filter(
         status=AnalysisRun.Status.QUEUED,
         dispatched_at__isnull=True,
-        created_at__lte=now - max(auto_delay, timedelta(seconds=30)),
+        created_at__lte=now - timedelta(seconds=30),
     ).values_list("pk", flat=True)
     sent = sum(analysis_run_dispatch(run_id=pk) for pk in list(waiting))
     stale_after = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)

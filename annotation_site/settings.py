@@ -140,13 +140,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Views add model permissions on top (annotation_site.api.ResearcherPermission).
+    # Views add model permissions on top (studies.apis.framework.ResearcherPermission).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "annotation_site.api.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "studies.apis.framework.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "annotation_site.api.exception_handler",
+    "EXCEPTION_HANDLER": "studies.apis.framework.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 
@@ -213,6 +213,16 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_throttle": 1,
     "unacked_mutex_expire": 60,
 }
+
+# --- Analysis ---------------------------------------------------------------
+# New submissions ask for a fresh report through a beat job (analysis.request_auto_runs,
+# every ANALYSIS_AUTO_INTERVAL seconds), debounced: a run is asked for once the oldest
+# submission it is for is ANALYSIS_AUTO_DELAY seconds old, and covers those made
+# meanwhile. On by default only with a real broker (beat needs one).
+ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
+ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
+ANALYSIS_AUTO_INTERVAL = env.int("ANALYSIS_AUTO_INTERVAL", default=60)
+
 # https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html
 CELERY_BEAT_SCHEDULE = {
     "expire-overdue-assignments": {
@@ -227,14 +237,14 @@ CELERY_BEAT_SCHEDULE = {
         "task": "analysis.recover_runs",
         "schedule": 120.0,
     },
+    "request-automatic-analysis-runs": {
+        "task": "analysis.request_auto_runs",
+        "schedule": float(ANALYSIS_AUTO_INTERVAL),
+        # A tick still undelivered when the next one is due is dropped: the next one
+        # does the same work.
+        "options": {"expires": ANALYSIS_AUTO_INTERVAL},
+    },
 }
-
-# --- Analysis ---------------------------------------------------------------
-# A submitted batch asks for a fresh report, debounced: the run starts this many
-# seconds later and absorbs the submissions made meanwhile. On by default only with a
-# real broker, so the in-process demo does not compute reports inside page requests.
-ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
-ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
 
 # Benchmarks only (bench/load): mounts /bench/floor/, one INSERT per POST, CSRF-exempt.
 BENCH_FLOOR_VIEW = env.bool("BENCH_FLOOR_VIEW", default=False)

@@ -44,9 +44,9 @@ def _require_services(request):
 
 @pytest.fixture(autouse=True)
 def _no_automatic_analysis(settings):
-    """Submissions ask for a debounced analysis run when ANALYSIS_AUTO_RUN is on (the
+    """The beat job asks for automatic analysis runs when ANALYSIS_AUTO_RUN is on (the
     default with a broker). Off in tests, so SQLite and CI runs behave alike; the
-    tests of that trigger turn it on."""
+    tests of that job turn it on."""
     settings.ANALYSIS_AUTO_RUN = False
 
 

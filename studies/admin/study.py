@@ -99,7 +99,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
-    actions = ("run_analysis", "export_annotations")
+    actions = ("export_annotations",)  # the analysis app adds "run_analysis"
     change_form_template = "admin/studies/study/change_form.html"
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "description", "contact_email")}),
@@ -172,18 +172,6 @@ class StudyAdmin(admin.ModelAdmin):
     def dashboard_link(self, obj):
         return format_html(
             '<a href="{}">Dashboard</a>', reverse("analysis:dashboard", args=[obj.slug])
-        )
-
-    @admin.action(description="Run the analysis for the selected studies")
-    def run_analysis(self, request, queryset):
-        from analysis.services import analysis_run_enqueue
-
-        for study in queryset:
-            analysis_run_enqueue(study=study, user=request.user)
-        self.message_user(
-            request,
-            f"Queued {queryset.count()} analysis run(s); see Analysis runs.",
-            messages.SUCCESS,
         )
 
     def save_formset(self, request, form, formset, change):

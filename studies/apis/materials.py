@@ -4,7 +4,11 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from annotation_site.api import (
+from ..datafiles.materials import MaterialsImportError, materials_import
+from ..models import Reflection
+from ..selectors import batch_list, context_list
+from .common import TAG_DATA, id_filter, study_or_404
+from .framework import (
     ErrorSerializer,
     PageNumberPagination,
     ResearcherApi,
@@ -12,11 +16,6 @@ from annotation_site.api import (
     paginated_response,
     validation_error_response,
 )
-
-from ..datafiles.materials import MaterialsImportError, materials_import
-from ..models import Reflection
-from ..selectors import batch_list, context_list
-from .common import TAG_DATA, id_filter, study_or_404
 
 
 class ContextListApi(ResearcherApi):

@@ -83,17 +83,7 @@ def _submit(*, assignment_id: int, now: datetime) -> Assignment:
         assignment.rejected_at = now
         assignment.rejection_reason = "Failed the attention check (rejected automatically)."
     assignment.save()
-    if assignment.status == Assignment.Status.SUBMITTED:
-        _analysis_refresh(study_id=study.pk)
     return assignment
-
-
-def _analysis_refresh(*, study_id: int) -> None:
-    """New data counts for analysis: ask for a debounced report (the analysis app
-    depends on this one, so it is imported here, not at module level)."""
-    from analysis.services import analysis_run_request_auto
-
-    analysis_run_request_auto(study_id=study_id)
 
 
 def expire_if_overdue(*, assignment_id: int, now: datetime) -> bool:
@@ -138,7 +128,6 @@ def assignment_reject(
             f"Only assigned, in-progress or submitted work can be rejected; this one is "
             f"{assignment.get_status_display().lower()}."
         )
-    was_submitted = assignment.status == Assignment.Status.SUBMITTED
     assignment.status = Assignment.Status.REJECTED
     assignment.rejected_at = now
     assignment.rejected_by = by
@@ -146,6 +135,4 @@ def assignment_reject(
     assignment.save(
         update_fields=["status", "rejected_at", "rejected_by", "rejection_reason", "updated_at"]
     )
-    if was_submitted:
-        _analysis_refresh(study_id=assignment.stage.study_id)
     return assignment

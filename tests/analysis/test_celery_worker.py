@@ -16,7 +16,7 @@ from analysis.services import (
     analysis_run_enqueue,
 )
 from annotation_site.celery import app as celery_app
-from studies.models import Annotator, Assignment, Batch
+from studies.models import Annotator, Assignment, Batch, Study
 from studies.services import Answer, annotators_create, assignment_create, judgement_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -32,7 +32,14 @@ def _database_url_of_test_db() -> str:
 
 @pytest.fixture
 def celery_worker_process(tmp_path):
-    env = {**os.environ, "DATABASE_URL": _database_url_of_test_db(), "DJANGO_CONN_MAX_AGE": "0"}
+    env = {
+        **os.environ,
+        "DATABASE_URL": _database_url_of_test_db(),
+        "DJANGO_CONN_MAX_AGE": "0",
+        # The beat job's automatic runs, asked for as soon as a submission is seen.
+        "ANALYSIS_AUTO_RUN": "true",
+        "ANALYSIS_AUTO_DELAY": "0",
+    }
     celery_app.control.purge()  # messages left by earlier runs on this broker
     log_path = tmp_path / "worker.log"
     log = log_path.open("w")
@@ -83,12 +90,10 @@ def _wait_for(run: AnalysisRun, statuses: set[str], timeout: float = 60) -> Anal
     raise AssertionError(f"run {run.pk} still {run.status!r} after {timeout}s")
 
 
-def test_worker_runs_an_enqueued_analysis_and_stores_its_report(
-    loaded_study, celery_worker_process
-):
-    group = loaded_study.groups.get(name="Layperson")
+def _one_submitted_batch(study) -> Assignment:
+    group = study.groups.get(name="Layperson")
     annotator: Annotator = annotators_create(group=group, count=1)[0]
-    batch = Batch.objects.filter(stage__study=loaded_study, stage__position=1).first()
+    batch = Batch.objects.filter(stage__study=study, stage__position=1).first()
     assignment = assignment_create(annotator=annotator, batch=batch)
     for reflection_id in assignment.order:
         judgement_record(
@@ -99,6 +104,14 @@ def test_worker_runs_an_enqueued_analysis_and_stores_its_report(
     Assignment.objects.filter(pk=assignment.pk).update(
         status=Assignment.Status.SUBMITTED, submitted_at=assignment.assigned_at
     )
+    assignment.refresh_from_db()
+    return assignment
+
+
+def test_worker_runs_an_enqueued_analysis_and_stores_its_report(
+    loaded_study, celery_worker_process
+):
+    _one_submitted_batch(loaded_study)
 
     run = analysis_run_enqueue(study=loaded_study)
     run = _wait_for(run, {AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED})
@@ -128,3 +141,31 @@ def test_worker_stores_the_error_of_a_failing_analysis(loaded_study, celery_work
     assert run.status == AnalysisRun.Status.FAILED
     assert "ValueError" in run.error and "many" in run.error
     assert run.finished_at is not None
+
+
+def test_the_beat_job_asks_the_worker_for_an_automatic_run_after_a_submission(
+    loaded_study, celery_worker_process
+):
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    assignment = _one_submitted_batch(loaded_study)
+
+    # As celery beat sends it: by name (CELERY_BEAT_SCHEDULE).
+    celery_app.send_task("analysis.request_auto_runs")
+    deadline = time.monotonic() + 60
+    while not AnalysisRun.objects.filter(study=loaded_study).exists():
+        assert time.monotonic() < deadline, "the beat job asked for no run"
+        time.sleep(0.25)
+    (run,) = AnalysisRun.objects.filter(study=loaded_study)
+    run = _wait_for(run, {AnalysisRun.Status.DONE, AnalysisRun.Status.FAILED})
+    assert run.status == AnalysisRun.Status.DONE, run.error
+    assert run.trigger == AnalysisRun.Trigger.AUTO
+    assert run.data_through == assignment.submitted_at
+    assert run.result["n_judgements"] == 3
+
+    # The same tick again (a second beat, a redelivery): nothing new, no second run.
+    # One solo worker takes tasks in order: once a run queued after the tick is done,
+    # the tick has been handled.
+    celery_app.send_task("analysis.request_auto_runs")
+    after = analysis_run_enqueue(study=loaded_study, parameters={"bootstrap_resamples": 0})
+    assert _wait_for(after, {AnalysisRun.Status.DONE}).status == AnalysisRun.Status.DONE
+    assert list(AnalysisRun.objects.filter(trigger=AnalysisRun.Trigger.AUTO)) == [run]

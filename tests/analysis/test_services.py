@@ -1,15 +1,37 @@
+import os
+import subprocess
+import sys
+import threading
+from datetime import timedelta
+from pathlib import Path
+from unittest import mock
+
 import pytest
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.utils import timezone
 
+from analysis import services
 from analysis.models import AnalysisRun
 from analysis.services import (
     analysis_parameters_clean,
     analysis_run_enqueue,
     analysis_run_execute,
     analysis_run_progress,
-    analysis_run_request_auto,
     analysis_runs_recover,
+    analysis_runs_request_auto,
 )
+from studies.models import Assignment, Batch, Study
+from studies.services import (
+    Answer,
+    annotators_create,
+    assignment_create,
+    assignment_reject,
+    assignment_submit,
+    judgement_record,
+)
+
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def test_parameters_get_defaults_and_sorted_sources():
@@ -75,40 +97,154 @@ def test_execute_of_a_deleted_run_does_nothing(db):
 # --------------------------------------------------------------------------- triggers
 
 
-def _auto_runs(study):
-    return AnalysisRun.objects.filter(study=study, trigger=AnalysisRun.Trigger.AUTO)
-
-
-def test_submissions_ask_for_one_debounced_automatic_run(
-    loaded_study, settings, django_capture_on_commit_callbacks, monkeypatch
-):
-    from studies.models import Assignment
-    from tests.conftest import annotate_study
-
+@pytest.fixture
+def open_study(loaded_study, settings):
+    """An open study with automatic runs on, asked for 120 s after the first new
+    submission."""
+    loaded_study.status = Study.Status.OPEN
+    loaded_study.save(update_fields=["status"])
     settings.ANALYSIS_AUTO_RUN = True
     settings.ANALYSIS_AUTO_DELAY = 120
+    return loaded_study
+
+
+@pytest.fixture
+def sent(monkeypatch):
+    """What the services hand to the task queue: (args, countdown). Runs are sent when
+    they are due: no countdown."""
     sent = []
     monkeypatch.setattr(
         "analysis.tasks.analysis_run_task.apply_async",
         lambda args, countdown=None: sent.append((args, countdown)),
     )
+    return sent
+
+
+def _auto_runs(study):
+    return AnalysisRun.objects.filter(study=study, trigger=AnalysisRun.Trigger.AUTO)
+
+
+def _soon():
+    """A time just after the batches of a test are handed out (well before their
+    30-minute deadline), from which the test counts its submission times."""
+    return timezone.now() + timedelta(minutes=1)
+
+
+def _submit_batch(study, *, at, group="Layperson") -> Assignment:
+    """A new annotator answers a first-stage batch (every item coherent, so the
+    attention check fails) and submits it at ``at``."""
+    annotator = annotators_create(group=study.groups.get(name=group), count=1)[0]
+    batch = Batch.objects.filter(stage__study=study, stage__position=1).order_by("pk").first()
+    assignment = assignment_create(annotator=annotator, batch=batch)
+    for reflection_id in assignment.order:
+        judgement_record(
+            assignment=assignment,
+            reflection=batch.reflections.get(pk=reflection_id),
+            answer=Answer(coherent=True, empathy=4),
+        )
+    return assignment_submit(assignment=assignment, now=at)
+
+
+def test_new_submissions_ask_for_one_automatic_run_once_the_debounce_has_passed(
+    open_study, sent, django_capture_on_commit_callbacks
+):
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    _submit_batch(open_study, at=t0 + timedelta(seconds=60))
+
+    # The first submission is not yet ANALYSIS_AUTO_DELAY old: later ones join.
+    assert analysis_runs_request_auto(now=t0 + timedelta(seconds=119)) == []
+    assert not AnalysisRun.objects.exists()
+
     with django_capture_on_commit_callbacks(execute=True):
-        annotate_study(loaded_study)
-    assert Assignment.objects.filter(status=Assignment.Status.SUBMITTED).count() == 36
-    (run,) = _auto_runs(loaded_study)
-    assert run.status == AnalysisRun.Status.QUEUED
-    assert sent == [((run.pk,), 120)]
+        asked = analysis_runs_request_auto(now=t0 + timedelta(seconds=120))
+    (run,) = _auto_runs(open_study)
+    assert asked == [run.pk]
+    assert (run.status, run.data_through) == (AnalysisRun.Status.QUEUED, t0 + timedelta(seconds=60))
+    assert run.parameters == analysis_parameters_clean(None)
+    assert sent == [((run.pk,), None)]
     assert run.dispatched_at is not None
 
-    # Once that run has started, the next submission queues a fresh one.
-    AnalysisRun.objects.filter(pk=run.pk).update(status=AnalysisRun.Status.RUNNING)
-    analysis_run_request_auto(study_id=loaded_study.pk)
-    assert _auto_runs(loaded_study).filter(status=AnalysisRun.Status.QUEUED).count() == 1
+    # Nothing new since: the next tick, or the same one redelivered, asks for nothing.
+    with django_capture_on_commit_callbacks(execute=True):
+        assert analysis_runs_request_auto(now=t0 + timedelta(seconds=120)) == []
+        assert analysis_runs_request_auto(now=t0 + timedelta(hours=1)) == []
+    assert _auto_runs(open_study).count() == 1
+    assert len(sent) == 1
 
 
-def test_automatic_runs_are_off_when_the_setting_is(loaded_study, settings):
+def test_a_submission_newer_than_the_last_automatic_run_asks_for_the_next(open_study, sent):
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    (first_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=120))
+    AnalysisRun.objects.filter(pk=first_id).update(status=AnalysisRun.Status.RUNNING)
+
+    _submit_batch(open_study, at=t0 + timedelta(seconds=200))
+    # Debounced from the new submission, not from the last run.
+    assert analysis_runs_request_auto(now=t0 + timedelta(seconds=319)) == []
+    (second_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=320))
+    second = AnalysisRun.objects.get(pk=second_id)
+    assert second.data_through == t0 + timedelta(seconds=200)
+    assert second.status == AnalysisRun.Status.QUEUED
+    assert _auto_runs(open_study).count() == 2
+
+
+def test_submissions_while_an_automatic_run_waits_in_the_queue_join_it(open_study, sent):
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    (waiting_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=120))
+
+    # The worker is busy: the run still waits when more batches come in.
+    _submit_batch(open_study, at=t0 + timedelta(seconds=200))
+    assert analysis_runs_request_auto(now=t0 + timedelta(seconds=600)) == []
+    (waiting,) = _auto_runs(open_study)
+    assert waiting.pk == waiting_id
+    assert waiting.data_through == t0 + timedelta(seconds=200)  # it reads them when it starts
+
+    # Once it has run, that data counts as covered.
+    analysis_run_execute(run_id=waiting_id)
+    assert analysis_runs_request_auto(now=t0 + timedelta(hours=1)) == []
+    assert _auto_runs(open_study).count() == 1
+
+
+def test_a_rejected_submission_asks_for_a_run_but_a_batch_rejected_on_submission_does_not(
+    open_study, sent
+):
+    t0 = _soon()
+    Study.objects.filter(pk=open_study.pk).update(
+        attention_failure_policy=Study.AttentionPolicy.REJECT
+    )
+    failed = _submit_batch(open_study, at=t0)
+    assert failed.status == Assignment.Status.REJECTED  # never counted: nothing changed
+    assert analysis_runs_request_auto(now=t0 + timedelta(hours=1)) == []
+
+    Study.objects.filter(pk=open_study.pk).update(
+        attention_failure_policy=Study.AttentionPolicy.RECORD
+    )
+    counted = _submit_batch(open_study, at=t0 + timedelta(seconds=10))
+    (first_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=130))
+    AnalysisRun.objects.filter(pk=first_id).update(status=AnalysisRun.Status.RUNNING)
+
+    assignment_reject(assignment=counted, reason="Spam.", now=t0 + timedelta(seconds=500))
+    (second_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=620))
+    assert AnalysisRun.objects.get(pk=second_id).data_through == t0 + timedelta(seconds=500)
+
+
+@pytest.mark.parametrize(
+    ("status", "asks"), [(Study.Status.DRAFT, False), (Study.Status.CLOSED, True)]
+)
+def test_a_closed_study_still_gets_its_run_a_draft_is_not_looked_at(open_study, sent, status, asks):
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    Study.objects.filter(pk=open_study.pk).update(status=status)
+    assert bool(analysis_runs_request_auto(now=t0 + timedelta(hours=1))) is asks
+
+
+def test_automatic_runs_are_off_when_the_setting_is(open_study, settings, sent):
     settings.ANALYSIS_AUTO_RUN = False
-    assert analysis_run_request_auto(study_id=loaded_study.pk) is None
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    assert analysis_runs_request_auto(now=t0 + timedelta(hours=1)) == []
     assert not AnalysisRun.objects.exists()
 
 
@@ -122,6 +258,85 @@ def test_the_database_refuses_a_second_waiting_automatic_run(loaded_study):
     AnalysisRun.objects.create(study=loaded_study)
     AnalysisRun.objects.create(study=loaded_study)
     assert AnalysisRun.objects.count() == 3
+
+
+def test_the_database_refuses_two_automatic_runs_for_the_same_data(loaded_study):
+    from django.db import IntegrityError, transaction
+
+    through = timezone.now()
+    AnalysisRun.objects.create(
+        study=loaded_study,
+        trigger=AnalysisRun.Trigger.AUTO,
+        status=AnalysisRun.Status.RUNNING,
+        data_through=through,
+    )
+    with pytest.raises(IntegrityError), transaction.atomic():
+        AnalysisRun.objects.create(
+            study=loaded_study, trigger=AnalysisRun.Trigger.AUTO, data_through=through
+        )
+    assert AnalysisRun.objects.count() == 1
+
+
+@pytest.mark.postgres
+@pytest.mark.django_db(transaction=True)
+def test_two_jobs_at_once_ask_for_one_run(open_study, sent):
+    """Two beats (or a redelivered job) read the same state before either writes."""
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    both_read = threading.Barrier(2, timeout=30)
+    waited = threading.local()
+    absorb = services._auto_run_absorb
+
+    def absorb_once_both_have_read(**kwargs):
+        if not getattr(waited, "done", False):
+            waited.done = True
+            both_read.wait()  # each has read the data and found no waiting run
+        return absorb(**kwargs)
+
+    results, errors = [], []
+
+    def job():
+        try:
+            results.append(analysis_runs_request_auto(now=t0 + timedelta(seconds=120)))
+        except Exception as exc:  # reported below
+            errors.append(exc)
+        finally:
+            connection.close()
+
+    with mock.patch.object(services, "_auto_run_absorb", absorb_once_both_have_read):
+        threads = [threading.Thread(target=job) for _ in range(2)]
+        for thread in threads:
+            thread.start()
+        for thread in threads:
+            thread.join(timeout=60)
+    assert errors == []
+    assert sorted(len(asked) for asked in results) == [0, 1]
+    (run,) = _auto_runs(open_study)
+    assert run.data_through == t0
+    assert len(sent) == 1
+
+
+def test_services_find_the_tasks_by_name_without_importing_them(tmp_path):
+    """``analysis.services`` calls its tasks by name; in a process that never imported
+    ``analysis.tasks`` (a web request in the demo, without a broker) the name still
+    resolves, so eager mode runs the task in-process."""
+    code = (
+        "import sys, django; django.setup()\n"
+        "from analysis import services\n"
+        "assert 'analysis.tasks' not in sys.modules\n"
+        "task = services._task(services.RUN_TASK)\n"
+        "import analysis.tasks\n"
+        "assert task is analysis.tasks.analysis_run_task._get_current_object()\n"
+        "assert task.app.conf.task_always_eager\n"
+        "print('ok')\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CELERY_BROKER_URL"}
+    env["DATABASE_URL"] = f"sqlite:///{tmp_path / 'unused.sqlite3'}"
+    done = subprocess.run(
+        [sys.executable, "-c", code], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "ok"
 
 
 def test_a_run_the_queue_refused_stays_queued_and_is_sent_later(

@@ -89,6 +89,15 @@ def _recover(args) -> dict:
     return analysis_runs_recover(now=timezone.now() + timedelta(seconds=args.later))
 
 
+def _request_auto(args) -> dict:
+    from django.utils import timezone
+
+    from analysis.services import analysis_runs_request_auto
+
+    # As the beat job would run it ``--later`` seconds from now.
+    return {"runs": analysis_runs_request_auto(now=timezone.now() + timedelta(seconds=args.later))}
+
+
 def main(argv: list[str]) -> None:
     parser = argparse.ArgumentParser()
     sub = parser.add_subparsers(dest="command", required=True)
@@ -100,13 +109,20 @@ def main(argv: list[str]) -> None:
     enqueue.add_argument("--resamples", type=int, default=1000)
     recover = sub.add_parser("recover")
     recover.add_argument("--later", type=float, default=0)
+    request_auto = sub.add_parser("request-auto")
+    request_auto.add_argument("--later", type=float, default=0)
     args = parser.parse_args(argv)
 
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     import django
 
     django.setup()
-    result = {"setup": _setup, "enqueue": _enqueue, "recover": _recover}[args.command](args)
+    result = {
+        "setup": _setup,
+        "enqueue": _enqueue,
+        "recover": _recover,
+        "request-auto": _request_auto,
+    }[args.command](args)
     print(json.dumps(result))
 
 

@@ -1,7 +1,8 @@
 """Drill: Redis (the task queue) is down. Annotators still submit batches (their
-judgements are in the database); the automatic analysis run and a researcher's run
-are recorded queued, undispatched, and the researcher sees a page, not an error;
-once Redis is back the recovery job sends them and a worker computes them."""
+judgements are in the database); the automatic analysis run the beat job asks for and
+a researcher's run are recorded queued, undispatched, and the researcher sees a page,
+not an error; once Redis is back the recovery job sends them and a worker computes
+them."""
 
 import time
 
@@ -26,7 +27,7 @@ def test_submissions_and_runs_wait_for_the_broker(
     drill_env, drill_db, private_redis, gunicorn_app, celery_worker
 ):
     study = scenario(drill_env, "setup", "--annotators", "1")
-    app = gunicorn_app(workers=2, ANALYSIS_AUTO_RUN="true", ANALYSIS_AUTO_DELAY="0")
+    app = gunicorn_app(workers=2)
     annotator = Annotator(app.url, study["slug"], study["tokens"][0])
     annotator.sign_in()
     annotator.start()
@@ -44,7 +45,9 @@ def test_submissions_and_runs_wait_for_the_broker(
     assert time.monotonic() - started < 10, "submitting waited long for the broker"
     assert drill_db.query("SELECT status FROM studies_assignment") == [("submitted",)]
     assert drill_db.query("SELECT count(*) FROM studies_judgement") == [(N_ITEMS,)]
-    # The automatic analysis is recorded, waiting for the queue.
+    # The beat job's automatic analysis is recorded, waiting for the queue.
+    auto_env = {**drill_env, "ANALYSIS_AUTO_RUN": "true", "ANALYSIS_AUTO_DELAY": "0"}
+    assert len(scenario(auto_env, "request-auto")["runs"]) == 1
     assert _runs(drill_db) == [("auto", "queued", False, "")]
 
     # A researcher starts a run from the dashboard: queued, not an error page.

@@ -7,7 +7,6 @@ import pytest
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
-from analysis.models import AnalysisRun
 from studies.models import Annotator, Batch, ConsentVersion, DialogueContext, Reflection, Study
 from tests.conftest import form_data, materials_doc
 from tests.factories import StaffUserFactory
@@ -187,28 +186,6 @@ def test_editing_the_consent_text_creates_a_new_version(staff_client, study):
         2,
         1,
     ]
-
-
-def test_run_analysis_action_queues_and_runs_a_report(
-    staff_client, loaded_study, django_capture_on_commit_callbacks
-):
-    with django_capture_on_commit_callbacks(execute=True):
-        response = staff_client.post(
-            reverse("admin:studies_study_changelist"),
-            {"action": "run_analysis", "_selected_action": [loaded_study.pk]},
-            follow=True,
-        )
-    assert "Queued 1 analysis run(s)" in response.content.decode()
-    run = AnalysisRun.objects.get(study=loaded_study)
-    if run.status == AnalysisRun.Status.QUEUED:
-        # With a broker configured the task went to Redis; run it here the way the
-        # worker would (the real worker is exercised in tests/analysis).
-        from analysis.services import analysis_run_execute
-
-        run = analysis_run_execute(run_id=run.pk)
-    run.refresh_from_db()
-    assert run.status == AnalysisRun.Status.DONE
-    assert run.result["study"] == "pilot" and run.result["n_judgements"] == 0
 
 
 def test_judgement_list_query_count_does_not_grow_with_rows(
