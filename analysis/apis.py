@@ -9,13 +9,13 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from studies.apis import study_or_404
-from studies.apis.framework import (
+from studies.api_framework import (
     PageNumberPagination,
     ResearcherApi,
     error_responses,
     paginated_response,
 )
+from studies.apis import study_or_404
 
 from .models import AnalysisRun
 from .selectors import analysis_run_get, analysis_run_list

@@ -5,7 +5,7 @@ from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, Spec
 
 from analysis import apis as analysis_apis
 from studies import apis as study_apis
-from studies.apis.framework import ApiNotFound
+from studies.api_framework import ApiNotFound
 
 app_name = "api"
 

@@ -140,13 +140,13 @@ REST_FRAMEWORK = {
         "rest_framework.authentication.TokenAuthentication",
         "rest_framework.authentication.SessionAuthentication",
     ],
-    # Views add model permissions on top (studies.apis.framework.ResearcherPermission).
+    # Views add model permissions on top (studies.api_framework.ResearcherPermission).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
     "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
-    "DEFAULT_PAGINATION_CLASS": "studies.apis.framework.PageNumberPagination",
+    "DEFAULT_PAGINATION_CLASS": "studies.api_framework.PageNumberPagination",
     "PAGE_SIZE": 50,
-    "EXCEPTION_HANDLER": "studies.apis.framework.exception_handler",
+    "EXCEPTION_HANDLER": "studies.api_framework.exception_handler",
     "DEFAULT_SCHEMA_CLASS": "drf_spectacular.openapi.AutoSchema",
 }
 

@@ -3,7 +3,7 @@
 Each view validates its input with a nested serializer, calls a selector or one
 service, and renders with an output serializer. Annotators appear by pseudonym only:
 no serializer here has a field for an e-mail, a platform id or an access token.
-Permissions, errors and pagination (shared with the analysis API): ``framework``; routes:
+Permissions, errors and pagination (shared with the analysis API): ``studies.api_framework``; routes:
 ``annotation_site.api_urls``.
 """
 

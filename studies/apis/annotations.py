@@ -4,12 +4,7 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from ..models import Assignment, Reflection
-from ..protocol import selected_categories
-from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
-from ..services import assignment_reject
-from .common import TAG_DATA, AssignmentSerializer, id_filter, study_or_404
-from .framework import (
+from ..api_framework import (
     MAX_ID,
     IdCursorPagination,
     PageNumberPagination,
@@ -17,6 +12,11 @@ from .framework import (
     error_responses,
     paginated_response,
 )
+from ..models import Assignment, Reflection
+from ..protocol import selected_categories
+from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
+from ..services import assignment_reject
+from .common import TAG_DATA, AssignmentSerializer, id_filter, study_or_404
 
 
 class AssignmentListApi(ResearcherApi):

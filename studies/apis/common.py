@@ -5,9 +5,9 @@ from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
 from rest_framework import exceptions, serializers
 
+from ..api_framework import MAX_ID
 from ..models import Assignment, Study
 from ..selectors import study_by_slug
-from .framework import MAX_ID
 
 TAG_STUDIES = ["studies"]
 TAG_DATA = ["materials and annotations"]

@@ -8,11 +8,11 @@ from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_sche
 from rest_framework import renderers
 from rest_framework.negotiation import DefaultContentNegotiation
 
+from ..api_framework import ResearcherApi, error_responses
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import FILES, FORMATS, export_options_clean
 from ..views.exports import export_response
 from .common import TAG_DATA, study_or_404
-from .framework import ResearcherApi, error_responses
 
 
 class CsvRenderer(renderers.BaseRenderer):

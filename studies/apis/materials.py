@@ -4,11 +4,7 @@ from drf_spectacular.utils import OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
-from ..datafiles.materials import MaterialsImportError, materials_import
-from ..models import Reflection
-from ..selectors import batch_list, context_list
-from .common import TAG_DATA, id_filter, study_or_404
-from .framework import (
+from ..api_framework import (
     ErrorSerializer,
     PageNumberPagination,
     ResearcherApi,
@@ -16,6 +12,10 @@ from .framework import (
     paginated_response,
     validation_error_response,
 )
+from ..datafiles.materials import MaterialsImportError, materials_import
+from ..models import Reflection
+from ..selectors import batch_list, context_list
+from .common import TAG_DATA, id_filter, study_or_404
 
 
 class ContextListApi(ResearcherApi):

@@ -4,6 +4,12 @@ from drf_spectacular.utils import extend_schema
 from rest_framework import serializers
 from rest_framework.response import Response
 
+from ..api_framework import (
+    PageNumberPagination,
+    ResearcherApi,
+    error_responses,
+    paginated_response,
+)
 from ..models import Study
 from ..selectors import group_list, stage_list, study_list, study_progress
 from .common import (
@@ -13,12 +19,6 @@ from .common import (
     SecondsField,
     StageSerializer,
     study_or_404,
-)
-from .framework import (
-    PageNumberPagination,
-    ResearcherApi,
-    error_responses,
-    paginated_response,
 )
 
 
