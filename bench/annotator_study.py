@@ -72,7 +72,7 @@ def study_build(
     """An open study with two stages (the second after ``stage_wait``), two groups,
     ``n_contexts`` contexts and ``per_group`` annotators per group. With
     ``consented_at``, the annotators have consented and done the tutorial."""
-    from studies.importers import materials_import
+    from studies.datafiles.materials import materials_import
     from studies.models import Annotator, Study
     from studies.services import annotators_create, consent_version_current, study_create
 

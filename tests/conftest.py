@@ -13,7 +13,7 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Assignment, Batch, Reflection
 from studies.services import (
     Answer,

@@ -23,7 +23,7 @@ __all__ = ["annotator_of_session", "application"]
 def _by_id_statement():
     b = Builder()
     return b.statement(
-        f"{annotator_select(b)} WHERE {column(Annotator, 'id')} = %(annotator)s"
+        f"{annotator_select()} WHERE {column(Annotator, 'id')} = %(annotator)s"
         f" AND {active_annotators(b)}"
     )
 

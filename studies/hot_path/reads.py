@@ -77,7 +77,7 @@ def _categories_json() -> str:
 _CATEGORY_ORDER = [name for name in ErrorCategory._meta.ordering if name != "study"]
 
 
-def annotator_select(b: Builder) -> str:
+def annotator_select() -> str:
     """``SELECT`` … ``FROM`` the annotator joined with its study, the id of the study's
     current consent version and its categories (for ``annotator_from_row``); the
     caller adds its joins and a ``WHERE`` that names the annotator and the study's
@@ -125,7 +125,7 @@ def _annotator_of_session_statement() -> Statement:
         AnnotatorSession, AnnotatorSession.live_q(session_key=Param("key"), now=Param("now"))
     )
     return b.statement(
-        f"{annotator_select(b)} JOIN {table(AnnotatorSession)} ON {column(Annotator, 'id')} = {signed_in}"
+        f"{annotator_select()} JOIN {table(AnnotatorSession)} ON {column(Annotator, 'id')} = {signed_in}"
         f" WHERE {live} AND {active_annotators(b)}"
     )
 

@@ -1,5 +1,6 @@
 """Saving an answer: one statement on PostgreSQL, the ORM elsewhere and to say why."""
 
+from collections.abc import Callable
 from dataclasses import dataclass, fields
 from datetime import datetime
 
@@ -8,6 +9,7 @@ from django.db import connection, transaction
 from django.db.models import F, Q
 
 from ..models import Assignment, Judgement
+from ..models.work import FIRST_REVISION
 from .sql import (
     Builder,
     Param,
@@ -61,9 +63,6 @@ class StaleAnswer(ValidationError):
 def _next_revision():
     """A save makes one more revision (the first answer is ``FIRST_REVISION``)."""
     return F("revision") + 1
-
-
-FIRST_REVISION = 1
 
 
 def _at_revision(revision) -> Q:
@@ -166,7 +165,7 @@ def _unique_fields(model, name: str) -> tuple[str, ...]:
 def answer_save(
     *,
     assignment_id: int,
-    encoded: EncodedAnswer,
+    encode: Callable[[], EncodedAnswer],
     now: datetime,
     expected_revision: int | None = None,
     annotator_id: int | None = None,
@@ -190,14 +189,20 @@ def answer_save(
     it came first, this finds the row no longer open), write the answer if the
     revision matches, and start the assignment on its first answer. When it writes
     nothing, ``_answer_save_orm`` finds out why under the same lock.
+
+    ``encode`` checks the answer against the protocol and returns it as stored; it is
+    called after the batch is found open, so a closed batch is reported as closed
+    whatever the answer.
     """
     if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
         raise Assignment.DoesNotExist("No such response candidate.")
-    save = _Save(
-        assignment_id, annotator_id, number, reflection_id, encoded, now, expected_revision
-    )
+    save = _Save(assignment_id, annotator_id, number, reflection_id, encode, now, expected_revision)
     if connection.vendor == "postgresql" and (number is not None or reflection_id is not None):
-        saved = _answer_save_at_once(save)
+        try:
+            encoded = encode()
+        except ValidationError:
+            encoded = None  # a closed batch says so first: the ORM path checks in order
+        saved = _answer_save_at_once(save, encoded) if encoded is not None else None
         if saved is not None:
             return saved
     return _answer_save_orm(save)
@@ -211,12 +216,14 @@ class _Save:
     annotator_id: int | None
     number: int | None
     reflection_id: int | None
-    encoded: EncodedAnswer
+    encode: Callable[[], EncodedAnswer]
     now: datetime
     expected_revision: int | None
 
 
-def _answer_save_at_once(save: _Save) -> tuple[Assignment, Judgement] | None:
+def _answer_save_at_once(
+    save: _Save, encoded: EncodedAnswer
+) -> tuple[Assignment, Judgement] | None:
     expected, now = save.expected_revision, save.now
     variant = "revise" if expected else "first" if expected == 0 else "any"
     by_number = save.number is not None
@@ -226,7 +233,7 @@ def _answer_save_at_once(save: _Save) -> tuple[Assignment, Judgement] | None:
     params = statement.params(
         assignment=save.assignment_id,
         now=now,
-        **{n: getattr(save.encoded, n) for n in ANSWER_FIELDS},
+        **{n: getattr(encoded, n) for n in ANSWER_FIELDS},
     )
     if save.annotator_id is not None:
         params["annotator"] = save.annotator_id
@@ -287,7 +294,7 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
             judgement = _judgement_write(
                 assignment=assignment,
                 reflection_id=reflection_id,
-                encoded=save.encoded,
+                encoded=save.encode(),
                 now=now,
                 expected_revision=save.expected_revision,
             )

@@ -5,6 +5,7 @@ Django's compiler, turning their values into named constants of the statement an
 ``Param`` into named parameters; names come from ``_meta``; results are read by name
 (``select_list`` / ``model_from``)."""
 
+import re
 from dataclasses import dataclass
 from datetime import datetime
 from functools import wraps
@@ -94,6 +95,9 @@ class Statement:
         return {**self.constants, **values}
 
 
+_END = object()
+
+
 class Builder:
     """Collects a statement's constants while its parts are compiled."""
 
@@ -106,12 +110,15 @@ class Builder:
         return f"%({name})s"
 
     def _named(self, sql: str, params) -> str:
-        parts = sql.split("%s")
-        assert len(parts) == len(params) + 1, sql
-        out = parts[0]
-        for value, part in zip(params, parts[1:], strict=True):
-            out += self.constant(value) + part
-        return out
+        """``sql``'s positional ``%s`` placeholders as named constants (``%%``, a
+        literal percent sign, stays)."""
+        values = iter(params)
+        named = re.sub(
+            r"%%|%s", lambda m: m[0] if m[0] == "%%" else self.constant(next(values)), sql
+        )
+        if next(values, _END) is not _END:
+            raise ValueError(f"more parameters than placeholders in {sql!r}")
+        return named
 
     def condition(self, model, q: Q) -> str:
         """``q`` on ``model``'s own columns (no joins), as Django compiles it, with the

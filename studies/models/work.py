@@ -10,6 +10,8 @@ from .materials import Batch, Reflection
 from .people import Annotator
 from .study import MAX_CATEGORY_BIT, AnnotatorGroup, Stage
 
+FIRST_REVISION = 1  # a judgement's first answer; each save adds one
+
 
 class AssignmentQuerySet(models.QuerySet):
     """The assignment states the protocol speaks of, defined once (``Assignment``'s
@@ -23,9 +25,6 @@ class AssignmentQuerySet(models.QuerySet):
 
     def overdue(self, now):
         return self.filter(Assignment.overdue_q(now))
-
-    def accepting_answers(self, now):
-        return self.filter(Assignment.accepting_answers_q(now))
 
     def expire(self, now) -> int:
         """Expire these assignments, those still open (``.overdue(now).expire(now)``:
@@ -200,13 +199,6 @@ class Assignment(models.Model):
 
 
 class JudgementQuerySet(models.QuerySet):
-    def counted(self, *, include_expired: bool = False, include_rejected: bool = False):
-        """Judgements of the assignments that count (``Assignment.counted_statuses``)."""
-        statuses = Assignment.counted_statuses(
-            include_expired=include_expired, include_rejected=include_rejected
-        )
-        return self.filter(assignment__status__in=statuses)
-
     def analysed(self, *, include_expired: bool = False, excluded_sources=()):
         """The judgements that count for analysis (``Judgement.analysed_q``)."""
         return self.filter(
@@ -234,8 +226,8 @@ class Judgement(models.Model):
     )
     seconds_spent = models.FloatField(null=True, blank=True)
     revision = models.PositiveIntegerField(
-        default=1,
-        db_default=1,  # bulk loads that bypass the ORM (COPY) get it too
+        default=FIRST_REVISION,
+        db_default=FIRST_REVISION,  # bulk loads that bypass the ORM (COPY) get it too
         help_text="1 for the first answer, one more for every revision: a save made "
         "from a page that showed an older revision is refused, so a late, abandoned "
         "request cannot overwrite a newer answer.",
@@ -285,13 +277,22 @@ class Judgement(models.Model):
         return f"{self.assignment.annotator}: {'Yes' if self.coherent else 'No'}"
 
     @staticmethod
-    def analysed_q(*, prefix: str = "", include_expired: bool = False, excluded_sources=()) -> Q:
+    def analysed_q(
+        *,
+        prefix: str = "",
+        assignment_prefix: str | None = None,
+        include_expired: bool = False,
+        excluded_sources=(),
+    ) -> Q:
         """Judgements that count for analysis: of submitted assignments (and expired
         ones when asked; never rejected ones), never of attention-check items, minus
         the excluded sources. ``prefix``: the lookup path to the judgement, e.g.
-        ``"judgements__"``."""
+        ``"judgements__"``; ``assignment_prefix``: to its assignment (default: through
+        the judgement; ``""`` from the assignment itself, with no join back)."""
         statuses = Assignment.counted_statuses(include_expired=include_expired)
-        q = Q(**{f"{prefix}assignment__status__in": statuses}) & ~Q(
+        if assignment_prefix is None:
+            assignment_prefix = f"{prefix}assignment__"
+        q = Q(**{f"{assignment_prefix}status__in": statuses}) & ~Q(
             **{f"{prefix}reflection__kind": Reflection.Kind.ATTENTION_CHECK}
         )
         if excluded_sources:

@@ -22,7 +22,7 @@ class GroupProgress:
     judgements: int  # the judgements that count for analysis (Judgement.analysed_q)
     judgements_stored: int  # every stored answer, whatever became of its assignment
     annotators: int  # the group's annotators
-    annotators_needed: int  # invitations still needed to fill the open slots
+    batches_per_stage: int  # m
 
     @property
     def submitted(self) -> int:
@@ -34,9 +34,24 @@ class GroupProgress:
         return sum(self.assignments[s] for s in Assignment.OPEN)
 
     @property
+    def held(self) -> int:
+        """Slots held by active assignments (``Assignment.ACTIVE``)."""
+        return sum(self.assignments[s] for s in Assignment.ACTIVE)
+
+    @property
     def open_slots(self) -> int:
         """Slots nobody holds: what the group still needs."""
-        return max(0, self.slots - self.submitted - self.in_progress)
+        return max(0, self.slots - self.held)
+
+    @property
+    def annotators_needed(self) -> int:
+        """Invitations still needed to fill the open slots: each annotator of the group
+        can still take ``m`` minus the batches they hold in the stage; the open slots
+        beyond that need ``m`` per new annotator. (A batch takes at most one slot per
+        annotator, so with few batches left the real need can be slightly higher.)"""
+        m = self.batches_per_stage
+        capacity_left = max(0, self.annotators * m - self.held)
+        return math.ceil(max(0, self.open_slots - capacity_left) / m)
 
 
 @dataclass(frozen=True)
@@ -72,13 +87,7 @@ class StudyProgress:
 
 def study_progress(*, study: Study) -> StudyProgress:
     """Per stage (in order) and group (by name): assignments by status, complete
-    batches, judgements, and invitations needed, in three aggregate queries.
-
-    Invitations: each existing annotator of the group can still take ``m`` minus the
-    batches they hold in the stage; invitations are needed for the open slots beyond
-    that, ``m`` per new annotator. (A batch takes at most one slot per annotator, so
-    with few batches left the real need can be slightly higher.)
-    """
+    batches, judgements, and invitations needed, in three aggregate queries."""
     k, m = study.overlap_k, study.batches_per_stage
     stages = list(
         Stage.objects.filter(study=study)
@@ -106,7 +115,10 @@ def study_progress(*, study: Study) -> StudyProgress:
         .annotate(
             n=Count("id", distinct=True),
             n_stored=Count("judgements"),
-            n_analysed=Count("judgements", filter=Judgement.analysed_q(prefix="judgements__")),
+            n_analysed=Count(
+                "judgements",
+                filter=Judgement.analysed_q(prefix="judgements__", assignment_prefix=""),
+            ),
         )
         .values_list("stage_id", "group_id", "status", "batch_id", "n", "n_stored", "n_analysed")
     ):
@@ -122,9 +134,6 @@ def study_progress(*, study: Study) -> StudyProgress:
         for group_id, group_name, n_annotators in groups:
             key = (stage_id, group_id)
             counts = {s: by_status.get((*key, s), 0) for s in Assignment.Status.values}
-            held = counts[Assignment.Status.SUBMITTED] + sum(counts[s] for s in Assignment.OPEN)
-            open_slots = max(0, n_batches * k - held)
-            capacity_left = max(0, n_annotators * m - held)
             cells.append(
                 GroupProgress(
                     group_id=group_id,
@@ -135,7 +144,7 @@ def study_progress(*, study: Study) -> StudyProgress:
                     judgements=analysed.get(key, 0),
                     judgements_stored=stored.get(key, 0),
                     annotators=n_annotators,
-                    annotators_needed=math.ceil(max(0, open_slots - capacity_left) / m),
+                    batches_per_stage=m,
                 )
             )
         in_every_group = (

@@ -7,8 +7,6 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from ..hot_path import (
-    MAX_ITEM_NUMBER,
-    STALE_MESSAGE,
     AssignmentClosed,
     EncodedAnswer,
     StaleAnswer,
@@ -18,8 +16,6 @@ from ..models import Assignment, ErrorCategory, Judgement, Reflection, Stage
 from ..protocol import EMPATHY_SCALE
 
 __all__ = [
-    "MAX_ITEM_NUMBER",
-    "STALE_MESSAGE",
     "Answer",
     "AssignmentClosed",
     "EncodedAnswer",
@@ -127,7 +123,7 @@ def judgement_record(
     _, judgement = answer_save(
         assignment_id=assignment.pk,
         reflection_id=reflection.pk,
-        encoded=answer_encode(answer=answer, categories=categories),
+        encode=lambda: answer_encode(answer=answer, categories=categories),
         now=now or timezone.now(),
         expected_revision=expected_revision,
     )
@@ -153,7 +149,7 @@ def judgement_record_item(
         assignment_id=assignment_id,
         annotator_id=annotator_id,
         number=number,
-        encoded=answer_encode(answer=answer, categories=categories),
+        encode=lambda: answer_encode(answer=answer, categories=categories),
         now=now or timezone.now(),
         expected_revision=expected_revision,
     )

@@ -8,7 +8,7 @@ import pytest
 from django.utils import timezone
 
 from analysis.models import AnalysisRun
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Annotator, Assignment, Batch, Judgement, Reflection
 from studies.services import study_create
 from tests.conftest import materials_doc

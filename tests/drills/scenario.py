@@ -18,7 +18,7 @@ def _setup(args) -> dict:
     from django.contrib.auth import get_user_model
     from django.utils import timezone
 
-    from studies.importers import materials_import
+    from studies.datafiles.materials import materials_import
     from studies.models import Study
     from studies.services import (
         annotator_complete_tutorial,

@@ -31,7 +31,7 @@ import pytest
 from django.db import connection
 from django.db.models import Count, Q
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Annotator, Assignment, Reflection, Study
 from studies.services import (
     Answer,

@@ -43,7 +43,7 @@ from hypothesis.stateful import (
     run_state_machine_as_test,
 )
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Annotator, Assignment, Batch, Judgement, Reflection, Study
 from studies.services import (
     Answer,

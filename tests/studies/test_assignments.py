@@ -8,7 +8,7 @@ from django.core import mail
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import (
     Annotator,
     Assignment,

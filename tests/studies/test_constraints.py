@@ -18,7 +18,7 @@ from django.db.models import UniqueConstraint
 from django.utils import timezone
 
 from analysis.models import AnalysisRun
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import (
     CHECK_MESSAGES,
     Annotator,

@@ -15,8 +15,8 @@ from django.urls import reverse
 from openpyxl import load_workbook
 
 from studies.datafiles import xlsx
+from studies.datafiles.materials import materials_import
 from studies.exports import ExportOptions, export_rows, export_xlsx_write
-from studies.importers import materials_import
 from studies.models import Reflection
 from studies.services import (
     Answer,

@@ -11,7 +11,7 @@ from django.http import StreamingHttpResponse
 from django.urls import reverse
 from django.utils import timezone
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Assignment, Batch, Judgement, Reflection
 from studies.services import annotators_create, study_create
 

@@ -18,9 +18,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from analysis.services import analysis_run_compute
+from studies.datafiles.materials import materials_import
 from studies.datafiles.published import annotations_import
 from studies.exports import ExportOptions, export_csv_chunks, export_options_clean
-from studies.importers import materials_import
 from studies.models import Assignment, Judgement, Study
 from studies.services import (
     Answer,

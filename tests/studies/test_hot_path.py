@@ -30,6 +30,7 @@ from studies.services import (
     assignment_claim,
     consent_version_current,
     consent_version_sync,
+    judgement_record,
     judgement_record_item,
 )
 from studies.sessions import SessionStore
@@ -279,6 +280,29 @@ def test_item_save_after_the_deadline_expires_the_batch_and_writes_nothing(annot
         )
     assignment.refresh_from_db()
     assert (assignment.status, assignment.expired_at) == (Assignment.Status.EXPIRED, late)
+    assert not Judgement.objects.exists()
+
+
+def test_an_invalid_answer_to_a_batch_past_its_deadline_is_told_the_time_ran_out(annotator):
+    """The batch's state is checked before the answer, on every database and through
+    both entry points: the batch expires, and nothing is written."""
+    assignment = assignment_claim(annotator=annotator)
+    late = assignment.expires_at + timedelta(seconds=1)
+    invalid = Answer(coherent=False)  # a No without categories
+    with pytest.raises(AssignmentClosed, match="ran out"):
+        judgement_record_item(
+            annotator_id=annotator.pk,
+            assignment_id=assignment.pk,
+            number=1,
+            answer=invalid,
+            categories={},
+            now=late,
+        )
+    assignment.refresh_from_db()
+    assert assignment.status == Assignment.Status.EXPIRED
+    reflection = Reflection.objects.get(pk=assignment.order[0])
+    with pytest.raises(AssignmentClosed, match="ran out"):
+        judgement_record(assignment=assignment, reflection=reflection, answer=invalid, now=late)
     assert not Judgement.objects.exists()
 
 

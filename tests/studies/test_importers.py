@@ -1,4 +1,4 @@
-"""Materials import (studies/importers.py): what a clean file builds, and how every
+"""Materials import (studies/datafiles/materials): what a clean file builds, and how every
 kind of bad file is refused with its place named and nothing written."""
 
 import csv

@@ -19,7 +19,7 @@ from datetime import UTC, datetime, timedelta
 import pytest
 from django.db.models import Count
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Annotator, Assignment, Judgement, Reflection, Study
 from studies.services import (
     Answer,

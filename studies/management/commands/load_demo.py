@@ -7,9 +7,10 @@ from pathlib import Path
 from django.conf import settings
 from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
+from django.db import transaction
 from django.urls import reverse
 
-from studies.importers import materials_import
+from studies.datafiles.materials import materials_import
 from studies.models import Study
 from studies.services import annotators_create, study_create
 
@@ -30,8 +31,8 @@ class Command(BaseCommand):
             help="Run even with DEBUG off (only on a throwaway deployment).",
         )
 
-    # Not one transaction: the materials import is its own (durable). Each step is
-    # idempotent, so running the command again completes an interrupted load.
+    # The materials import is its own (durable) transaction. Each step is idempotent,
+    # so running the command again completes an interrupted load.
     def handle(self, *args, base_url: str, force: bool, **options):
         if not settings.DEBUG and not force:
             raise CommandError(
@@ -39,34 +40,8 @@ class Command(BaseCommand):
                 "refusing to run with DEBUG off. Pass --force on a throwaway deployment."
             )
         config = json.loads((DEMO_DIR / "study.json").read_text(encoding="utf-8"))
-        study = Study.objects.filter(slug=config["slug"]).first()
-        if study is None:
-            tutorial = config["tutorial"]
-            study = study_create(
-                slug=config["slug"],
-                title=config["title"],
-                description=config["description"],
-                contact_email=config["contact_email"],
-                information_sheet=config["information_sheet"],
-                consent_text=config["consent_text"],
-                tutorial_intro=tutorial["intro"],
-                tutorial_example_turns=tutorial["example_turns"],
-                tutorial_example_notes=tutorial["example_notes"],
-                tutorial_empathy_explanation=tutorial["empathy_explanation"],
-                stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
-                groups=["Layperson", "Expert"],
-                status=Study.Status.OPEN,
-                seed=20261121,
-            )
-            for category in study.categories.all():
-                example = config["categories"].get(category.slug, {})
-                category.example_reflection = example.get("example_reflection", "")
-                category.example_explanation = example.get("example_explanation", "")
-                category.save(update_fields=["example_reflection", "example_explanation"])
-            study.crowd_group = study.groups.get(name="Layperson")
-            study.crowd_completion_code = "DEMO-COMPLETE"
-            study.save(update_fields=["crowd_group", "crowd_completion_code"])
-            self.stdout.write(f'Created the demo study "{study.title}".')
+        with transaction.atomic():  # the study is configured whole, or not at all
+            study = self._study(config)
         summary = materials_import(
             study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
         )
@@ -98,3 +73,35 @@ class Command(BaseCommand):
         for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
             link = reverse("studies:invitation", args=[annotator.access_token])
             self.stdout.write(f"  {annotator.pseudonym:<14} {base}{link}")
+
+    def _study(self, config: dict) -> Study:
+        study = Study.objects.filter(slug=config["slug"]).first()
+        if study is not None:
+            return study
+        tutorial = config["tutorial"]
+        study = study_create(
+            slug=config["slug"],
+            title=config["title"],
+            description=config["description"],
+            contact_email=config["contact_email"],
+            information_sheet=config["information_sheet"],
+            consent_text=config["consent_text"],
+            tutorial_intro=tutorial["intro"],
+            tutorial_example_turns=tutorial["example_turns"],
+            tutorial_example_notes=tutorial["example_notes"],
+            tutorial_empathy_explanation=tutorial["empathy_explanation"],
+            stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+            groups=["Layperson", "Expert"],
+            status=Study.Status.OPEN,
+            seed=20261121,
+        )
+        for category in study.categories.all():
+            example = config["categories"].get(category.slug, {})
+            category.example_reflection = example.get("example_reflection", "")
+            category.example_explanation = example.get("example_explanation", "")
+            category.save(update_fields=["example_reflection", "example_explanation"])
+        study.crowd_group = study.groups.get(name="Layperson")
+        study.crowd_completion_code = "DEMO-COMPLETE"
+        study.save(update_fields=["crowd_group", "crowd_completion_code"])
+        self.stdout.write(f'Created the demo study "{study.title}".')
+        return study
