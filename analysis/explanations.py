@@ -171,21 +171,23 @@ def explain_undefined(key: str) -> str:
 
 # Shown in the page's glossary, in reading order.
 GLOSSARY_ORDER = [
-    "n_judgements", "n_items", "raters_per_item", "coherent_rate", "fleiss_kappa",
-    "randolph_kappa", "krippendorff_alpha", "ci", "band", "majority_agreement",
-    "mee_raw", "mee_consensus_adjusted", "mee_hallucinatory_merged", "spearman", "pearson",
-    "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p", "recurring_identical_rate",
-    "nonrecurring_rate", "label_share", "batches_filled",
+    "n_judgements", "n_items", "raters_per_item", "kappa_items", "coherent_rate",
+    "fleiss_kappa", "randolph_kappa", "krippendorff_alpha", "n_items_alpha", "ci", "band",
+    "majority_agreement", "mee_raw", "mee_consensus_adjusted", "mee_hallucinatory_merged",
+    "spearman", "pearson", "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p",
+    "recurring_identical_rate", "nonrecurring_rate", "label_share", "batches_filled",
 ]  # fmt: skip
 
 GLOSSARY_TERMS = {
     "n_judgements": "Judgements",
     "n_items": "Items",
     "raters_per_item": "Raters per item",
+    "kappa_items": "Items for κ",
     "coherent_rate": "Coherent share",
     "fleiss_kappa": "Fleiss κ",
     "randolph_kappa": "Randolph κ",
     "krippendorff_alpha": "Krippendorff α",
+    "n_items_alpha": "(n = …) after α",
     "ci": "[low, high]",
     "band": "Band",
     "majority_agreement": "Majority agreement ratio",
