@@ -377,6 +377,10 @@ def test_restored_numbers_are_nonzero_in_the_example(agreeing_report):
     # One annotator left the statement unrated: alpha used an item the kappas did not.
     counts = (empathy["n_items_all_coherent"], empathy["n_items"], empathy["n_items_alpha"])
     assert counts == (4, 3, 4)
+    # The 3-point scale merges ratings, never drops one: its counts are the 5-point
+    # ones, as the empathy table's note says, so the table shows them once.
+    sizes = ("n_items", "raters_per_item", "n_items_alpha")
+    assert [empathy["merged"][k] for k in sizes] == [empathy[k] for k in sizes]
 
 
 def test_restored_numbers_are_in_the_csv_the_html_and_the_text(agreeing_report):
