@@ -1,4 +1,4 @@
-"""One-line explanations of every number the dashboard shows (BRIEF §5).
+"""One-line explanations of every number the dashboard shows.
 
 The tables put them in ``title`` attributes (shown on hover) and the page's glossary
 lists them, so a statistic is explained the same way everywhere. ``UNDEFINED`` says
@@ -24,6 +24,10 @@ EXPLANATIONS: dict[str, str] = {
     "judgement has the same label.",
     "krippendorff_alpha": "Krippendorff's alpha (nominal): agreement beyond chance; uses "
     "every item with at least two judgements.",
+    "n_items_alpha": "Items Krippendorff's alpha used: every item with at least two answers.",
+    "kappa_items": "Items the kappas used: those with the usual number of answers (raters "
+    "per item). An annotator who left the answer out of an item (no most evident error, "
+    "no rating of the statement) leaves it with fewer.",
     "ci": "95% confidence interval from resampling items (bootstrap).",
     "band": "Landis & Koch band: below 0 poor, to 0.20 slight, to 0.40 fair, to 0.60 "
     "moderate, to 0.80 substantial, above almost perfect.",
@@ -49,6 +53,10 @@ EXPLANATIONS: dict[str, str] = {
     "(points treated as unordered labels).",
     "empathy_randolph_kappa": "Randolph's free-marginal kappa on the 5-point statement.",
     "empathy_krippendorff_alpha": "Krippendorff's alpha (ordinal) on the 5-point statement.",
+    "empathy_merged_fleiss_kappa": "Fleiss' kappa on the statement with the scale merged "
+    "to disagree / neutral / agree.",
+    "empathy_merged_randolph_kappa": "Randolph's free-marginal kappa on the statement with "
+    "the scale merged to disagree / neutral / agree.",
     "empathy_merged_alpha": "Krippendorff's alpha (ordinal) with the scale merged to "
     "disagree / neutral / agree.",
     # between groups
@@ -69,6 +77,10 @@ EXPLANATIONS: dict[str, str] = {
     "chi2_p": "p-value of a chi-squared test on the stage × coherent/incoherent table.",
     "wilcoxon_p": "p-value of a paired Wilcoxon signed-rank test on the human reflections' "
     "coherence scores in the two stages.",
+    "shift_n_judgements": "The group's judgements of human reflections in the first → "
+    "second stage (what each share is a share of).",
+    "shift_recurrence_free_n_judgements": "The same judgements without those of a human "
+    "reflection an annotator met in both stages.",
     "n_items_paired": "Human reflections the group judged in both stages.",
     "human_rate": "Share of coherent judgements of human reflections.",
     "synthetic_rate": "Share of coherent judgements of synthetic reflections.",
@@ -83,6 +95,8 @@ EXPLANATIONS: dict[str, str] = {
     "n_nonrecurring": "Human reflections the annotator judged in this stage only.",
     # automatic evaluators
     "evaluator_spearman": "Spearman correlation between the automatic evaluator's scores "
+    "and the group's coherence scores.",
+    "evaluator_pearson": "Pearson correlation between the automatic evaluator's scores "
     "and the group's coherence scores.",
     "evaluator_items": "Items with both an automatic score and the group's judgements.",
     # label distribution
@@ -118,6 +132,8 @@ UNDEFINED_ALIASES = {
     "empathy_fleiss_kappa": "fleiss_kappa",
     "empathy_randolph_kappa": "randolph_kappa",
     "empathy_krippendorff_alpha": "krippendorff_alpha",
+    "empathy_merged_fleiss_kappa": "fleiss_kappa",
+    "empathy_merged_randolph_kappa": "randolph_kappa",
     "empathy_merged_alpha": "krippendorff_alpha",
     "alpha_majority": "krippendorff_alpha",
     "alpha_scores": "krippendorff_alpha",
@@ -128,6 +144,7 @@ UNDEFINED_ALIASES = {
     "spearman": "correlation",
     "pearson": "correlation",
     "evaluator_spearman": "correlation",
+    "evaluator_pearson": "correlation",
     "chi2_p": "p_value",
     "wilcoxon_p": "p_value",
     "human_vs_synthetic_p": "p_value",
@@ -154,21 +171,23 @@ def explain_undefined(key: str) -> str:
 
 # Shown in the page's glossary, in reading order.
 GLOSSARY_ORDER = [
-    "n_judgements", "n_items", "raters_per_item", "coherent_rate", "fleiss_kappa",
-    "randolph_kappa", "krippendorff_alpha", "ci", "band", "majority_agreement",
-    "mee_raw", "mee_consensus_adjusted", "mee_hallucinatory_merged", "spearman", "pearson",
-    "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p", "recurring_identical_rate",
-    "nonrecurring_rate", "label_share", "batches_filled",
+    "n_judgements", "n_items", "raters_per_item", "kappa_items", "coherent_rate",
+    "fleiss_kappa", "randolph_kappa", "krippendorff_alpha", "n_items_alpha", "ci", "band",
+    "majority_agreement", "mee_raw", "mee_consensus_adjusted", "mee_hallucinatory_merged",
+    "spearman", "pearson", "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p",
+    "recurring_identical_rate", "nonrecurring_rate", "label_share", "batches_filled",
 ]  # fmt: skip
 
 GLOSSARY_TERMS = {
     "n_judgements": "Judgements",
     "n_items": "Items",
     "raters_per_item": "Raters per item",
+    "kappa_items": "Items for κ",
     "coherent_rate": "Coherent share",
     "fleiss_kappa": "Fleiss κ",
     "randolph_kappa": "Randolph κ",
     "krippendorff_alpha": "Krippendorff α",
+    "n_items_alpha": "(n = …) after α",
     "ci": "[low, high]",
     "band": "Band",
     "majority_agreement": "Majority agreement ratio",

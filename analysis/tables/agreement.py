@@ -21,8 +21,8 @@ MEE_VARIANTS = {
 
 def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
     """Fleiss' and Randolph's kappa (with their bands) and Krippendorff's alpha of the
-    agreement summary at ``path``, each with its interval; explained by the keys
-    prefixed with ``explained_as``."""
+    agreement summary at ``path``, each with its interval, alpha with the number of
+    items it used; explained by the keys prefixed with ``explained_as``."""
     return [
         Measure(
             "fleiss_kappa",
@@ -46,6 +46,22 @@ def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
             f"{explained_as}krippendorff_alpha",
             at(*path, "krippendorff_alpha"),
             ci=at(*path, "krippendorff_alpha_ci"),
+            count=("n_items_alpha", at(*path, "n_items_alpha")),
+        ),
+    ]
+
+
+def kappa_size_measures(*path: str) -> list[Measure]:
+    """The items the kappas of the agreement summary at ``path`` used and their
+    number of raters (the global agreement table shows these as the stage's items)."""
+    return [
+        Measure("n_items", "Items for κ", "kappa_items", at(*path, "n_items"), "count"),
+        Measure(
+            "raters_per_item",
+            "Raters per item",
+            "raters_per_item",
+            at(*path, "raters_per_item"),
+            "count",
         ),
     ]
 
@@ -136,6 +152,7 @@ def error_category_table(report: dict) -> Table:
                 lambda s: s.get("n_items_all_incoherent", s.get("n_items")),
                 "count",
             ),
+            *kappa_size_measures(),
             *kappa_measures(),
         ],
         entries=entries,
@@ -157,7 +174,24 @@ def empathy_table(report: dict) -> Table:
                 lambda e: e.get("n_items_all_coherent", e.get("n_items")),
                 "count",
             ),
+            *kappa_size_measures(),
             *kappa_measures(explained_as="empathy_"),
+            Measure(
+                "merged_fleiss_kappa",
+                "Fleiss κ, 3-point [95% CI]",
+                "empathy_merged_fleiss_kappa",
+                at("merged", "fleiss_kappa"),
+                ci=at("merged", "fleiss_kappa_ci"),
+                band=at("merged", "fleiss_band"),
+            ),
+            Measure(
+                "merged_randolph_kappa",
+                "Randolph κ, 3-point [95% CI]",
+                "empathy_merged_randolph_kappa",
+                at("merged", "randolph_kappa"),
+                ci=at("merged", "randolph_kappa_ci"),
+                band=at("merged", "randolph_band"),
+            ),
             Measure(
                 "merged_krippendorff_alpha",
                 "α, 3-point [95% CI]",
@@ -170,4 +204,6 @@ def empathy_table(report: dict) -> Table:
             ((group, stage), cell.get("empathy") or {})
             for group, stage, cell in cells_in_order(report)
         ),
+        note="The 3-point columns merge the scale to disagree / neutral / agree; they use "
+        "the same items and raters as the 5-point ones.",
     )

@@ -42,13 +42,14 @@ def inter_group_table(report: dict) -> Table:
     )
 
 
-def _rates(subset: str):
-    """The coherent share of the shift's two stages, in ``subset`` of its judgements."""
+def _by_stage(subset: str, key: str):
+    """``key`` (the coherent share, the number of judgements) of the shift's two
+    stages, in ``subset`` of its judgements."""
 
     def get(shift: dict):
         first, second = shift.get("from", ""), shift.get("to", "")
-        rates = at(subset, "coherent_rate")(shift) or {}
-        return (first, rates.get(first)), (second, rates.get(second))
+        values = at(subset, key)(shift) or {}
+        return (first, values.get(first)), (second, values.get(second))
 
     return get
 
@@ -64,8 +65,17 @@ def cross_stage_table(report: dict) -> Table:
                 "coherent_rate",
                 "Coherent share",
                 "shift_rate",
-                _rates("all"),
+                _by_stage("all", "coherent_rate"),
                 digits=2,
+                facet=by_stage,
+                arrow=True,
+            ),
+            Measure(
+                "n_judgements",
+                "Judgements",
+                "shift_n_judgements",
+                _by_stage("all", "n_judgements"),
+                "count",
                 facet=by_stage,
                 arrow=True,
             ),
@@ -74,8 +84,17 @@ def cross_stage_table(report: dict) -> Table:
                 "recurrence_free_coherent_rate",
                 "Recurrence-free",
                 "shift_recurrence_free_rate",
-                _rates("recurrence_free"),
+                _by_stage("recurrence_free", "coherent_rate"),
                 digits=2,
+                facet=by_stage,
+                arrow=True,
+            ),
+            Measure(
+                "recurrence_free_n_judgements",
+                "Judgements",
+                "shift_recurrence_free_n_judgements",
+                _by_stage("recurrence_free", "n_judgements"),
+                "count",
                 facet=by_stage,
                 arrow=True,
             ),
@@ -132,6 +151,8 @@ def automatic_evaluator_table(report: dict) -> Table:
             Measure("n_items", "Items", "evaluator_items", at("n_items"), "count"),
             Measure("spearman", "Spearman ρ", "evaluator_spearman", at("spearman")),
             Measure("spearman_p", "p", "p_value", at("spearman_p"), "p"),
+            Measure("pearson", "Pearson r", "evaluator_pearson", at("pearson")),
+            Measure("pearson_p", "p", "p_value", at("pearson_p"), "p"),
         ],
         entries=(
             ((entry.get("stage", ""), entry.get("evaluator", ""), entry.get("group", "")), entry)
