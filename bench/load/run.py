@@ -310,8 +310,10 @@ async def drive(
                 point(group, server.url)
             cpu = {kind: cpu_average(parts) for kind, parts in cpu_parts.items()}
             for kind in phases:
-                rows.append(stats[kind].row(kind, seconds_of[kind]))
-                rows += error_rows(stats[kind], {kind})
+                # The compared save loop records its requests as the save alone does.
+                recorded = SAVE_ONLY if kind == without else kind
+                rows.append({**stats[kind].row(recorded, seconds_of[kind]), "request": kind})
+                rows += error_rows(stats[kind], {recorded})
                 if kind != FLOOR:
                     samples += stats[kind].error_samples
             floor_stats, floor_seconds = stats[FLOOR], seconds_of.pop(FLOOR)
