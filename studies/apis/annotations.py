@@ -173,7 +173,7 @@ class JudgementListApi(ResearcherApi):
             serializer_class=self.OutputSerializer,
             queryset=judgement_list(
                 study=study,
-                statuses=sorted(data.get("status") or {Assignment.Status.SUBMITTED}),
+                statuses=sorted(data.get("status") or Assignment.counted_statuses()),
                 stage_id=data.get("stage"),
                 group_id=data.get("group"),
                 source=data.get("source"),

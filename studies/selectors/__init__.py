@@ -143,7 +143,7 @@ def assignment_get(*, assignment_id: int) -> Assignment | None:
 def judgement_list(
     *,
     study: Study,
-    statuses: Iterable[str] = (Assignment.Status.SUBMITTED,),
+    statuses: Iterable[str] = Assignment.counted_statuses(),
     stage_id: int | None = None,
     group_id: int | None = None,
     source: str | None = None,
