@@ -51,7 +51,8 @@ MAX_RSS_GROWTH_MB = 100.0
 def floor_sql(*, study_id: int) -> str:
     """The published export (default options) as one SELECT: same joins, filters,
     columns (contexts rendered once each, as the export does) and row order."""
-    from studies.exports import ExportOptions, _categories, export_header
+    from studies.exports import ExportOptions, export_header
+    from studies.exports.rows import _categories
     from studies.models import Study
 
     study = Study.objects.get(pk=study_id)

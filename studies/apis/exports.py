@@ -1,5 +1,5 @@
 """The annotation export as an API download (the same files as the admin and the
-command: studies/exports.py)."""
+command: studies/exports/)."""
 
 from types import SimpleNamespace
 

@@ -1,28 +1,12 @@
-"""Annotation exports: the published format (BRIEF §6) and the full audit format, as
-CSV or as an Excel workbook.
-
-Rows are streamed: one query read through a server-side cursor
-(``iterator(chunk_size=...)``) and written a chunk at a time, so memory stays flat
-however many judgements a study holds; only the study's dialogue contexts are held
-(as the JSON text the published format writes). ``ExportOptions.file`` is one of
-``FILES``: ``csv`` (RFC 4180, ``\\r\\n``, UTF-8 without BOM; every text exactly as
-stored, so import_annotations, pandas and R read it back cell for cell),
-``csv-spreadsheet-safe`` (formula-like cells prefixed with an apostrophe:
-``studies.datafiles.spreadsheet``) or ``xlsx`` (text cells only:
-``studies.datafiles.xlsx``). Annotators appear only by pseudonym: no e-mail,
-platform ids or link tokens.
-"""
+"""The exported rows: the header and one list of cells per judgement, streamed from
+one query."""
 
 from __future__ import annotations
 
-import csv
 import json
-from collections.abc import Iterator, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Iterator
 
-from django.core.exceptions import ValidationError
-
-from .datafiles.published.columns import (
+from ..datafiles.published.columns import (
     EMPATHY_COLUMN,
     GROUP_COLUMN,
     MOST_EVIDENT_COLUMN,
@@ -31,116 +15,12 @@ from .datafiles.published.columns import (
     PUBLISHED_COLUMNS,
     YES,
 )
-from .datafiles.spreadsheet import cell_escape, cell_exact
-from .datafiles.xlsx import ExcelLimitError, xlsx_write
-from .models import Assignment, DialogueContext, ErrorCategory, Judgement, Reflection, Study
-from .protocol import EMPATHY_SCALE, category_selected
+from ..datafiles.spreadsheet import cell_escape, cell_exact
+from ..models import DialogueContext, ErrorCategory, Judgement, Reflection, Study
+from ..protocol import EMPATHY_SCALE, category_selected
+from .options import ExportOptions
 
-FORMATS = ("published", "full")
-# The kinds of file, and how the admin page and the API describe them.
-FILES = {
-    "csv": "CSV, every text exactly as stored (for pandas, R and re-import)",
-    "csv-spreadsheet-safe": (
-        "CSV for a spreadsheet: a text starting with =, +, - or @ gets a leading apostrophe"
-    ),
-    "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
-}
 CHUNK_SIZE = 5000
-ROWS_PER_WRITE = 500
-
-
-@dataclass(frozen=True)
-class ExportOptions:
-    """What to export. Default: every stage, group and source, judgements of submitted
-    assignments only (as analysed), attention-check items only in the full format.
-    ``extended`` adds the optional columns of the published format (group, most
-    evident error, empathy) so that an import reproduces every answer. ``file`` is
-    one of ``FILES`` (see the module docstring)."""
-
-    fmt: str = "published"
-    stages: tuple[str, ...] = ()
-    groups: tuple[str, ...] = ()
-    sources: tuple[str, ...] = ()
-    include_expired: bool = False
-    include_rejected: bool = False
-    extended: bool = False
-    file: str = "csv"
-    statuses: tuple[str, ...] = field(init=False, default=())
-
-    def __post_init__(self):
-        statuses = Assignment.counted_statuses(
-            include_expired=self.include_expired, include_rejected=self.include_rejected
-        )
-        object.__setattr__(self, "statuses", statuses)
-
-    @property
-    def spreadsheet_safe(self) -> bool:
-        return self.file == "csv-spreadsheet-safe"
-
-
-def _truthy(value) -> bool:
-    if isinstance(value, bool):
-        return value
-    text = str(value).strip().lower()
-    if text in ("1", "true", "yes", "on"):
-        return True
-    if text in ("", "0", "false", "no", "off"):
-        return False
-    raise ValidationError("Use true or false.")
-
-
-def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
-    """Validate export parameters (from a query string, a form or a command line):
-    ``format``, ``file`` (one of ``FILES``, default csv), ``stage`` / ``group`` /
-    ``source`` (lists of names that must exist in the study), ``include_expired``,
-    ``include_rejected``, ``extended``. Raises ``ValidationError`` with a message per
-    field."""
-
-    def values(key) -> tuple[str, ...]:
-        raw = data.getlist(key) if hasattr(data, "getlist") else data.get(key, ())
-        if isinstance(raw, str):
-            raw = [raw]
-        return tuple(dict.fromkeys(v.strip() for v in raw if v and v.strip()))
-
-    errors: dict[str, str] = {}
-    fmt = (data.get("format") or "published").strip() if hasattr(data, "get") else "published"
-    if fmt not in FORMATS:
-        errors["format"] = f'Choose "published" or "full", not "{fmt}".'
-    file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
-    if file not in FILES:
-        choices = ", ".join(f'"{name}"' for name in FILES)
-        errors["file"] = f'Choose {choices}, not "{file}".'
-    known = {
-        "stage": set(study.stages.values_list("name", flat=True)),
-        "group": set(study.groups.values_list("name", flat=True)),
-        "source": set(
-            Reflection.objects.filter(context__study=study)
-            .values_list("source", flat=True)
-            .distinct()
-        ),
-    }
-    chosen = {}
-    for key, names in known.items():
-        chosen[key] = values(key)
-        unknown = [v for v in chosen[key] if v not in names]
-        if unknown:
-            errors[key] = f"Not a {key} of this study: {', '.join(unknown)}."
-    flags = {}
-    for key in ("include_expired", "include_rejected", "extended"):
-        try:
-            flags[key] = _truthy(data.get(key, False))
-        except ValidationError as exc:
-            errors[key] = exc.messages[0]
-    if errors:
-        raise ValidationError(errors)
-    return ExportOptions(
-        fmt=fmt,
-        file=file,
-        stages=chosen["stage"],
-        groups=chosen["group"],
-        sources=chosen["source"],
-        **flags,
-    )
 
 
 def _categories(study: Study) -> list[tuple[str, int]]:
@@ -364,41 +244,3 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             _iso(submitted),
             "" if attention is None else (YES if attention else NO),
         ]
-
-
-class _Line:
-    """A write-only file for csv.writer that hands back what was written."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
-    """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
-    writer = csv.writer(_Line(), lineterminator="\r\n")
-    buffer: list[str] = []
-    for cells in export_rows(study=study, options=options):
-        buffer.append(writer.writerow(cells))
-        if len(buffer) >= ROWS_PER_WRITE:
-            yield "".join(buffer)
-            buffer.clear()
-    if buffer:
-        yield "".join(buffer)
-
-
-def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
-    """Write the rows as an Excel workbook to ``target`` (a path or a binary file),
-    in constant memory. Raises ValidationError (on ``file``) when the export does not
-    fit in a worksheet; ``target`` then holds no usable workbook."""
-    try:
-        xlsx_write(
-            rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
-        )
-    except ExcelLimitError as exc:
-        raise ValidationError({"file": f"{exc}."}) from None
-
-
-def export_filename(*, study: Study, options: ExportOptions) -> str:
-    suffix = "" if options.fmt == "published" else "-full"
-    extension = "xlsx" if options.file == "xlsx" else "csv"
-    return f"{study.slug}-annotations{suffix}.{extension}"

@@ -1,0 +1,115 @@
+"""What an export contains: its format, file kind and filters, checked from a form,
+the API's query or the command's options."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+
+from django.core.exceptions import ValidationError
+
+from ..models import Assignment, Reflection, Study
+
+FORMATS = ("published", "full")
+# The kinds of file, and how the admin page and the API describe them.
+FILES = {
+    "csv": "CSV, every text exactly as stored (for pandas, R and re-import)",
+    "csv-spreadsheet-safe": (
+        "CSV for a spreadsheet: a text starting with =, +, - or @ gets a leading apostrophe"
+    ),
+    "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
+}
+
+
+@dataclass(frozen=True)
+class ExportOptions:
+    """What to export. Default: every stage, group and source, judgements of submitted
+    assignments only (as analysed), attention-check items only in the full format.
+    ``extended`` adds the optional columns of the published format (group, most
+    evident error, empathy) so that an import reproduces every answer. ``file`` is
+    one of ``FILES`` (see the module docstring)."""
+
+    fmt: str = "published"
+    stages: tuple[str, ...] = ()
+    groups: tuple[str, ...] = ()
+    sources: tuple[str, ...] = ()
+    include_expired: bool = False
+    include_rejected: bool = False
+    extended: bool = False
+    file: str = "csv"
+    statuses: tuple[str, ...] = field(init=False, default=())
+
+    def __post_init__(self):
+        statuses = Assignment.counted_statuses(
+            include_expired=self.include_expired, include_rejected=self.include_rejected
+        )
+        object.__setattr__(self, "statuses", statuses)
+
+    @property
+    def spreadsheet_safe(self) -> bool:
+        return self.file == "csv-spreadsheet-safe"
+
+
+def _truthy(value) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in ("1", "true", "yes", "on"):
+        return True
+    if text in ("", "0", "false", "no", "off"):
+        return False
+    raise ValidationError("Use true or false.")
+
+
+def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
+    """Validate export parameters (from a query string, a form or a command line):
+    ``format``, ``file`` (one of ``FILES``, default csv), ``stage`` / ``group`` /
+    ``source`` (lists of names that must exist in the study), ``include_expired``,
+    ``include_rejected``, ``extended``. Raises ``ValidationError`` with a message per
+    field."""
+
+    def values(key) -> tuple[str, ...]:
+        raw = data.getlist(key) if hasattr(data, "getlist") else data.get(key, ())
+        if isinstance(raw, str):
+            raw = [raw]
+        return tuple(dict.fromkeys(v.strip() for v in raw if v and v.strip()))
+
+    errors: dict[str, str] = {}
+    fmt = (data.get("format") or "published").strip() if hasattr(data, "get") else "published"
+    if fmt not in FORMATS:
+        errors["format"] = f'Choose "published" or "full", not "{fmt}".'
+    file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
+    if file not in FILES:
+        choices = ", ".join(f'"{name}"' for name in FILES)
+        errors["file"] = f'Choose {choices}, not "{file}".'
+    known = {
+        "stage": set(study.stages.values_list("name", flat=True)),
+        "group": set(study.groups.values_list("name", flat=True)),
+        "source": set(
+            Reflection.objects.filter(context__study=study)
+            .values_list("source", flat=True)
+            .distinct()
+        ),
+    }
+    chosen = {}
+    for key, names in known.items():
+        chosen[key] = values(key)
+        unknown = [v for v in chosen[key] if v not in names]
+        if unknown:
+            errors[key] = f"Not a {key} of this study: {', '.join(unknown)}."
+    flags = {}
+    for key in ("include_expired", "include_rejected", "extended"):
+        try:
+            flags[key] = _truthy(data.get(key, False))
+        except ValidationError as exc:
+            errors[key] = exc.messages[0]
+    if errors:
+        raise ValidationError(errors)
+    return ExportOptions(
+        fmt=fmt,
+        file=file,
+        stages=chosen["stage"],
+        groups=chosen["group"],
+        sources=chosen["source"],
+        **flags,
+    )
