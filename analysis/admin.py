@@ -2,7 +2,7 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import HttpRequest
 from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import truncatechars
@@ -13,7 +13,10 @@ from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study
 
+from .computed_scores import WRITE_PERMS as SCORES_WRITE_PERMS
+from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
 from .importers import automatic_scores_import
+from .metrics.overlap import METRICS
 from .models import AnalysisRun, AutomaticScore
 from .services import analysis_run_enqueue
 
@@ -25,7 +28,7 @@ admin.site.unregister(Study)
 
 @admin.register(Study)
 class StudyAdmin(StudiesStudyAdmin):
-    actions = ("run_analysis", *StudiesStudyAdmin.actions)
+    actions = ("run_analysis", "compute_scores", *StudiesStudyAdmin.actions)
 
     @admin.action(description="Run the analysis for the selected studies")
     def run_analysis(self, request, queryset):
@@ -36,6 +39,33 @@ class StudyAdmin(StudiesStudyAdmin):
             f"Queued {queryset.count()} analysis run(s); see Analysis runs.",
             messages.SUCCESS,
         )
+
+    @admin.action(
+        description="Compute BLEU-4 and ROUGE-L scores for the selected studies",
+        permissions=["compute_scores"],
+    )
+    def compute_scores(self, request, queryset):
+        """Both metrics, on the worker; a study whose computation is refused (no human
+        reflections, scores imported under a metric's name) is named with the reason and
+        nothing is queued for it (to replace imported scores, use the dashboard or
+        ``manage.py compute_scores --replace``)."""
+        queued = []
+        for study in queryset:
+            try:
+                automatic_scores_compute_enqueue(study=study, metrics=METRICS)
+            except ValidationError as exc:
+                self.message_user(
+                    request, f"{study.title}: {' '.join(exc.messages)}", messages.ERROR
+                )
+            else:
+                queued.append(study.slug)
+        if queued:
+            self.message_user(
+                request, scores_compute_notice(METRICS, studies=queued), messages.SUCCESS
+            )
+
+    def has_compute_scores_permission(self, request) -> bool:
+        return request.user.has_perms(SCORES_WRITE_PERMS)
 
 
 @admin.register(AnalysisRun)
@@ -87,6 +117,12 @@ class AnalysisRunAdmin(admin.ModelAdmin):
 class ImportScoresForm(DataFileUploadForm):
     extensions = (".csv",)
     file = forms.FileField(help_text="A .csv file of scores (see the README).")
+    replace = forms.BooleanField(
+        required=False,
+        label="Replace computed metrics",
+        help_text=f"Accept evaluators named like a metric computed here ({', '.join(METRICS)}, "
+        "ignoring case) and delete that metric's computed scores.",
+    )
 
 
 @admin.register(AutomaticScore)
@@ -96,13 +132,14 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
     rows."""
 
     list_display = (
-        "evaluator", "score", "stage", "dialogue", "source", "reflection_text", "imported_at",
+        "evaluator", "score", "origin", "stage", "dialogue", "source", "reflection_text",
+        "imported_at",
     )  # fmt: skip
-    list_filter = ("study", "evaluator", "stage")
+    list_filter = ("study", "evaluator", "origin", "stage")
     list_select_related = ("stage", "reflection__context")
     search_fields = ("evaluator", "reflection__text", "reflection__context__external_id")
     readonly_fields = (
-        "study", "stage", "reflection", "evaluator", "score", "imported_at",
+        "study", "stage", "reflection", "evaluator", "score", "origin", "imported_at",
     )  # fmt: skip
 
     def has_add_permission(self, request):
@@ -137,14 +174,16 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
         """Reached from the study's admin page; needs the right to change the study and
         to add and change scores."""
         study = get_object_or_404(Study, pk=study_id)
-        if not request.user.has_perms(
-            (
-                "studies.change_study",
-                "analysis.add_automaticscore",
-                "analysis.change_automaticscore",
-            )
-        ):
+        if not request.user.has_perms(SCORES_WRITE_PERMS):
             raise PermissionDenied
+
+        def do_import(upload):
+            # The view has validated this form already; its checkbox says whether to
+            # replace computed metrics.
+            form = ImportScoresForm(request.POST, request.FILES)
+            replace = form.is_valid() and form.cleaned_data["replace"]
+            return automatic_scores_import(study=study, file=upload, replace=replace)
+
         return data_file_import_view(
             request,
             admin_site=self.admin_site,
@@ -152,6 +191,6 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
             form_class=ImportScoresForm,
             template="admin/analysis/automaticscore/import.html",
             title=f"Import automatic scores into {study.title}",
-            do_import=lambda upload: automatic_scores_import(study=study, file=upload),
+            do_import=do_import,
             extra_context={"n_scores": study.automatic_scores.count()},
         )

@@ -5,8 +5,9 @@ the admin action use, so parameters obey ``analysis_parameters_clean`` everywher
 """
 
 from django.urls import reverse
-from drf_spectacular.utils import OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers
+from drf_spectacular.types import OpenApiTypes
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
+from rest_framework import exceptions, renderers, serializers
 from rest_framework.response import Response
 
 from studies.api_framework import (
@@ -16,7 +17,13 @@ from studies.api_framework import (
     paginated_response,
 )
 from studies.apis import study_or_404
+from studies.apis.common import TAG_DATA
+from studies.apis.exports import CsvRenderer
+from studies.permissions import JUDGEMENT_READ_PERMS
 
+from .item_export import COLUMNS as ITEM_COLUMNS
+from .item_export import items_parameters_clean
+from .item_views import items_response
 from .models import AnalysisRun
 from .selectors import analysis_run_get, analysis_run_list
 from .services import MAX_BOOTSTRAP_RESAMPLES, analysis_run_enqueue
@@ -74,6 +81,18 @@ class AnalysisRunListApi(ResearcherApi):
         seed = serializers.IntegerField(
             required=False, min_value=0, max_value=MAX_SEED, help_text="Bootstrap seed."
         )
+        fast_seconds = serializers.FloatField(
+            required=False,
+            min_value=0,
+            help_text="Quality: answers faster than this many seconds are fast. Default 3.",
+        )
+        agreement_floor = serializers.FloatField(
+            required=False,
+            min_value=0,
+            max_value=1,
+            help_text="Quality: annotators agreeing with their group's majority less "
+            "often are flagged. Default 0.5.",
+        )
 
         class Meta:
             ref_name = "AnalysisRunParameters"
@@ -114,7 +133,7 @@ class AnalysisRunListApi(ResearcherApi):
         request=InputSerializer,
         responses={
             202: OpenApiResponse(RunSerializer, "Queued."),
-            **error_responses(400, 401, 403, 404, 415),
+            **error_responses(400, 401, 403, 404, 413, 415),
         },
     )
     def post(self, request, slug: str):
@@ -145,3 +164,57 @@ class AnalysisRunDetailApi(ResearcherApi):
         if run is None:
             raise exceptions.NotFound(f"No analysis run {run_id}.")
         return Response(RunDetailSerializer(run).data)
+
+
+class ItemExportApi(ResearcherApi):
+    """Streams the item-level CSV: one row per (stage, item, group) of the judgements the
+    report analyses (the same as `manage.py export_items`). Row-level data: needs what
+    the annotation export needs (view or change judgement, as the admin's judgement
+    list)."""
+
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
+    read_perms = JUDGEMENT_READ_PERMS
+
+    class InputSerializer(serializers.Serializer):
+        exclude_source = serializers.ListField(child=serializers.CharField(), required=False)
+        include_expired = serializers.BooleanField(required=False, default=False)
+
+        class Meta:
+            ref_name = "ItemExportParameters"
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="Export the item-level CSV (streamed)",
+        parameters=[
+            OpenApiParameter(
+                "exclude_source",
+                str,
+                many=True,
+                description="Leave out this reflection source (repeat for several), as the "
+                "analysis does.",
+            ),
+            OpenApiParameter(
+                "include_expired", bool, description="Also batches that expired before submission."
+            ),
+        ],
+        responses={
+            (200, "text/csv"): OpenApiResponse(
+                OpenApiTypes.STR,
+                description=f"RFC 4180 CSV, UTF-8, columns {', '.join(ITEM_COLUMNS)}.",
+            ),
+            **error_responses(400, 401, 403, 404),
+        },
+    )
+    def get(self, request, slug: str):
+        study = study_or_404(slug)
+        data = {"exclude_source": request.query_params.getlist("exclude_source")}
+        if "include_expired" in request.query_params:
+            data["include_expired"] = request.query_params["include_expired"]
+        serializer = self.InputSerializer(data=data)
+        serializer.is_valid(raise_exception=True)
+        parameters = items_parameters_clean(
+            study=study,
+            excluded_sources=serializer.validated_data.get("exclude_source", []),
+            include_expired=serializer.validated_data["include_expired"],
+        )
+        return items_response(study=study, parameters=parameters)

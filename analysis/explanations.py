@@ -7,6 +7,16 @@ why a value can be missing (``null`` in the report, a dash on the page).
 
 from __future__ import annotations
 
+from studies.protocol import EMPATHY_SCALE
+
+from .metrics.agreement import MIN_MAJORITY_RATERS
+from .metrics.protocol.systems import SIGNIFICANCE
+
+_SCALE_ENDS = (
+    f"1 {EMPATHY_SCALE[min(EMPATHY_SCALE)]} … {max(EMPATHY_SCALE)} "
+    f"{EMPATHY_SCALE[max(EMPATHY_SCALE)]}"
+)
+
 EXPLANATIONS: dict[str, str] = {
     # sizes
     "n_judgements": "Judgements analysed: submitted, not rejected, attention checks and "
@@ -33,16 +43,19 @@ EXPLANATIONS: dict[str, str] = {
     "moderate, to 0.80 substantial, above almost perfect.",
     # majority agreement
     "majority_agreement": "Majority agreement ratio: items a majority of their annotators "
-    "gave this label ÷ items at least one annotator gave it.",
-    "n_items_flagged": "Items at least one annotator gave this label.",
+    "gave this label ÷ items at least one annotator gave it, over the items with at least "
+    f"{MIN_MAJORITY_RATERS} annotators (a majority of one is no agreement).",
+    "n_items_flagged": f"Items with at least {MIN_MAJORITY_RATERS} annotators that at least "
+    "one annotator gave this label (the ratio's denominator).",
     # most evident error
     "mee_raw": "Agreement on the most evident error, over the items every annotator "
     "judged incoherent.",
     "mee_consensus_adjusted": "As raw, but an annotator's most evident error is replaced "
     "by a category all annotators of the item selected, where one exists.",
-    "mee_hallucinatory_merged": "As raw, with dialogue-contradicting, off-topic and "
-    "on-topic-but-unverifiable merged into hallucinatory.",
-    "mee_hallucinatory_merged_consensus_adjusted": "Merged into hallucinatory and "
+    "mee_hallucinatory_merged": "As raw, with the categories of the study's merge counted "
+    "as one (by default dialogue-contradicting, off-topic and on-topic-but-unverifiable "
+    "merged into hallucinatory).",
+    "mee_hallucinatory_merged_consensus_adjusted": "Merged as the study's merge says, and "
     "consensus-adjusted.",
     "n_items_all_incoherent": "Items every annotator judged incoherent (the items the "
     "most-evident-error agreement is computed on).",
@@ -87,6 +100,19 @@ EXPLANATIONS: dict[str, str] = {
     "human_vs_synthetic_p": "p-value of a chi-squared test: human vs synthetic × "
     "coherent/incoherent.",
     # annotators
+    "quality_batches": "Batches of the annotator that count (submitted, not rejected).",
+    "median_seconds": "Median of the time the annotator spent on an item, in seconds.",
+    "fast_share": "Share of the annotator's items answered faster than the threshold.",
+    "attention_failed": "Batches whose attention-check item the annotator answered wrongly "
+    "(rejected ones included).",
+    "yes_rate": "Share of the annotator's items they judged coherent (Yes).",
+    "agreement_with_group": "Share of the annotator's items on which their Yes/No equals the "
+    "majority of the item's other raters of the group (items whose other raters are fewer "
+    "than 2 or tie are left out).",
+    "waiting_n": "Annotators who submitted work in the first stage and started the next.",
+    "waiting_days": "Days between an annotator's last submission in one stage and their "
+    "first batch in the next.",
+    "waiting_sd": "Standard deviation (sample) of those waits, in days.",
     "n_recurring": "Human reflections the annotator judged in more than one stage.",
     "recurring_identical_rate": "Share of those recurring human reflections the annotator "
     "answered the same Yes/No in every stage.",
@@ -99,6 +125,46 @@ EXPLANATIONS: dict[str, str] = {
     "evaluator_pearson": "Pearson correlation between the automatic evaluator's scores "
     "and the group's coherence scores.",
     "evaluator_items": "Items with both an automatic score and the group's judgements.",
+    # systems
+    "system_items": "Items (reflections) of the system the group judged, whatever their "
+    "number of annotators.",
+    "majority_coherent_rate": "Majority-vote coherent share: of the items with at least "
+    f"{MIN_MAJORITY_RATERS} annotators of the group, the share on which more than half said coherent (a tie is no "
+    "majority but still counts).",
+    "empathy_mean": "Mean rating of the 5-point understanding statement (rated with a Yes "
+    "only), over the system's judgements.",
+    "n_empathy": "Ratings of the understanding statement.",
+    "empathy_share": "Share of the statement's ratings at this point of the 5-point scale "
+    f"({_SCALE_ENDS}).",
+    "cohens_h": "Cohen's h between the coherent shares of A and B: 2·asin√share(A) − "
+    "2·asin√share(B). Positive when A is more coherent; about 0.2 is small, 0.5 medium, "
+    "0.8 large.",
+    "system_chi2_p": "p-value of a chi-squared test (with Yates' correction) on the "
+    "system × coherent/incoherent table of judgement counts.",
+    "p_holm": "The chi-squared p-value adjusted with Holm's method over all the group's "
+    "pairs of systems, so that testing many pairs does not produce chance findings.",
+    "holm_significant": "The two systems' coherent shares differ: adjusted p below "
+    f"{SIGNIFICANCE}.",
+    "cohens_d_empathy": "Cohen's d on the understanding ratings: difference of the means ÷ "
+    "their pooled standard deviation. Positive when A is rated higher.",
+    "group_coherent_rate": "The system's coherent share in the first → second group's judgements.",
+    "groups_chi2_p": "p-value of a chi-squared test (with Yates' correction) on the group × "
+    "coherent/incoherent table of the system's judgements.",
+    "n_systems_common": "Systems both groups judged.",
+    "kendall_tau": "Kendall's tau-b between the two groups' coherent shares over the "
+    "systems both judged: 1 the same ranking, 0 unrelated, −1 reversed.",
+    "mean_abs_delta_h": "Mean over every pair of common systems of |h by one group − h by "
+    "the other|: how differently the groups see the gaps between systems (0 identical).",
+    "mean_abs_delta_d_empathy": "The same for Cohen's d on the understanding ratings, over "
+    "the pairs whose d is defined for both groups.",
+    "setting_items": "Items of the group in this stage whose reflection has this value.",
+    "majority_mee_share": "Of the items whose majority said incoherent, the share whose "
+    "most evident error (named by more than half of their incoherent annotators) is this "
+    "one; no majority when no error was.",
+    "evaluator_systems": "Systems with automatic scores on items the group judged.",
+    "evaluator_system_spearman": "Spearman correlation between the systems' mean "
+    "automatic score and their coherent share: does the metric rank the systems as the "
+    "group does?",
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",
@@ -118,13 +184,31 @@ UNDEFINED: dict[str, str] = {
     "no variation at all",
     "ci": "undefined: the statistic is undefined, or the run used no bootstrap resamples",
     "band": "undefined: the statistic is undefined",
-    "majority_agreement": "undefined: no annotator gave this label",
+    "majority_agreement": "undefined: no annotator gave this label on an item with at least "
+    f"{MIN_MAJORITY_RATERS} annotators",
     "correlation": "undefined: fewer than two common items, or one group gave every item "
     "the same score",
     "p_value": "undefined: the test needs more data (or some variation)",
     "rate": "undefined: no judgements",
     "recurring_identical_rate": "undefined: the annotator met no human reflection twice",
     "nonrecurring_rate": "undefined: no human reflection judged in this stage only",
+    "majority_coherent_rate": f"undefined: no item has {MIN_MAJORITY_RATERS} or more "
+    "annotators of the group",
+    "empathy_mean": "undefined: no rating of the statement",
+    "cohens_d_empathy": "undefined: a system has fewer than two ratings, or every rating is "
+    "the same",
+    "kendall_tau": "undefined: fewer than three common systems, or a group gave every "
+    "system the same share",
+    "mean_abs_delta_h": "undefined: fewer than two common systems",
+    "majority_mee_share": "undefined: no item's majority said incoherent",
+    "mean_abs_delta_d_empathy": "undefined: no pair of common systems with Cohen's d "
+    "defined for both groups",
+    "median_seconds": "undefined: no time recorded for the annotator's items",
+    "fast_share": "undefined: no time recorded for the annotator's items",
+    "yes_rate": "undefined: no counted judgements",
+    "agreement_with_group": "undefined: no item with a majority among 2 or more other raters",
+    "waiting_days": "undefined: no annotator went on to the next stage",
+    "waiting_sd": "undefined: fewer than two annotators went on to the next stage",
     "default": "undefined: not enough data",
 }
 
@@ -154,6 +238,12 @@ UNDEFINED_ALIASES = {
     "human_rate": "rate",
     "synthetic_rate": "rate",
     "label_share": "rate",
+    "system_chi2_p": "p_value",
+    "groups_chi2_p": "p_value",
+    "p_holm": "p_value",
+    "group_coherent_rate": "rate",
+    "empathy_share": "empathy_mean",
+    "evaluator_system_spearman": "correlation",
 }
 
 
@@ -175,7 +265,9 @@ GLOSSARY_ORDER = [
     "fleiss_kappa", "randolph_kappa", "krippendorff_alpha", "n_items_alpha", "ci", "band",
     "majority_agreement", "mee_raw", "mee_consensus_adjusted", "mee_hallucinatory_merged",
     "spearman", "pearson", "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p",
-    "recurring_identical_rate", "nonrecurring_rate", "label_share", "batches_filled",
+    "recurring_identical_rate", "nonrecurring_rate", "label_share", "majority_coherent_rate",
+    "cohens_h", "p_holm", "cohens_d_empathy", "kendall_tau", "mean_abs_delta_h",
+    "majority_mee_share", "evaluator_system_spearman", "batches_filled",
 ]  # fmt: skip
 
 GLOSSARY_TERMS = {
@@ -203,6 +295,14 @@ GLOSSARY_TERMS = {
     "recurring_identical_rate": "Same answer when recurring",
     "nonrecurring_rate": "Coherent share, non-recurring",
     "label_share": "Label distribution",
+    "majority_coherent_rate": "Majority coherent",
+    "cohens_h": "Cohen's h",
+    "p_holm": "Holm p (✱)",
+    "cohens_d_empathy": "Cohen's d, empathy",
+    "kendall_tau": "Kendall τ-b",
+    "mean_abs_delta_h": "Mean |Δh|",
+    "majority_mee_share": "Majority most evident error",
+    "evaluator_system_spearman": "Automatic evaluator per system",
     "batches_filled": "Batches filled",
 }
 

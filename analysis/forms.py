@@ -1,9 +1,13 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from studies.models import Reflection
-
-from .services import DEFAULT_PARAMETERS, MAX_BOOTSTRAP_RESAMPLES, analysis_parameters_clean
+from .metrics.overlap import LABELS, METRICS
+from .services import (
+    DEFAULT_PARAMETERS,
+    MAX_BOOTSTRAP_RESAMPLES,
+    analysis_parameters_clean,
+    study_sources,
+)
 
 MAX_RESAMPLES = MAX_BOOTSTRAP_RESAMPLES
 
@@ -15,7 +19,7 @@ class RunParametersForm(forms.Form):
     excluded_sources = forms.MultipleChoiceField(
         required=False,
         widget=forms.CheckboxSelectMultiple,
-        label="Leave out these synthetic sources",
+        label="Leave out these sources",
     )
     include_expired = forms.BooleanField(
         required=False, label="Also count batches that expired before submission"
@@ -31,15 +35,28 @@ class RunParametersForm(forms.Form):
         widget=forms.NumberInput(attrs={"min": 0, "step": 1}),
     )
 
+    fast_seconds = forms.FloatField(
+        label="Fast answer threshold (seconds)",
+        help_text="Quality panel: an annotator answering most items faster is flagged.",
+        required=False,
+        min_value=0,
+        widget=forms.NumberInput(attrs={"min": 0, "step": "any"}),
+    )
+    agreement_floor = forms.FloatField(
+        label="Agreement floor",
+        help_text="Quality panel: an annotator agreeing with their group's majority on "
+        "fewer items than this share is flagged.",
+        required=False,
+        min_value=0,
+        max_value=1,
+        widget=forms.NumberInput(attrs={"min": 0, "max": 1, "step": "any"}),
+    )
+
     def __init__(self, *args, study, initial: dict | None = None, **kwargs):
         initial = {**DEFAULT_PARAMETERS, **(initial or {})}
         super().__init__(*args, initial=initial, **kwargs)
-        sources = (
-            Reflection.objects.filter(context__study=study, kind=Reflection.Kind.SYNTHETIC)
-            .order_by("source")
-            .values_list("source", flat=True)
-            .distinct()
-        )
+        self.study = study
+        sources = study_sources(study=study)
         self.fields["excluded_sources"].choices = [(s, s) for s in sources]
 
     def clean(self):
@@ -53,9 +70,33 @@ class RunParametersForm(forms.Form):
                     "include_expired": bool(data.get("include_expired")),
                     "bootstrap_resamples": data.get("bootstrap_resamples"),
                     "seed": data.get("seed"),
-                }
+                    # Left empty (or not sent): the default.
+                    **{
+                        key: data[key]
+                        for key in ("fast_seconds", "agreement_floor")
+                        if data.get(key) is not None
+                    },
+                },
+                study=self.study,
             )
         except ValidationError as exc:
             for key, messages in exc.message_dict.items():
                 self.add_error(key if key in self.fields else None, messages)
         return data
+
+
+class ComputeScoresForm(forms.Form):
+    """Compute BLEU-4 / ROUGE-L scores of a study on the worker (dashboard). The service
+    (``computed_scores.automatic_scores_compute_check``) says what refuses it."""
+
+    metrics = forms.MultipleChoiceField(
+        required=False,
+        choices=[(metric, f"{LABELS[metric]} ({metric})") for metric in METRICS],
+        widget=forms.CheckboxSelectMultiple,
+        label="Metrics",
+        initial=list(METRICS),
+    )
+    replace = forms.BooleanField(
+        required=False,
+        label="Replace scores imported under these names (they are deleted)",
+    )

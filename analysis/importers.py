@@ -1,9 +1,9 @@
-"""Import of automatic-evaluator scores (BRIEF §5, "Automatic evaluators").
+"""Import of automatic-evaluator scores.
 
 A CSV file, UTF-8 with or without a byte-order mark, one row per score, with the
 columns ``stage``, ``annomi_dialogue_id``, ``reflection``, ``evaluator`` and ``score``
 (in any order; other columns are ignored and named in the summary). A row names an
-item the way published data does (BRIEF §6): the stage by its name, the context by its
+item the way published data does: the stage by its name, the context by its
 dialogue id, the reflection by its text, which must be one of the items of that stage's
 batch for that context. Texts, like everything the materials import stores, are
 compared after trimming surrounding spaces. Attention-check items are refused: they
@@ -14,6 +14,10 @@ the problem collector): all-or-nothing, every problem reported with its row (the
 header is row 1), nothing written unless the whole file is clean, one transaction. A score already stored for the same (stage, reflection, evaluator) is
 replaced, so importing a corrected file updates its values and importing the same file
 again changes nothing. Scores the file does not mention are left alone.
+
+The evaluator names ``bleu`` and ``rouge_l`` (ignoring case) are the metrics computed
+here (``analysis.computed_scores``): a file using one is refused unless the caller asks
+to replace, which deletes the computed scores of that metric.
 
 The study's stages, contexts, reflections and batch items are read once, so the number
 of queries does not grow with the file.
@@ -39,6 +43,8 @@ from studies.datafiles import (
 )
 from studies.models import BatchItem, DialogueContext, Reflection, Stage, Study
 
+from .computed_scores import automatic_scores_make_room
+from .metrics.overlap import computed_metric_named
 from .models import AutomaticScore
 
 COLUMNS = ("stage", "annomi_dialogue_id", "reflection", "evaluator", "score")
@@ -64,11 +70,12 @@ class ScoresImportSummary:
     created: int = 0
     updated: int = 0
     unchanged: int = 0
+    computed_deleted: int = 0
     ignored_columns: tuple[str, ...] = ()
 
     @property
     def changed(self) -> bool:
-        return bool(self.created or self.updated)
+        return bool(self.created or self.updated or self.computed_deleted)
 
     def __str__(self) -> str:
         if self.changed:
@@ -80,6 +87,8 @@ class ScoresImportSummary:
             text = (
                 f"Nothing to import: the study already holds exactly these {self.unchanged} scores."
             )
+        if self.computed_deleted:
+            text += f" {self.computed_deleted} computed scores of the same metric were deleted."
         if self.ignored_columns:
             text += f" Ignored columns: {', '.join(self.ignored_columns)}."
         return text
@@ -110,12 +119,23 @@ def _parse_score(value: str) -> tuple[float | None, str | None]:
     return score, None
 
 
+def _metric_name_problem(evaluator: str) -> str | None:
+    metric = computed_metric_named(evaluator)
+    if metric is None:
+        return None
+    return (
+        f"{_shown(evaluator)} is the name of a metric computed here ({metric}): rename the "
+        "evaluator, or import with replace to use these scores instead of the computed ones"
+    )
+
+
 # --- parsing ---------------------------------------------------------------------------
 
 
-def _parse(text: str, problems: Problems) -> tuple[list[_Row], tuple[str, ...]]:
+def _parse(text: str, problems: Problems, *, replace: bool) -> tuple[list[_Row], tuple[str, ...]]:
     """Rows of the file (problems in single cells go to ``problems``) and the names
-    of the ignored columns. The header is the first non-blank row."""
+    of the ignored columns. The header is the first non-blank row. Without
+    ``replace``, an evaluator named like a metric computed here is refused."""
     records = CsvRecords(io.StringIO(text, newline=""), problems)
     rows_in = iter(records)
     first = next(rows_in, None)
@@ -139,6 +159,8 @@ def _parse(text: str, problems: Problems) -> tuple[list[_Row], tuple[str, ...]]:
             value = cells[column]
             max_length = EVALUATOR_MAX_LENGTH if column == "evaluator" else None
             problem = _EMPTY[column] if not value else storable_problem(value, max_length)
+            if not problem and column == "evaluator" and not replace:
+                problem = _metric_name_problem(value)
             if problem:
                 problems.at_cell(number, column, problem)
             values[column] = None if problem else value
@@ -261,9 +283,13 @@ def _resolve(study: Study, rows: list[_Row], problems: Problems) -> list[tuple[_
 # --- the service -------------------------------------------------------------------------
 
 
-def automatic_scores_import(*, study: Study, file: bytes | str | IO) -> ScoresImportSummary:
+def automatic_scores_import(
+    *, study: Study, file: bytes | str | IO, replace: bool = False
+) -> ScoresImportSummary:
     """Import a scores CSV (bytes, text, or an open file such as an upload) into
-    ``study``; see the module docstring.
+    ``study``; see the module docstring. An evaluator named like a metric computed here
+    (``bleu``, ``rouge_l``, ignoring case) is refused unless ``replace``, which deletes
+    the computed scores of that metric (``analysis.computed_scores``).
 
     Raises AutomaticScoresImportError listing every problem; then nothing is written.
     Locks the study row for the write, so imports into one study (of scores or of
@@ -272,7 +298,7 @@ def automatic_scores_import(*, study: Study, file: bytes | str | IO) -> ScoresIm
     problems = Problems(AutomaticScoresImportError)
     text = read_text(file, problems)
     problems.raise_if_any()
-    rows, ignored = _parse(text, problems)
+    rows, ignored = _parse(text, problems, replace=replace)
     if problems and not rows:
         problems.raise_if_any()
 
@@ -285,6 +311,11 @@ def automatic_scores_import(*, study: Study, file: bytes | str | IO) -> ScoresIm
         problems.raise_if_any()
 
         summary = ScoresImportSummary(ignored_columns=ignored)
+        summary.computed_deleted = automatic_scores_make_room(
+            study=study,
+            metrics={computed_metric_named(row.evaluator) for row, _, _ in resolved} - {None},
+            origin=AutomaticScore.Origin.IMPORTED,
+        )
         existing = {
             (stage_id, reflection_id, evaluator): (pk, score)
             for pk, stage_id, reflection_id, evaluator, score in AutomaticScore.objects.filter(

@@ -4,6 +4,8 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from .metrics.overlap import METRICS
+
 
 class AnalysisRun(models.Model):
     """One computation of a study's agreement report, queued to Celery."""
@@ -37,7 +39,19 @@ class AnalysisRun(models.Model):
     dispatched_at = models.DateTimeField(
         null=True,
         blank=True,
-        help_text="When the task reached the queue; empty while the queue was unreachable.",
+        help_text="When the task last reached the queue; empty while the queue was unreachable.",
+    )
+    dispatches = models.PositiveSmallIntegerField(
+        default=0,
+        help_text="How many times the task was sent to the queue (again when a sent one "
+        "was lost, e.g. by a broker restart).",
+    )
+    task_id = models.CharField(
+        max_length=36,
+        blank=True,
+        help_text="The id of the task message last sent for this run, then of the one "
+        "that started it: while queued, any of its messages may start it; once started, "
+        "the others are ignored, so a run sent twice is computed once.",
     )
     data_through = models.DateTimeField(
         null=True,
@@ -105,12 +119,18 @@ class AnalysisRun(models.Model):
 
 class AutomaticScore(models.Model):
     """The score an automatic evaluator (BLEU, BERTScore, an LLM judge...) gave one
-    reflection in one stage (BRIEF §5, "Automatic evaluators").
+    reflection in one stage.
 
-    Written only by ``analysis.importers.automatic_scores_import``, which checks what a
-    check constraint cannot: the stage and reflection belong to ``study``, and the
-    reflection is an analysed item (not an attention check) of that stage's batch.
+    Written only by ``analysis.importers.automatic_scores_import`` (imported scores) and
+    ``analysis.computed_scores.automatic_scores_compute`` (the metrics computed here),
+    which check what a check constraint cannot: the stage and reflection belong to
+    ``study``, and the reflection is an analysed item (not an attention check) of that
+    stage's batch.
     """
+
+    class Origin(models.TextChoices):
+        IMPORTED = "imported", "Imported"
+        COMPUTED = "computed", "Computed here"
 
     study = models.ForeignKey(
         "studies.Study", on_delete=models.CASCADE, related_name="automatic_scores"
@@ -127,7 +147,15 @@ class AutomaticScore(models.Model):
         max_length=100, help_text='The metric\'s name, e.g. "BLEU", "BERTScore", "LLM judge".'
     )
     score = models.FloatField()
-    imported_at = models.DateTimeField(help_text="When an import last set this score.")
+    origin = models.CharField(
+        max_length=10,
+        choices=Origin.choices,
+        default=Origin.IMPORTED,
+        help_text="Imported from a file, or computed here (manage.py compute_scores).",
+    )
+    imported_at = models.DateTimeField(
+        help_text="When an import or a computation last set this score."
+    )
 
     class Meta:
         ordering = ["study", "evaluator", "stage", "reflection"]
@@ -145,6 +173,10 @@ class AutomaticScore(models.Model):
                 condition=Q(score__gte=-sys.float_info.max, score__lte=sys.float_info.max),
                 name="automatic_score_finite",
             ),
+            models.CheckConstraint(
+                condition=Q(origin="imported") | Q(origin="computed", evaluator__in=METRICS),
+                name="automatic_score_origin_valid",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -156,6 +188,9 @@ class AutomaticScore(models.Model):
 CHECK_MESSAGES = {
     "automatic_score_evaluator_not_empty": "An automatic score needs the evaluator's name.",
     "automatic_score_finite": "A score must be a finite number (not NaN or infinity).",
+    "automatic_score_origin_valid": (
+        f"Only the metrics computed here ({', '.join(METRICS)}) have computed scores."
+    ),
 }
 
 for _constraint in AutomaticScore._meta.constraints:

@@ -1,6 +1,6 @@
-"""Builds the JSON report of a study (BRIEF §5) from the judgements DataFrame.
+"""Builds the JSON report of a study from the judgements DataFrame.
 
-The report is a contract other tools read (issue 5 lists its keys): keys are
+The report is a contract other tools read: keys are
 only ever added, never renamed. Everything is computed per annotator group
 and per stage over the items of that stage; an *item* is a reflection in a
 stage, so the human reflection of a context is one item per stage and the
@@ -22,12 +22,13 @@ from dataclasses import dataclass
 import numpy as np
 import pandas as pd
 
-from studies.protocol import HALLUCINATORY_CATEGORIES, category_selected
+from studies.protocol import category_selected, default_mee_merge
 
 from . import metrics
+from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
+from .report_systems import systems_build, systems_empty
 
-REPORT_VERSION = 1
-HALLUCINATORY = "hallucinatory"
+REPORT_VERSION = 4
 
 
 @dataclass(frozen=True)
@@ -37,9 +38,10 @@ class Category:
     bit: int
 
 
-def _with_categories(frame: pd.DataFrame, categories: Sequence[Category]) -> pd.DataFrame:
-    """Adds one boolean column per category and ``mee`` (the slug of the most
-    evident error) decoded from the stored bit set, vectorised."""
+def judgements_with_categories(frame: pd.DataFrame, categories: Sequence[Category]) -> pd.DataFrame:
+    """The analysed judgements as every report table reads them: adds one boolean
+    column per category and ``mee`` (the slug of the most evident error) decoded
+    from the stored bit set, and ``item``/``rater``/``human``, vectorised."""
     flags = frame["error_flags"].fillna(0).astype(np.int64).to_numpy()
     columns = {c.slug: category_selected(flags, c.bit) for c in categories}
     by_bit = {c.bit: c.slug for c in categories}
@@ -68,11 +70,15 @@ def _coherence(cell: pd.DataFrame, *, resamples: int, seed: int) -> dict:
 
 def _error_categories(cell: pd.DataFrame, categories: Sequence[Category]) -> dict:
     result = {}
-    for category in categories:
+    for index, category in enumerate(categories):
         given = cell[category.slug] & ~cell["coherent"]
+        # Every category reads the same cell: check its one row per (item, rater) once.
+        majority, flagged = metrics.majority_agreement_counts(
+            ratings=cell, label_given=given, check_unique=index == 0
+        )
         result[category.slug] = {
-            "majority_agreement": metrics.majority_agreement_ratio(ratings=cell, label_given=given),
-            "n_items_flagged": int(given.groupby(cell["item"]).any().sum()),
+            "majority_agreement": majority / flagged if flagged else None,
+            "n_items_flagged": flagged,
         }
     return result
 
@@ -101,10 +107,15 @@ def _most_evident_error(
 
 
 def _stage_cell(
-    cell: pd.DataFrame, categories: Sequence[Category], *, resamples: int, seed: int
+    cell: pd.DataFrame,
+    categories: Sequence[Category],
+    mee_merge: dict[str, list[str]],
+    *,
+    resamples: int,
+    seed: int,
 ) -> dict:
     slugs = [c.slug for c in categories]
-    merge = {slug: HALLUCINATORY for slug in slugs if slug in HALLUCINATORY_CATEGORIES}
+    merge = {slug: label for label, merged in mee_merge.items() for slug in merged if slug in slugs}
     coherence = _coherence(cell, resamples=resamples, seed=seed)
     return {
         "n_judgements": len(cell),
@@ -182,15 +193,26 @@ def report_build(
     study_slug: str,
     parameters: dict,
     categories: Sequence[Category],
+    mee_merge: dict[str, list[str]] | None = None,
     scores: pd.DataFrame | None = None,
+    generation: pd.Series | None = None,
     progress: Callable[[float], None] | None = None,
+    assignments: pd.DataFrame | None = None,
+    stages: Sequence[str] = (),
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements_frame` (already filtered to what
     counts), ``categories`` are the study's error categories in display order,
-    ``scores`` the automatic-evaluator scores (``stage``, ``reflection_id``,
-    ``evaluator``, ``score``). ``progress`` is called with the fraction done
-    after each group × stage."""
+    ``mee_merge`` the study's most-evident-error merge (``Study.mee_merge``; default
+    the protocol's hallucinatory merge), ``scores`` the automatic-evaluator scores
+    (``stage``, ``reflection_id``, ``evaluator``, ``score``), ``generation`` the
+    reflections' generation metadata as JSON text indexed by reflection id
+    (:func:`analysis.selectors.generation_metadata`). ``progress`` is called with
+    the fraction done after each group × stage. ``assignments``
+    (:func:`analysis.selectors.assignments_frame`, every assignment whatever its
+    status) and ``stages`` (the study's stage names by position) feed ``quality``
+    and ``waiting_periods``; without them both are empty."""
+    mee_merge = default_mee_merge() if mee_merge is None else mee_merge
     resamples = int(parameters.get("bootstrap_resamples", 1000))
     seed = int(parameters.get("seed", 0))
     report_progress = progress or (lambda fraction: None)
@@ -199,8 +221,19 @@ def report_build(
     group_order: list[str] = []
     inter_group: list = []
     evaluators: list = []
-    if not frame.empty:
-        data = _with_categories(frame, categories)
+    systems = systems_empty()
+    quality: dict = {}
+    waits: dict = {}
+    data = judgements_with_categories(frame, categories) if not frame.empty else None
+    if assignments is not None and not assignments.empty:
+        waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
+        quality = metrics.annotator_quality(
+            judgements=data if data is not None else no_judgements_frame(),
+            assignments=assignments,
+            fast_seconds=float(parameters.get("fast_seconds", DEFAULT_FAST_SECONDS)),
+            agreement_floor=float(parameters.get("agreement_floor", DEFAULT_AGREEMENT_FLOOR)),
+        )
+    if data is not None:
         stage_order = (
             data[["stage_position", "stage"]]
             .drop_duplicates()
@@ -208,22 +241,30 @@ def report_build(
             .tolist()
         )
         group_order = sorted(data["group"].unique().tolist(), key=str)
+        # Rows by group and stage as integer codes: one hash of each text column, then
+        # cheap integer masks (comparing a million strings per mask is not).
+        group_codes, groups_coded = pd.factorize(data["group"])
+        stage_codes, stages_coded = pd.factorize(data["stage"])
+        group_rows = {g: group_codes == groups_coded.get_loc(g) for g in group_order}
+        stage_rows = {s: stage_codes == stages_coded.get_loc(s) for s in stage_order}
         cells = [
             (group, stage)
             for group in group_order
             for stage in stage_order
-            if ((data["group"] == group) & (data["stage"] == stage)).any()
+            if (group_rows[group] & stage_rows[stage]).any()
         ]
         total_steps = len(cells) + 2
         done = 0
         for group in group_order:
-            in_group = data.loc[data["group"] == group]
+            in_group = data.loc[group_rows[group]]
             stages = {}
             for stage in stage_order:
                 if (group, stage) not in cells:
                     continue
-                cell = in_group.loc[in_group["stage"] == stage]
-                stages[stage] = _stage_cell(cell, categories, resamples=resamples, seed=seed)
+                cell = in_group.loc[stage_rows[stage][group_rows[group]]]
+                stages[stage] = _stage_cell(
+                    cell, categories, mee_merge, resamples=resamples, seed=seed
+                )
                 done += 1
                 report_progress(done / total_steps)
             group_stages = [s for s in stage_order if s in stages]
@@ -243,6 +284,16 @@ def report_build(
         inter_group = _inter_group(data, stage_order, resamples=resamples, seed=seed)
         report_progress((done + 1) / total_steps)
         evaluators = _automatic_evaluators(data, scores, stage_order, group_order)
+        systems = systems_build(
+            data=data,
+            slugs=[c.slug for c in categories],
+            stage_order=stage_order,
+            group_order=group_order,
+            scores=scores,
+            generation=generation,
+            resamples=resamples,
+            seed=seed,
+        )
     report_progress(1.0)
     return {
         "study": study_slug,
@@ -252,7 +303,18 @@ def report_build(
         "stage_order": stage_order,
         "group_order": group_order,
         "categories": [{"slug": c.slug, "label": c.label} for c in categories],
+        "most_evident_error_merge": mee_merge,
         "groups": groups,
         "inter_group": inter_group,
         "automatic_evaluators": evaluators,
+        **systems,
+        "quality": quality,
+        "waiting_periods": waits,
     }
+
+
+def no_judgements_frame() -> pd.DataFrame:
+    """The judgements as ``annotator_quality`` reads them, none of them (a study whose
+    every batch was rejected still shows the failed attention checks)."""
+    columns = ["group", "rater", "stage", "item", "coherent", "seconds_spent", "assignment_id"]
+    return pd.DataFrame({column: pd.Series(dtype=object) for column in columns})

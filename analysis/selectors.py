@@ -1,12 +1,16 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
 import pandas as pd
-from django.db.models import F
+from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, TextField
+from django.db.models.functions import Cast
 
 from studies.models import (
+    Annotator,
+    Assignment,
     ErrorCategory,
     Judgement,
     Reflection,
+    Stage,
 )
 
 from .models import AutomaticScore
@@ -29,6 +33,9 @@ JUDGEMENT_COLUMNS = {
     "empathy": "empathy",
     "assignment__is_recurring": "is_recurring",
     "assignment__status": "assignment_status",
+    "described": "described",  # the answer has a description (annotated below)
+    "assignment_id": "assignment_id",
+    "seconds_spent": "seconds_spent",
 }
 
 
@@ -49,11 +56,52 @@ def judgements_frame(
             include_expired=include_expired, excluded_sources=exclude_sources
         )
         .filter(assignment__batch__stage__study_id=study_id)
+        .annotate(
+            described=ExpressionWrapper(~Q(error_description=""), output_field=BooleanField())
+        )
         .order_by()
         .values_list(*JUDGEMENT_COLUMNS)
     )
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
+    )
+
+
+ASSIGNMENT_COLUMNS = {
+    "group__name": "group",
+    "annotator__pseudonym": "annotator",
+    "stage__name": "stage",
+    "status": "status",
+    "attention_passed": "attention_passed",
+    "assigned_at": "assigned_at",
+    "submitted_at": "submitted_at",
+}
+
+
+def assignments_frame(*, study_id: int) -> pd.DataFrame:
+    """Every assignment of the study, whatever its status (quality: attention checks
+    failed; waiting periods: submissions and claims), one row each."""
+    qs = (
+        Assignment.objects.filter(stage__study_id=study_id)
+        .order_by()
+        .values_list(*ASSIGNMENT_COLUMNS)
+    )
+    frame = pd.DataFrame.from_records(
+        qs.iterator(chunk_size=20_000), columns=list(ASSIGNMENT_COLUMNS.values())
+    )
+    for column in ("assigned_at", "submitted_at"):
+        frame[column] = pd.to_datetime(frame[column], utc=True)
+    return frame
+
+
+def annotator_ids_by_pseudonym(*, study_id: int) -> dict[str, int]:
+    return dict(Annotator.objects.filter(study_id=study_id).values_list("pseudonym", "pk"))
+
+
+def stage_names(*, study_id: int) -> list[str]:
+    """The study's stage names by position."""
+    return list(
+        Stage.objects.filter(study_id=study_id).order_by("position").values_list("name", flat=True)
     )
 
 
@@ -82,6 +130,33 @@ def automatic_scores_frame(*, study_id: int) -> pd.DataFrame:
     )
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(AUTOMATIC_SCORE_COLUMNS.values())
+    )
+
+
+def generation_metadata(*, study_id: int) -> pd.Series:
+    """The generation metadata of the study's reflections that have any, as JSON text
+    indexed by reflection id (text: a study has a handful of distinct settings, parsed
+    once each by :func:`analysis.metrics.generation_values`)."""
+    qs = (
+        Reflection.objects.filter(context__study_id=study_id)
+        .exclude(generation={})
+        .order_by()
+        .values_list("id", Cast("generation", TextField()))
+    )
+    frame = pd.DataFrame.from_records(
+        qs.iterator(chunk_size=20_000), columns=["reflection_id", "generation"]
+    )
+    return frame.set_index("reflection_id")["generation"].astype(object)
+
+
+def automatic_evaluators_list(*, study_id: int) -> list[dict]:
+    """The study's automatic evaluators: ``evaluator``, ``origin``, ``n_scores`` and
+    ``last_set`` (when an import or a computation last set one), by name."""
+    return list(
+        AutomaticScore.objects.filter(study_id=study_id)
+        .values("evaluator", "origin")
+        .annotate(n_scores=Count("id"), last_set=Max("imported_at"))
+        .order_by("evaluator", "origin")
     )
 
 

@@ -1,7 +1,9 @@
 """Analysis runs: queue them, execute them, record the outcome."""
 
 import logging
+import math
 from datetime import datetime, timedelta
+from uuid import uuid4
 
 from celery import current_app
 from celery.exceptions import SoftTimeLimitExceeded
@@ -12,11 +14,19 @@ from django.db.models import Case, F, Max, Min, Q, When
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
-from studies.models import Assignment, Study
+from studies.models import Assignment, Reflection, Study
 
+from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
 from .models import AnalysisRun
 from .report import report_build
-from .selectors import automatic_scores_frame, judgements_frame, report_categories
+from .selectors import (
+    assignments_frame,
+    automatic_scores_frame,
+    generation_metadata,
+    judgements_frame,
+    report_categories,
+    stage_names,
+)
 
 logger = logging.getLogger(__name__)
 
@@ -27,6 +37,9 @@ MAX_BOOTSTRAP_RESAMPLES = 10_000
 #: A run whose worker died is computed again when redelivered, this many times in all.
 MAX_ATTEMPTS = 2
 
+#: A run sent to the queue and lost is sent again, up to this many sends in all.
+MAX_DISPATCHES = 3
+
 #: The Celery task that computes one run (``analysis.tasks``). Services call tasks by
 #: their stable name: the tasks import the services, never the other way round.
 RUN_TASK = "analysis.run"
@@ -36,11 +49,26 @@ DEFAULT_PARAMETERS = {
     "include_expired": False,
     "bootstrap_resamples": 1000,
     "seed": 0,
+    "fast_seconds": DEFAULT_FAST_SECONDS,
+    "agreement_floor": DEFAULT_AGREEMENT_FLOOR,
 }
 
 
-def analysis_parameters_clean(parameters: dict | None) -> dict:
-    """Fill defaults and reject unknown or ill-typed parameters."""
+def study_sources(*, study: Study) -> list[str]:
+    """The sources of a study's reflections (attention checks, never analysed, aside),
+    sorted: what a run or an export may leave out (``excluded_sources``)."""
+    return list(
+        Reflection.objects.filter(context__study=study)
+        .exclude(kind=Reflection.Kind.ATTENTION_CHECK)
+        .order_by("source")
+        .values_list("source", flat=True)
+        .distinct()
+    )
+
+
+def analysis_parameters_clean(parameters: dict | None, *, study: Study | None = None) -> dict:
+    """Fill defaults and reject unknown or ill-typed parameters; with ``study``, also
+    an excluded source that is not one of the study's (runs and exports alike)."""
     parameters = dict(parameters or {})
     unknown = sorted(set(parameters) - DEFAULT_PARAMETERS.keys())
     if unknown:
@@ -54,11 +82,30 @@ def analysis_parameters_clean(parameters: dict | None) -> dict:
     for key in ("bootstrap_resamples", "seed"):
         if not isinstance(cleaned[key], int) or isinstance(cleaned[key], bool) or cleaned[key] < 0:
             raise ValidationError({key: "Must be a whole number, 0 or more."})
+    for key in ("fast_seconds", "agreement_floor"):
+        value = cleaned[key]
+        if isinstance(value, bool) or not isinstance(value, int | float):
+            raise ValidationError({key: "Must be a number, 0 or more."})
+        if not math.isfinite(value) or value < 0:
+            raise ValidationError({key: "Must be a number, 0 or more."})
+        cleaned[key] = float(value)
+    if cleaned["agreement_floor"] > 1:
+        raise ValidationError({"agreement_floor": "Must be between 0 and 1."})
     if cleaned["bootstrap_resamples"] > MAX_BOOTSTRAP_RESAMPLES:
         raise ValidationError(
             {"bootstrap_resamples": f"At most {MAX_BOOTSTRAP_RESAMPLES:,} resamples."}
         )
     cleaned["excluded_sources"] = sorted(set(sources))
+    if study is not None:
+        known = study_sources(study=study)
+        unknown = [name for name in cleaned["excluded_sources"] if name not in known]
+        if unknown:
+            raise ValidationError(
+                {
+                    "excluded_sources": f"Not a source of this study: {', '.join(unknown)} "
+                    f"(it has: {', '.join(known) or 'none'})."
+                }
+            )
     return cleaned
 
 
@@ -72,7 +119,7 @@ def analysis_run_create(
     """Record a queued run with cleaned parameters (``ValidationError`` on bad ones)."""
     return AnalysisRun.objects.create(
         study=study,
-        parameters=analysis_parameters_clean(parameters),
+        parameters=analysis_parameters_clean(parameters, study=study),
         requested_by=user,
         trigger=trigger,
     )
@@ -87,17 +134,34 @@ def _task(name: str):
     return current_app.tasks[name]
 
 
+def tasks_run_in_process() -> bool:
+    """Whether tasks run at once, inside the request or command that sends them (no
+    broker: the demo), rather than later on a Celery worker."""
+    return bool(settings.CELERY_TASK_ALWAYS_EAGER)
+
+
 def analysis_run_dispatch(*, run_id: int) -> bool:
-    """Hand a queued run to the task queue and note when. With the queue down the run
-    stays queued, undispatched: ``analysis_runs_recover`` (a beat job) sends it once
-    the queue is back. Returns whether the queue took it."""
+    """Send a queued run to the task queue now (never with a countdown: see
+    ``annotation_site.celery``) and note when. With the queue down the run stays
+    queued, undispatched: ``analysis_runs_recover`` (a beat job) sends it once the
+    queue is back, and sends it again if it was lost. Returns whether the queue took it.
+
+    Each message carries a fresh task id, recorded on the run *before* it is sent (a
+    worker may start it at once). Whichever message reaches a worker first while the
+    run is still queued claims it (``analysis_run_execute``): a message sent earlier
+    that was only waiting behind other work is as good as the latest; the others then
+    do nothing."""
+    task_id = str(uuid4())
+    queued = AnalysisRun.objects.filter(pk=run_id, status=AnalysisRun.Status.QUEUED)
+    if not queued.update(task_id=task_id):
+        return False  # started (or gone) meanwhile: nothing to send
     try:
-        _task(RUN_TASK).apply_async((run_id,))
+        _task(RUN_TASK).apply_async((run_id,), task_id=task_id)
     except OperationalError as exc:
         logger.warning("Task queue unreachable; analysis run %s waits for it (%s).", run_id, exc)
         return False
-    AnalysisRun.objects.filter(pk=run_id, dispatched_at__isnull=True).update(
-        dispatched_at=timezone.now()
+    AnalysisRun.objects.filter(pk=run_id, task_id=task_id).update(
+        dispatched_at=timezone.now(), dispatches=F("dispatches") + 1
     )
     return True
 
@@ -203,20 +267,30 @@ def _analysed_data_changes(*, study_id: int, after: datetime | None) -> dict:
     return changes.aggregate(first=Min("changed_at"), last=Max("changed_at"))
 
 
-def analysis_runs_recover(*, now=None) -> dict[str, int]:
-    """Beat job: send queued runs the task queue never took (it was down), and fail
-    runs left ``running`` by a worker that died beyond the hard time limit, so no run
-    stays running forever."""
+def analysis_runs_recover(*, now: datetime | None = None) -> dict[str, int]:
+    """Beat job: no run waits forever, so neither does the debounce of automatic runs.
+
+    * A queued run the task queue never took (it was down) is sent.
+    * A queued run sent ``ANALYSIS_DISPATCH_TIMEOUT`` seconds ago that no worker
+      started was lost (a broker restarted without its data, a queue purged): it is
+      sent again, up to ``MAX_DISPATCHES`` times in all, then failed with a message.
+    * A run left ``running`` beyond the hard time limit by a worker that died is failed.
+    """
     now = now or timezone.now()
+    queued = AnalysisRun.objects.filter(status=AnalysisRun.Status.QUEUED)
     # Younger runs are left to the dispatch their own request scheduled on commit.
-    waiting = AnalysisRun.objects.filter(
-        status=AnalysisRun.Status.QUEUED,
-        dispatched_at__isnull=True,
-        created_at__lte=now - timedelta(seconds=30),
-    ).values_list("pk", flat=True)
-    sent = sum(analysis_run_dispatch(run_id=pk) for pk in list(waiting))
+    never_sent = Q(dispatched_at__isnull=True, created_at__lte=now - timedelta(seconds=30))
+    lost = Q(dispatched_at__lt=now - timedelta(seconds=settings.ANALYSIS_DISPATCH_TIMEOUT))
+    failed = queued.filter(lost, dispatches__gte=MAX_DISPATCHES).update(
+        status=AnalysisRun.Status.FAILED,
+        error=f"Sent to the task queue {MAX_DISPATCHES} times, and no worker started it "
+        "(are the Celery workers running?). Start the analysis again.",
+        finished_at=now,
+    )
+    resend = queued.filter(never_sent | lost).order_by("pk").values_list("pk", flat=True)
+    sent = sum(analysis_run_dispatch(run_id=pk) for pk in list(resend))
     stale_after = timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
-    stale = AnalysisRun.objects.filter(
+    failed += AnalysisRun.objects.filter(
         status=AnalysisRun.Status.RUNNING, started_at__lt=now - stale_after
     ).update(
         status=AnalysisRun.Status.FAILED,
@@ -224,7 +298,7 @@ def analysis_runs_recover(*, now=None) -> dict[str, int]:
         "time or memory). Start the analysis again.",
         finished_at=now,
     )
-    return {"dispatched": sent, "failed": stale}
+    return {"dispatched": sent, "failed": failed}
 
 
 def analysis_run_progress(*, run_id: int, fraction: float) -> None:
@@ -245,9 +319,13 @@ def analysis_run_fail(*, run_id: int, error: str) -> None:
     )
 
 
-def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
+def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> AnalysisRun | None:
     """Compute the report of run ``run_id`` and store it. Idempotent: a redelivered
-    task overwrites the same row; a run already done is left alone."""
+    task overwrites the same row; a run already done is left alone. ``task_id``: the
+    id of the message being handled. While the run is queued, any of its messages
+    claims it, writing its id under the row lock; once it is running (or failed), a
+    message with another id is a duplicate and does nothing, so a run sent more than
+    once (``analysis_run_dispatch``) is computed once."""
     with transaction.atomic():
         run = (
             AnalysisRun.objects.select_for_update()
@@ -259,6 +337,10 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
             logger.warning("Analysis run %s no longer exists; nothing to do.", run_id)
             return None
         if run.status == AnalysisRun.Status.DONE:
+            return run
+        claimed = run.status != AnalysisRun.Status.QUEUED
+        if task_id is not None and claimed and run.task_id and task_id != run.task_id:
+            logger.info("Analysis run %s was sent again; message %s ignored.", run_id, task_id)
             return run
         if run.attempts >= MAX_ATTEMPTS:
             # Redelivered after its worker died mid-run (late acknowledgement) more
@@ -272,13 +354,22 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
             run.save(update_fields=["status", "error", "finished_at"])
             return run
         run.attempts += 1
+        run.task_id = task_id or run.task_id
         run.status = AnalysisRun.Status.RUNNING
         run.started_at = timezone.now()
         run.finished_at = None
         run.error = ""
         run.progress = 0
         run.save(
-            update_fields=["status", "started_at", "finished_at", "error", "progress", "attempts"]
+            update_fields=[
+                "status",
+                "started_at",
+                "finished_at",
+                "error",
+                "progress",
+                "attempts",
+                "task_id",
+            ]
         )
     try:
         params = run.parameters
@@ -292,7 +383,11 @@ def analysis_run_execute(*, run_id: int) -> AnalysisRun | None:
             study_slug=run.study.slug,
             parameters=params,
             categories=report_categories(study_id=run.study_id),
+            mee_merge=run.study.mee_merge,
             scores=automatic_scores_frame(study_id=run.study_id),
+            generation=generation_metadata(study_id=run.study_id),
+            assignments=assignments_frame(study_id=run.study_id),
+            stages=stage_names(study_id=run.study_id),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:

@@ -6,17 +6,22 @@ time and the import graph has no cycle (the import-linter contract in
 ``pyproject.toml``).
 """
 
+import logging
+
 from celery import shared_task
 
+logger = logging.getLogger(__name__)
 
-@shared_task(name="analysis.run", acks_late=True, ignore_result=True)
-def analysis_run_task(run_id: int) -> None:
+
+@shared_task(bind=True, name="analysis.run", acks_late=True, ignore_result=True)
+def analysis_run_task(self, run_id: int) -> None:
     """Compute one run. Late acknowledgement: a run whose worker dies is redelivered
     and computed again (at most ``services.MAX_ATTEMPTS`` times in all); the soft and
-    hard time limits are the CELERY_TASK_* settings."""
+    hard time limits are the CELERY_TASK_* settings. The message's id tells a run sent
+    again after a loss from the message it replaced."""
     from .services import analysis_run_execute
 
-    analysis_run_execute(run_id=run_id)
+    analysis_run_execute(run_id=run_id, task_id=self.request.id)
 
 
 @shared_task(name="analysis.request_auto_runs", ignore_result=True)
@@ -34,3 +39,27 @@ def analysis_runs_recover_task() -> dict:
     from .services import analysis_runs_recover
 
     return analysis_runs_recover()
+
+
+@shared_task(name="analysis.compute_scores", acks_late=True, ignore_result=True)
+def automatic_scores_compute_task(study_id: int, metrics: list[str], replace: bool) -> None:
+    """Compute BLEU / ROUGE-L scores of a study (``computed_scores``). Idempotent: a
+    redelivered task computes the same scores again and replaces them. A computation
+    refused by then (the study gone, or scores imported under a metric's name since it
+    was queued) is logged and changes nothing."""
+    from django.core.exceptions import ValidationError
+
+    from studies.models import Study
+
+    from .computed_scores import automatic_scores_compute
+
+    study = Study.objects.filter(pk=study_id).first()
+    if study is None:
+        logger.warning("Study %s no longer exists; no scores computed.", study_id)
+        return
+    try:
+        summary = automatic_scores_compute(study=study, metrics=metrics, replace=replace)
+    except ValidationError as exc:
+        logger.warning("Scores of %s not computed: %s", study.slug, " ".join(exc.messages))
+        return
+    logger.info("Scores of %s: %s", study.slug, summary)

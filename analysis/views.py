@@ -7,10 +7,11 @@ forms and links without JavaScript (POST/redirect/GET).
 
 import json
 from functools import wraps
+from urllib.parse import urlencode
 
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
-from django.core.exceptions import PermissionDenied
+from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -18,17 +19,20 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET, require_POST
 
 from studies.models import Study
+from studies.permissions import user_may_read_judgements, user_may_read_studies
 from studies.selectors import study_progress
 
+from .computed_scores import WRITE_PERMS as SCORES_WRITE_PERMS
+from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
 from .explanations import EXPLANATIONS, glossary
-from .forms import RunParametersForm
+from .forms import ComputeScoresForm, RunParametersForm
 from .models import AnalysisRun
 from .plots import PLOTS
 from .report_csv import table_csv
-from .services import analysis_run_enqueue
-from .tables import report_tables
+from .selectors import annotator_ids_by_pseudonym, automatic_evaluators_list
+from .services import analysis_run_enqueue, tasks_run_in_process
+from .tables import quality_table, report_tables
 
-VIEW_PERMS = ("studies.view_study", "studies.change_study")
 RUN_PERM = "analysis.add_analysisrun"
 RUNS_LISTED = 20
 ACTIVE = (AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING)
@@ -48,7 +52,7 @@ def staff_page(view):
                 response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
                 return response
             return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        if not (user.is_active and user.is_staff) or not any(map(user.has_perm, VIEW_PERMS)):
+        if not (user.is_active and user.is_staff) or not user_may_read_studies(user):
             raise PermissionDenied
         return view(request, *args, **kwargs)
 
@@ -93,6 +97,8 @@ def _status_context(study: Study, run: AnalysisRun | None, *, shown_id=None, fol
         "active": run is not None and run.status in ACTIVE,
         "shown_id": shown_id,
         "follow": follow,
+        # Without a broker (the demo) a run is computed within the request itself.
+        "runs_in_process": tasks_run_in_process(),
         "newer_report": run is not None
         and run.status == AnalysisRun.Status.DONE
         and run.pk != shown_id,
@@ -127,6 +133,12 @@ FIGURES = {
         "Per-annotator consistency: same answer on recurring human reflections, and the "
         "coherent share of non-recurring ones per stage.",
         "annotators",
+    ),
+    "systems": (
+        "Coherent share per system (a source in a stage) and group, with 95% bootstrap "
+        "intervals: systems whose intervals do not overlap differ clearly; the pairs table "
+        "below tests every pair.",
+        "systems",
     ),
 }
 
@@ -168,21 +180,57 @@ def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     return _render_dashboard(request, study)
 
 
-def _export_links(study: Study) -> list[tuple[str, str]]:
+def _export_links(study: Study, shown: AnalysisRun | None) -> list[tuple[str, str]]:
     url = reverse("studies:export", args=[study.slug])
     return [
-        (f"{url}?format=published", "Published format (BRIEF §6 columns)"),
+        (f"{url}?format=published", "Published format (one row per reflection and annotator)"),
         (f"{url}?format=published&extended=1", "Published format with group, MEE and empathy"),
         (f"{url}?format=full", "Full audit format (attention checks included)"),
+        (_items_url(study, shown), "Item level: one row per item and group, as analysed"),
     ]
 
 
-def _render_dashboard(request, study: Study, *, form=None, status: int = 200) -> HttpResponse:
+def _items_url(study: Study, run: AnalysisRun | None) -> str:
+    """The item-level CSV of the judgements ``run``'s report analysed (default
+    parameters without a run)."""
+    query = [
+        ("exclude_source", name)
+        for name in (run.parameters if run else {}).get("excluded_sources", [])
+    ]
+    if run is not None and run.parameters.get("include_expired"):
+        query.append(("include_expired", "1"))
+    url = reverse("analysis:items_csv", args=[study.slug])
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _batches_links(study: Study) -> dict[str, str]:
+    """Pseudonym → the admin list of the annotator's batches, where a researcher
+    reviews and rejects them (the rejection service)."""
+    url = reverse("admin:studies_assignment_changelist")
+    ids = annotator_ids_by_pseudonym(study_id=study.pk)
+    return {name: f"{url}?{urlencode({'annotator__id__exact': pk})}" for name, pk in ids.items()}
+
+
+def _scores_context(request, study: Study, form=None) -> dict:
+    return {
+        "study": study,
+        "evaluators": automatic_evaluators_list(study_id=study.pk),
+        "scores_form": form if form is not None else ComputeScoresForm(),
+        "can_compute": request.user.has_perms(SCORES_WRITE_PERMS),
+    }
+
+
+def _render_dashboard(
+    request, study: Study, *, form=None, scores_form=None, status: int = 200
+) -> HttpResponse:
     shown = _shown_run(study, request.GET.get("run"))
     runs = _runs(study)
     newest = runs[0] if runs else None
     report = shown.result if shown is not None else None
     tables = report_tables(report) if shown is not None else []
+    if shown is not None:
+        links = _batches_links(study)
+        tables = [quality_table(report, links) if t.slug == "quality" else t for t in tables]
     done_runs = [r for r in runs if r.status == AnalysisRun.Status.DONE]
     if shown is not None and shown.pk not in {r.pk for r in done_runs}:
         done_runs.append(shown)  # an older run asked for by number
@@ -202,7 +250,9 @@ def _render_dashboard(request, study: Study, *, form=None, status: int = 200) ->
             (reverse("analysis:table_csv", args=[study.slug, shown.pk, table.slug]), table)
             for table in tables
         ],
-        "exports": _export_links(study),
+        # The exports are rows of judgements; the rest of the page is aggregates.
+        "exports": _export_links(study, shown) if user_may_read_judgements(request.user) else [],
+        **_scores_context(request, study, scores_form),
         **_status_context(study, newest, shown_id=shown.pk if shown else None),
     }
     return render(request, "analysis/dashboard.html", context, status=status)
@@ -245,6 +295,38 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         return response
     messages.success(request, f"Analysis #{run.pk} queued.")
     return redirect("analysis:dashboard", slug=study.slug)
+
+
+@require_POST
+@staff_page
+def scores_compute(request: HttpRequest, slug: str) -> HttpResponse:
+    """Compute BLEU-4 / ROUGE-L scores on the worker (nothing is queued when refused).
+    htmx gets the scores panel back; a plain form is redirected to the dashboard."""
+    study = get_object_or_404(Study, slug=slug)
+    if not request.user.has_perms(SCORES_WRITE_PERMS):
+        raise PermissionDenied
+    form = ComputeScoresForm(request.POST)
+    metrics = None
+    if form.is_valid():
+        try:
+            metrics = automatic_scores_compute_enqueue(
+                study=study,
+                metrics=form.cleaned_data["metrics"],
+                replace=form.cleaned_data["replace"],
+            )
+        except ValidationError as exc:
+            form.add_error(None, exc)
+    if metrics is None:
+        if request.htmx:
+            context = _scores_context(request, study, form)
+            return render(request, "analysis/_scores_panel.html", context, status=422)
+        return _render_dashboard(request, study, scores_form=form, status=422)
+    notice = scores_compute_notice(metrics)
+    if request.htmx:
+        context = {**_scores_context(request, study), "notice": notice}
+        return render(request, "analysis/_scores_panel.html", context)
+    messages.success(request, notice)
+    return redirect(reverse("analysis:dashboard", args=[study.slug]) + "#scores")
 
 
 def _report_url(study: Study, run: AnalysisRun) -> str:

@@ -1,26 +1,45 @@
 """The REST API under /api/ (README "API"); the views live in each app's apis.py."""
 
+from csp.decorators import csp_replace
 from django.urls import path, re_path
-from drf_spectacular.views import SpectacularAPIView, SpectacularRedocView, SpectacularSwaggerView
+from drf_spectacular.views import (
+    SpectacularAPIView,
+    SpectacularRedocView,
+    SpectacularSwaggerSplitView,
+)
 
 from analysis import apis as analysis_apis
 from studies import apis as study_apis
 from studies.api_framework import ApiNotFound
+from studies.csp import API_DOCS_POLICY
 
 app_name = "api"
 
 urlpatterns = [
     # The OpenAPI 3 schema (YAML; ?format=json for JSON) and its documentation pages.
     path("schema/", SpectacularAPIView.as_view(), name="schema"),
-    path("docs/", SpectacularSwaggerView.as_view(url_name="api:schema"), name="docs"),
+    # The documentation pages are the Content-Security-Policy's one exception
+    # (studies.csp.API_DOCS_POLICY): their renderers inject styles.
+    path(
+        "docs/",
+        csp_replace(API_DOCS_POLICY)(
+            SpectacularSwaggerSplitView.as_view(
+                url_name="api:schema", template_name="api/swagger_ui.html"
+            )
+        ),
+        name="docs",
+    ),
     path(
         "redoc/",
-        SpectacularRedocView.as_view(url_name="api:schema", template_name="api/redoc.html"),
+        csp_replace(API_DOCS_POLICY)(
+            SpectacularRedocView.as_view(url_name="api:schema", template_name="api/redoc.html")
+        ),
         name="redoc",
     ),
     # Studies and their configuration.
     path("studies/", study_apis.StudyListApi.as_view(), name="study-list"),
     path("studies/<slug:slug>/", study_apis.StudyDetailApi.as_view(), name="study-detail"),
+    path("studies/<slug:slug>/open/", study_apis.StudyOpenApi.as_view(), name="study-open"),
     path("studies/<slug:slug>/stages/", study_apis.StageListApi.as_view(), name="stage-list"),
     path("studies/<slug:slug>/groups/", study_apis.GroupListApi.as_view(), name="group-list"),
     path("studies/<slug:slug>/progress/", study_apis.ProgressApi.as_view(), name="progress"),
@@ -52,6 +71,11 @@ urlpatterns = [
         "studies/<slug:slug>/export/",
         study_apis.AnnotationExportApi.as_view(),
         name="annotation-export",
+    ),
+    path(
+        "studies/<slug:slug>/items/",
+        analysis_apis.ItemExportApi.as_view(),
+        name="item-export",
     ),
     # Analysis.
     path(

@@ -11,9 +11,34 @@ https://docs.celeryq.dev/en/stable/django/first-steps-with-django.html
 
 import os
 
-from celery import Celery
+import celery
 
 os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+
+
+class ScheduledTaskRefused(RuntimeError):
+    """A task was sent with a countdown or an ETA."""
+
+
+class Celery(celery.Celery):
+    def send_task(self, name, *args, countdown=None, eta=None, **kwargs):
+        """Every task is sent when it is due; what must wait waits in the database
+        (e.g. the debounce of automatic analysis runs) and a beat job sends it.
+
+        A worker holds a countdown/ETA message unacknowledged until it is due, and
+        with the Redis transport (kombu 5.7) a broker restart while it holds one makes
+        the worker exit ("Restoring 1 unacknowledged message(s)", then AttributeError
+        'NoneType' object has no attribute 'hostname'): no task would run any more.
+        Every ``apply_async`` (and beat) sends through here, so such a message is
+        refused at the source.
+        """
+        if countdown is not None or eta is not None:
+            raise ScheduledTaskRefused(
+                f"Task {name} was sent with a countdown or ETA: send it when it is due "
+                "instead (see annotation_site.celery)."
+            )
+        return super().send_task(name, *args, **kwargs)
+
 
 app = Celery("annotation_site")
 app.config_from_object("django.conf:settings", namespace="CELERY")

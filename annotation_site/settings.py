@@ -10,6 +10,8 @@ from pathlib import Path
 
 import environ
 
+from studies.csp import content_security_policy
+
 BASE_DIR = Path(__file__).resolve().parent.parent
 
 env = environ.Env()
@@ -36,6 +38,7 @@ INSTALLED_APPS = [
     "drf_spectacular",
     "drf_spectacular_sidecar",
     "django_htmx",
+    "csp",
     "studies",
     "analysis",
 ]
@@ -47,14 +50,20 @@ SESSION_ENGINE = "studies.sessions"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # Before the session and CSRF middleware (MTurk's frame: studies/middleware.py).
+    "studies.middleware.CrowdFrame",
     "django.contrib.sessions.middleware.SessionMiddleware",
     "django.middleware.common.CommonMiddleware",
     "django.middleware.csrf.CsrfViewMiddleware",
     "django.contrib.auth.middleware.AuthenticationMiddleware",
     "django.contrib.messages.middleware.MessageMiddleware",
     "django.middleware.clickjacking.XFrameOptionsMiddleware",
+    "csp.middleware.CSPMiddleware",
     "django_htmx.middleware.HtmxMiddleware",
 ]
+
+# Content-Security-Policy on every response: built in one place (studies/csp.py).
+CONTENT_SECURITY_POLICY = content_security_policy()
 
 if not DEBUG:
     # Serves collected static files in production (gunicorn has no static server);
@@ -127,9 +136,27 @@ DEFAULT_FROM_EMAIL = env("DJANGO_DEFAULT_FROM_EMAIL", default="studies@localhost
 # Absolute address of the site, for links in e-mails sent by background jobs.
 SITE_URL = env("DJANGO_SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
+# HTTPS (README "Deployment settings"); `manage.py check --deploy` is clean with the
+# production defaults. Plain-HTTP runs on loopback (the fault drills, the benchmarks)
+# turn the redirect, HSTS and secure cookies off through the environment.
+# https://docs.djangoproject.com/en/5.2/ref/middleware/#http-strict-transport-security
 if not DEBUG:
     SESSION_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
     CSRF_COOKIE_SECURE = env.bool("DJANGO_SECURE_COOKIES", default=True)
+SECURE_SSL_REDIRECT = env.bool("DJANGO_SECURE_SSL_REDIRECT", default=not DEBUG)
+SECURE_HSTS_SECONDS = env.int("DJANGO_HSTS_SECONDS", default=0 if DEBUG else 365 * 24 * 3600)
+SECURE_HSTS_INCLUDE_SUBDOMAINS = env.bool("DJANGO_HSTS_INCLUDE_SUBDOMAINS", default=True)
+SECURE_HSTS_PRELOAD = env.bool("DJANGO_HSTS_PRELOAD", default=False)
+if not SECURE_HSTS_PRELOAD:
+    # Asking browsers to preload HSTS for the whole domain is the domain owner's
+    # decision (hard to undo), not this application's: off unless asked for.
+    SILENCED_SYSTEM_CHECKS = ["security.W021"]
+# Behind a reverse proxy that terminates TLS, Django sees plain HTTP: trust the
+# proxy's X-Forwarded-Proto header, which it must set on every request and never pass
+# on from clients. Only then is a request known to be HTTPS (redirect, secure cookies).
+# https://docs.djangoproject.com/en/5.2/ref/settings/#secure-proxy-ssl-header
+if env.bool("DJANGO_BEHIND_PROXY", default=False):
+    SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
 # The REST API under /api/ (README "API"): researchers only, JSON in and out.
 # https://www.django-rest-framework.org/api-guide/settings/
@@ -143,7 +170,7 @@ REST_FRAMEWORK = {
     # Views add model permissions on top (studies.api_framework.ResearcherPermission).
     "DEFAULT_PERMISSION_CLASSES": ["rest_framework.permissions.IsAdminUser"],
     "DEFAULT_RENDERER_CLASSES": ["rest_framework.renderers.JSONRenderer"],
-    "DEFAULT_PARSER_CLASSES": ["rest_framework.parsers.JSONParser"],
+    "DEFAULT_PARSER_CLASSES": ["studies.api_parsing.JSONParser"],
     "DEFAULT_PAGINATION_CLASS": "studies.api_framework.PageNumberPagination",
     "PAGE_SIZE": 50,
     "EXCEPTION_HANDLER": "studies.api_framework.exception_handler",
@@ -196,7 +223,17 @@ CELERY_WORKER_PREFETCH_MULTIPLIER = 1
 CELERY_TASK_SOFT_TIME_LIMIT = env.int("CELERY_TASK_SOFT_TIME_LIMIT", default=20 * 60)
 CELERY_TASK_TIME_LIMIT = env.int("CELERY_TASK_TIME_LIMIT", default=25 * 60)
 CELERY_TASK_DEFAULT_QUEUE = env("CELERY_TASK_DEFAULT_QUEUE", default="celery")
+# Broker restarts (https://docs.celeryq.dev/en/stable/userguide/configuration.html#broker-settings):
+# a worker that loses Redis retries for ever (max retries None; kombu waits 2 s more
+# after each failed attempt, at most 30 s), at start-up too, so it consumes again at
+# most ~30 s after Redis is back. A task it is computing when the connection drops
+# runs to its end (its message, not acknowledgeable any more, is handed back and
+# computed again or skipped: tasks are idempotent) rather than being cancelled.
+# Tasks are never sent with a countdown or an ETA (annotation_site.celery).
+CELERY_BROKER_CONNECTION_RETRY = True
 CELERY_BROKER_CONNECTION_RETRY_ON_STARTUP = True
+CELERY_BROKER_CONNECTION_MAX_RETRIES = None
+CELERY_WORKER_CANCEL_LONG_RUNNING_TASKS_ON_CONNECTION_LOSS = False
 # A task taken by a worker that then vanished (killed with its whole machine, so it
 # could not hand the message back) goes to another worker after this many seconds.
 # Must exceed the hard time limit, or a long run would be handed out twice; the
@@ -212,6 +249,14 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
     "unacked_restore_interval": env.int("CELERY_RESTORE_INTERVAL", default=10),
     "unacked_restore_throttle": 1,
     "unacked_mutex_expire": 60,
+    # A Redis that vanished without closing the connection (failover, a firewall
+    # dropping it) is noticed: connections idle this long are checked with a PING
+    # before use, and the worker's blocking read is dropped and reconnected when
+    # its reply is overdue by this long; no command waits for ever on a dead socket.
+    "health_check_interval": 10,
+    "socket_timeout": 30,
+    "socket_connect_timeout": 5,
+    "socket_keepalive": True,
 }
 
 # --- Analysis ---------------------------------------------------------------
@@ -222,6 +267,13 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
 ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
 ANALYSIS_AUTO_INTERVAL = env.int("ANALYSIS_AUTO_INTERVAL", default=60)
+# A run sent to the queue that no worker started this many seconds later was lost (a
+# broker restarted without its data): the recovery job sends it again, at most
+# analysis.services.MAX_DISPATCHES times in all, then fails it with a message. Above
+# the hard time limit, so that a run merely waiting behind a long one is not resent.
+ANALYSIS_DISPATCH_TIMEOUT = env.int(
+    "ANALYSIS_DISPATCH_TIMEOUT", default=CELERY_TASK_TIME_LIMIT + 5 * 60
+)
 
 # https://docs.celeryq.dev/en/stable/userguide/periodic-tasks.html
 CELERY_BEAT_SCHEDULE = {
@@ -245,6 +297,27 @@ CELERY_BEAT_SCHEDULE = {
         "options": {"expires": ANALYSIS_AUTO_INTERVAL},
     },
 }
+
+# A claimed batch with no answer for this many seconds expires and frees its slot
+# (studies.models.Assignment.overdue_q), like a batch whose time ran out.
+ASSIGNMENT_UNANSWERED_RELEASE = env.int("ASSIGNMENT_UNANSWERED_RELEASE", default=10 * 60)
+
+# --- Crowd platforms (README "Crowd studies on Prolific and MTurk") ----------------
+# Django's cache: Redis when CACHE_URL is set (e.g. redis://127.0.0.1:6379/1), shared
+# by every web process; otherwise each process's own memory (the demo).
+# https://django-environ.readthedocs.io/en/latest/types.html#environ-env-cache-url
+CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+# Joins through crowd links per client address: at most this many per window (seconds).
+CROWD_JOIN_LIMIT = env.int("CROWD_JOIN_LIMIT", default=30)
+CROWD_JOIN_WINDOW = env.int("CROWD_JOIN_WINDOW", default=600)
+# The client's address: REMOTE_ADDR, or behind a reverse proxy you trust the header it
+# sets, as a META key (e.g. HTTP_X_FORWARDED_FOR: its last address is used). Never set
+# it without such a proxy: clients could then choose their address.
+CROWD_CLIENT_ADDRESS_HEADER = env("CROWD_CLIENT_ADDRESS_HEADER", default="")
+# Who may frame the annotator pages of a study shown in MTurk's frame (Study.mturk_frame).
+CROWD_FRAME_ORIGINS = env.list(
+    "CROWD_FRAME_ORIGINS", default=["https://www.mturk.com", "https://workersandbox.mturk.com"]
+)
 
 # Benchmarks only (bench/load): mounts /bench/floor/, one INSERT per POST, CSRF-exempt.
 BENCH_FLOOR_VIEW = env.bool("BENCH_FLOOR_VIEW", default=False)

@@ -1,12 +1,21 @@
 from django.conf import settings
 from django.contrib import admin
+from django.shortcuts import redirect
+from django.templatetags.static import static
 from django.urls import include, path
 
 admin.site.site_header = "Reflection coherence studies"
 admin.site.site_title = "Reflection studies admin"
 admin.site.index_title = "Studies, materials and annotators"
 
+
+def favicon(request):
+    """Browsers ask for /favicon.ico on every page (the admin's too): the site's icon."""
+    return redirect(static("img/favicon.svg"), permanent=True)
+
+
 urlpatterns = [
+    path("favicon.ico", favicon, name="favicon"),
     path("admin/", admin.site.urls),
     path("api/", include("annotation_site.api_urls")),
     path("dashboard/", include("analysis.urls")),

@@ -9,7 +9,7 @@ load, so :func:`study_validate` checks the same rules afterwards with aggregate 
 Row-level CHECK constraints and unique indexes stay enforced by PostgreSQL throughout.
 Replica mode needs a superuser, which ``postgres`` on loopback is on this machine.
 
-Structure (BRIEF §2–§4): 2 stages × 2 groups, k = 3, m = 5; each context has a human
+Structure: 2 stages × 2 groups, k = 3, m = 5; each context has a human
 reflection, 8 synthetic ones per stage (6 GPT-2/GPT-3, 2 BART) and an attention check;
 about 14 dialogue turns. Stage 2 keeps a quarter of the contexts at the same
 assignment position as stage 1, so their annotators meet the context again

@@ -7,6 +7,8 @@ service's ``django.core.exceptions.ValidationError`` becomes a 400 with its mess
 so API clients read the same rules as the admin and the dashboard.
 """
 
+from django.conf import settings
+from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, pagination, permissions, serializers
@@ -15,6 +17,8 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .permissions import user_has_any_perm, user_may_read_studies
+
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 # Ids in filters are database keys: larger numbers cannot match anything, and SQLite
 # refuses to even compare with them.
@@ -22,15 +26,14 @@ MAX_ID = 2**63 - 1
 
 # --- permissions -------------------------------------------------------------------------
 
-#: Seeing a study in the admin or the dashboard takes one of these; so does the API.
-READ_PERMS = ("studies.view_study", "studies.change_study")
-
 
 class ResearcherPermission(permissions.BasePermission):
-    """Active staff allowed to see studies (as on the dashboard), plus, for writes, the
-    model permissions the admin asks for the same action (the view's
-    ``required_perms``). Annotators have no API access: their sessions carry no user,
-    so they get a 401 like anyone without credentials."""
+    """Active staff allowed to see studies (as on the dashboard), plus the view's
+    ``read_perms`` (one of them: rows of judgements or assignments need what the
+    admin's list of them needs, :mod:`studies.permissions`) and, for writes, the model
+    permissions the admin asks for the same action (``required_perms``, all of them).
+    Annotators have no API access: their sessions carry no user, so they get a 401
+    like anyone without credentials."""
 
     message = "Only researchers (active staff accounts allowed to see studies) can use the API."
 
@@ -38,7 +41,11 @@ class ResearcherPermission(permissions.BasePermission):
         user = request.user
         if not (user and user.is_authenticated and user.is_active and user.is_staff):
             return False
-        if not any(user.has_perm(perm) for perm in READ_PERMS):
+        if not user_may_read_studies(user):
+            return False
+        read_perms = getattr(view, "read_perms", ())
+        if read_perms and not user_has_any_perm(user, read_perms):
+            self.message = f"Your account lacks the permission {read_perms[0]}."
             return False
         missing = [perm for perm in getattr(view, "required_perms", ()) if not user.has_perm(perm)]
         if missing:
@@ -51,6 +58,8 @@ class ResearcherPermission(permissions.BasePermission):
 # takes each view's docstring as its description.)
 class ResearcherApi(APIView):
     permission_classes = [ResearcherPermission]
+    #: Row-level reads: one of these on top of reading studies (studies.permissions).
+    read_perms: tuple[str, ...] = ()
     #: Model permissions needed on top of reading studies (writes).
     required_perms: tuple[str, ...] = ()
 
@@ -64,6 +73,23 @@ class ApiNotFound(ResearcherApi):
     def initial(self, request, *args, **kwargs):
         super().initial(request, *args, **kwargs)
         raise exceptions.NotFound("No such API endpoint; see /api/docs/ for the list.")
+
+
+# --- request bodies ------------------------------------------------------------------------
+# JSON bodies are parsed by studies.api_parsing.JSONParser (a module of its own: DRF
+# loads its parsers while it defines APIView, which this module imports).
+
+
+class RequestTooLarge(exceptions.APIException):
+    status_code = 413
+    default_code = "request_too_large"
+
+
+def _too_large() -> RequestTooLarge:
+    return RequestTooLarge(
+        f"The request body is larger than the limit of "
+        f"{settings.DATA_UPLOAD_MAX_MEMORY_SIZE:,} bytes."
+    )
 
 
 # --- errors --------------------------------------------------------------------------------
@@ -110,6 +136,8 @@ def exception_handler(exc, context):
     exceptions are left to Django (a 500, logged with its traceback)."""
     if isinstance(exc, DjangoValidationError):
         exc = exceptions.ValidationError(_django_errors(exc))
+    elif isinstance(exc, RequestDataTooBig):  # Django's, on reading request.body
+        exc = _too_large()
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
@@ -158,6 +186,7 @@ def error_responses(*codes: int) -> dict:
         401: (ErrorSerializer, "No or invalid credentials (send `Authorization: Token <key>`)."),
         403: (ErrorSerializer, "Not a researcher, or lacking the model permission."),
         404: (ErrorSerializer, "No such study, object or page."),
+        413: (ErrorSerializer, "The body is larger than the server accepts."),
         415: (ErrorSerializer, "The body is not JSON (send `Content-Type: application/json`)."),
     }
     return {code: OpenApiResponse(*described[code]) for code in codes}

@@ -1,11 +1,21 @@
 """Annotator-facing forms. They validate with the services' own rules
 (``answer_encode``), so the page, the API and the database cannot disagree."""
 
+from datetime import datetime
+
 from django import forms
+from django.core import signing
 from django.core.exceptions import ValidationError
+from django.utils import timezone
 
 from .models import ErrorCategory
-from .protocol import EMPATHY_SCALE, selected_categories
+from .protocol import (
+    DEFAULT_ANSWER_SETTINGS,
+    DESCRIPTION_MAX_LENGTH,
+    EMPATHY_SCALE,
+    AnswerSettings,
+    selected_categories,
+)
 from .services import Answer, answer_encode
 
 
@@ -17,9 +27,29 @@ class ConsentForm(forms.Form):
     version = forms.IntegerField(widget=forms.HiddenInput)
 
 
+_SHOWN_AT = signing.Signer(salt="studies.answer-form.shown-at")
+
+
+def item_shown_at(*, now: datetime | None = None) -> str:
+    """The server's time when it showed an item, signed, for the form's ``shown_at``.
+    The page's script measures the time spent itself; without JavaScript nothing
+    does, so the save measures it from this (a tampered value is ignored)."""
+    return _SHOWN_AT.sign(f"{(now or timezone.now()).timestamp():.3f}")
+
+
+def seconds_since_shown(token: str, *, now: datetime | None = None) -> float | None:
+    try:
+        shown = float(_SHOWN_AT.unsign(token))
+    except (signing.BadSignature, ValueError):
+        return None
+    seconds = (now or timezone.now()).timestamp() - shown
+    return round(seconds, 1) if seconds >= 0 else None
+
+
 class AnswerForm(forms.Form):
-    """One response candidate: Yes/No, then categories and the most evident error
-    (No) or the 1–5 agreement rating (Yes)."""
+    """One response candidate: Yes/No, then what the stage asks (``AnswerSettings``):
+    after No the categories and the most evident error, a description, or both; after
+    Yes the 1–5 agreement rating, or nothing."""
 
     coherent = forms.ChoiceField(
         choices=[("yes", "Yes"), ("no", "No")],
@@ -35,7 +65,17 @@ class AnswerForm(forms.Form):
         choices=[(str(k), v) for k, v in sorted(EMPATHY_SCALE.items())],
         widget=forms.RadioSelect,
     )
+    # Trimmed by answer_encode (which also checks its length: one rule for the page,
+    # the API and imports); the cap here only stops a huge post early.
+    description = forms.CharField(
+        required=False,
+        strip=False,
+        max_length=DESCRIPTION_MAX_LENGTH * 2,
+        widget=forms.Textarea(attrs={"rows": 4, "maxlength": DESCRIPTION_MAX_LENGTH}),
+    )
     seconds_spent = forms.FloatField(required=False, min_value=0, widget=forms.HiddenInput)
+    # item_shown_at() of the page: the time spent when the browser sends none.
+    shown_at = forms.CharField(required=False, widget=forms.HiddenInput)
     # "plain" when the page runs without JavaScript (the script sets "js"). A plain
     # form cannot untick a radio button, so there, answers to questions that no
     # longer apply (a rating after switching to No, categories after switching to
@@ -44,9 +84,19 @@ class AnswerForm(forms.Form):
     # The revision of the answer the page showed (0: none yet), for the service's check.
     revision = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
-    def __init__(self, *args, categories: list[ErrorCategory], **kwargs):
+    def __init__(
+        self,
+        *args,
+        categories: list[ErrorCategory],
+        settings: AnswerSettings | None = DEFAULT_ANSWER_SETTINGS,
+        **kwargs,
+    ):
+        """``settings``: what the item's stage asks; None when the stage is not known
+        yet (a save names only the assignment): the save's service then checks the
+        answer against the stage, with the same rules and messages."""
         super().__init__(*args, **kwargs)
         self.study_categories = categories
+        self.settings = settings
         choices = [(c.slug, c.label) for c in categories]
         self.fields["categories"].choices = choices
         self.fields["most_evident"].choices = choices
@@ -55,20 +105,36 @@ class AnswerForm(forms.Form):
         cleaned = super().clean()
         if self.errors:
             return cleaned
+        if cleaned.get("seconds_spent") is None and cleaned.get("shown_at"):
+            cleaned["seconds_spent"] = seconds_since_shown(cleaned["shown_at"])
         if cleaned.get("form_mode") == "plain":
             if cleaned["coherent"] == "yes":
                 cleaned["categories"], cleaned["most_evident"] = [], None
+                cleaned["description"] = ""
             else:
                 cleaned["empathy"] = None
                 if len(cleaned.get("categories") or ()) < 2:
                     cleaned["most_evident"] = None
+        if self.settings is None:
+            return cleaned
         answer = self.answer()
         try:
-            answer_encode(answer=answer, categories={c.slug: c.bit for c in self.study_categories})
+            answer_encode(
+                answer=answer,
+                categories={c.slug: c.bit for c in self.study_categories},
+                settings=self.settings,
+            )
         except ValidationError as exc:
-            for field, messages in exc.message_dict.items():
-                self.add_error(field if field in self.fields else None, messages)
+            self.add_answer_errors(exc)
         return cleaned
+
+    def add_answer_errors(self, exc: ValidationError) -> None:
+        """``answer_encode``'s refusal, each message at its question."""
+        if not hasattr(exc, "error_dict"):
+            self.add_error(None, exc.messages)
+            return
+        for field, messages in exc.message_dict.items():
+            self.add_error(field if field in self.fields else None, messages)
 
     def answer(self) -> Answer:
         data = self.cleaned_data
@@ -78,6 +144,7 @@ class AnswerForm(forms.Form):
             most_evident=data.get("most_evident") or None,
             empathy=data.get("empathy"),
             seconds_spent=data.get("seconds_spent"),
+            description=data.get("description") or "",
         )
 
     @classmethod
@@ -93,4 +160,5 @@ class AnswerForm(forms.Form):
             "categories": chosen,
             "most_evident": most_evident if len(chosen) > 1 else None,
             "empathy": str(judgement.empathy) if judgement.empathy else None,
+            "description": judgement.error_description,
         }

@@ -1,4 +1,4 @@
-"""Fixed vocabulary of the annotation protocol (BRIEF §2–§4).
+"""Fixed vocabulary of the annotation protocol.
 
 Kept apart from the models so importers, exports and analysis share one source.
 """
@@ -13,11 +13,18 @@ ATTENTION_SOURCE = "Attention check"
 TURN_ROLES = ("therapist", "client")
 
 COHERENCE_QUESTION = "Is this response candidate coherent and consistent with the dialogue?"
-# The word "empathy" is never shown to annotators (BRIEF §4).
+# The word "empathy" is never shown to annotators.
 EMPATHY_STATEMENT = (
     "The response candidate gives me the impression that the therapist understands "
     "the client's perceptions, situation, meaning, and feelings."
 )
+
+
+def default_empathy_labels() -> list[str]:
+    """The five labels of the agreement scale, 1 to 5 (a study's default)."""
+    return [EMPATHY_SCALE[value] for value in sorted(EMPATHY_SCALE)]
+
+
 EMPATHY_SCALE = {
     1: "disagree",
     2: "somewhat disagree",
@@ -27,6 +34,45 @@ EMPATHY_SCALE = {
 }
 
 
+# A typed description of what is wrong (a "No" in a stage that asks for one): at least
+# this many characters after trimming when typed; imported data only needs some text.
+DESCRIPTION_MIN_LENGTH = 10
+DESCRIPTION_MAX_LENGTH = 2_000
+
+# How a stage has "No" answered (``Stage.no_answer``).
+NO_ANSWER_CATEGORIES = "categories"
+NO_ANSWER_FREE_TEXT = "free_text"
+NO_ANSWER_BOTH = "both"
+
+
+@dataclass(frozen=True)
+class AnswerSettings:
+    """What a stage asks after Yes and after No: the one place the item panel, the
+    keyboard flow, the review page and ``answer_encode`` read it from
+    (``Stage.answer_settings``). A quiz or a preview builds one the same way."""
+
+    no_answer: str = NO_ANSWER_CATEGORIES
+    empathy_after_yes: bool = True
+
+    @property
+    def asks_categories(self) -> bool:
+        """After No: the error categories (and the most evident error among them)."""
+        return self.no_answer in (NO_ANSWER_CATEGORIES, NO_ANSWER_BOTH)
+
+    @property
+    def asks_description(self) -> bool:
+        """After No: a description in the annotator's own words."""
+        return self.no_answer in (NO_ANSWER_FREE_TEXT, NO_ANSWER_BOTH)
+
+    @property
+    def description_required(self) -> bool:
+        """The description is the whole answer to No (no categories are shown)."""
+        return self.no_answer == NO_ANSWER_FREE_TEXT
+
+
+DEFAULT_ANSWER_SETTINGS = AnswerSettings()
+
+
 @dataclass(frozen=True)
 class DefaultCategory:
     slug: str
@@ -34,10 +80,13 @@ class DefaultCategory:
     definition: str
     order: int
     bit: int
+    # A No with this category passes the attention check (the check's candidate is
+    # taken from another dialogue).
+    catches_attention_check: bool = False
 
 
-# Bits follow the column order of the published format (BRIEF §6); ``order`` is the
-# order annotators see (BRIEF §4). Bits are storage only and never change for a study.
+# Bits follow the column order of the published format; ``order`` is the
+# order annotators see. Bits are storage only and never change for a study.
 DEFAULT_ERROR_CATEGORIES: tuple[DefaultCategory, ...] = (
     DefaultCategory(
         "malformed",
@@ -68,6 +117,7 @@ DEFAULT_ERROR_CATEGORIES: tuple[DefaultCategory, ...] = (
         "Has little or no relevance to the dialogue.",
         order=4,
         bit=2,
+        catches_attention_check=True,
     ),
     DefaultCategory(
         "on_topic_but_unverifiable",
@@ -79,8 +129,13 @@ DEFAULT_ERROR_CATEGORIES: tuple[DefaultCategory, ...] = (
     ),
 )
 
-# BRIEF §5: these three merge into "Hallucinatory" for the merged MEE analysis.
+# These three merge into "Hallucinatory" for the merged MEE analysis (a study's
+# default ``Study.mee_merge``: merged label -> the slugs it merges).
 HALLUCINATORY_CATEGORIES = ("dialogue_contradicting", "off_topic", "on_topic_but_unverifiable")
+
+
+def default_mee_merge() -> dict[str, list[str]]:
+    return {"hallucinatory": list(HALLUCINATORY_CATEGORIES)}
 
 
 def category_selected(flags, bit: int):

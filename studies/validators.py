@@ -2,7 +2,20 @@
 
 from django.core.exceptions import ValidationError
 
+from .limits import MATERIAL_TEXT_MAX_LENGTH
 from .protocol import TURN_ROLES
+
+
+def turn_problem(role, text) -> str | None:
+    """What is wrong with one dialogue turn, whichever format gave it (the stored
+    ``{"role", "text"}`` shape, the files' shapes: ``datafiles.turns``), or None."""
+    if role not in TURN_ROLES:
+        return f"has unknown role {role!r} (expected {' or '.join(TURN_ROLES)})"
+    if not isinstance(text, str) or not text.strip():
+        return "has empty text"
+    if len(text) > MATERIAL_TEXT_MAX_LENGTH:
+        return f"is longer than {MATERIAL_TEXT_MAX_LENGTH:,} characters"
+    return None
 
 
 def validate_turns(value) -> None:
@@ -14,13 +27,8 @@ def validate_turns(value) -> None:
             raise ValidationError(
                 f"Turn {index} must be an object with exactly the keys 'role' and 'text'."
             )
-        if turn["role"] not in TURN_ROLES:
-            raise ValidationError(
-                f"Turn {index} has unknown role {turn['role']!r}; "
-                f"expected one of {', '.join(TURN_ROLES)}."
-            )
-        if not isinstance(turn["text"], str) or not turn["text"].strip():
-            raise ValidationError(f"Turn {index} has empty text.")
+        if problem := turn_problem(turn["role"], turn["text"]):
+            raise ValidationError(f"Turn {index} {problem}.")
 
 
 def validate_turns_or_empty(value) -> None:
@@ -32,3 +40,41 @@ def validate_turns_or_empty(value) -> None:
 def validate_generation_metadata(value) -> None:
     if not isinstance(value, dict):
         raise ValidationError("Generation metadata must be a JSON object.")
+
+
+def validate_empathy_labels(value) -> None:
+    """The rating's labels: a list of five non-empty texts (1 to 5)."""
+    if (
+        not isinstance(value, list)
+        or len(value) != 5
+        or not all(isinstance(label, str) and label.strip() for label in value)
+    ):
+        raise ValidationError(
+            'Give the five labels of the rating, from 1 to 5, e.g. ["disagree", '
+            '"somewhat disagree", "neither agree nor disagree", "somewhat agree", "agree"].',
+            code="empathy_labels",
+        )
+
+
+def validate_mee_merge(value) -> None:
+    """The most-evident-error merge: {"merged label": ["category slug", ...]}, each
+    label non-empty with at least one slug, no slug in two merged labels."""
+    message = (
+        'Give the merge as {"merged label": ["category slug", ...]}, e.g. '
+        '{"hallucinatory": ["dialogue_contradicting", "off_topic", '
+        '"on_topic_but_unverifiable"]}; a category can be merged into one label only.'
+    )
+    if not isinstance(value, dict):
+        raise ValidationError(message, code="mee_merge")
+    seen: set[str] = set()
+    for label, slugs in value.items():
+        if (
+            not label.strip()
+            or not isinstance(slugs, list)
+            or not slugs
+            or not all(isinstance(s, str) and s for s in slugs)
+            or seen & set(slugs)
+            or len(set(slugs)) != len(slugs)
+        ):
+            raise ValidationError(message, code="mee_merge")
+        seen |= set(slugs)

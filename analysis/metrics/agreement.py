@@ -1,4 +1,4 @@
-"""Agreement among raters (BRIEF §5): Landis & Koch bands, Fleiss' and Randolph's
+"""Agreement among raters: Landis & Koch bands, Fleiss' and Randolph's
 kappa, Krippendorff's alpha, the per-label majority agreement ratio and coherence
 scores.
 
@@ -255,6 +255,52 @@ def _given_column(ratings: pd.DataFrame, label_given: pd.Series | str) -> pd.Ser
     return given.fillna(False).astype(bool)
 
 
+#: Fewer raters than this and an item has no majority: a majority of one is no agreement.
+MIN_MAJORITY_RATERS = 2
+
+
+def majority_holds(
+    *,
+    votes: np.ndarray | pd.Series,
+    raters: np.ndarray | pd.Series,
+    min_raters: int = MIN_MAJORITY_RATERS,
+) -> np.ndarray:
+    """The majority rule, per item: did more than half of the item's ``raters``
+    give the vote (``votes`` of them did), with at least ``min_raters`` raters?
+    Arrays of equal length; returns a boolean array."""
+    votes = np.asarray(votes, dtype=np.int64)
+    raters = np.asarray(raters, dtype=np.int64)
+    if votes.shape != raters.shape:
+        raise ValueError("votes and raters must have the same length")
+    return (raters >= min_raters) & (2 * votes > raters)
+
+
+def majority_agreement_counts(
+    *,
+    ratings: pd.DataFrame,
+    label_given: pd.Series | str,
+    item: str = "item",
+    rater: str = "rater",
+    check_unique: bool = True,
+) -> tuple[int, int]:
+    """The two counts of :func:`majority_agreement_ratio`: ``(majority, flagged)``,
+    over the items with at least :data:`MIN_MAJORITY_RATERS` raters.
+    ``check_unique=False``: the caller has already checked that ``ratings`` hold one
+    row per (item, rater) (one check for many labels of the same ratings)."""
+    if check_unique:
+        _check_unique_ratings(ratings, item=item, rater=rater)
+    given = _given_column(ratings, label_given)
+    per_item = (
+        pd.DataFrame({"item": ratings[item].to_numpy(), "given": given.to_numpy()})
+        .groupby("item")["given"]
+        .agg(["sum", "size"])
+    )
+    per_item = per_item[per_item["size"] >= MIN_MAJORITY_RATERS]
+    flagged = int((per_item["sum"] >= 1).sum())
+    majority = int(majority_holds(votes=per_item["sum"], raters=per_item["size"]).sum())
+    return majority, flagged
+
+
 def majority_agreement_ratio(
     *,
     ratings: pd.DataFrame,
@@ -272,21 +318,14 @@ def majority_agreement_ratio(
 
     ratio = #items where more than half of the item's raters gave the label
     (with 3 raters: at least 2) ÷ #items where at least one rater gave it.
-    "Half" is per item, so unequal rater counts are handled. None when no
-    rater gave the label.
+    "Half" is per item, so unequal rater counts are handled. Items with fewer
+    than :data:`MIN_MAJORITY_RATERS` raters are left out: a majority of one is
+    no agreement. None when no rater of the remaining items gave the label.
     """
-    _check_unique_ratings(ratings, item=item, rater=rater)
-    given = _given_column(ratings, label_given)
-    per_item = (
-        pd.DataFrame({"item": ratings[item].to_numpy(), "given": given.to_numpy()})
-        .groupby("item")["given"]
-        .agg(["sum", "size"])
+    majority, flagged = majority_agreement_counts(
+        ratings=ratings, label_given=label_given, item=item, rater=rater
     )
-    flagged = int((per_item["sum"] >= 1).sum())
-    if flagged == 0:
-        return None
-    majority = int((2 * per_item["sum"] > per_item["size"]).sum())
-    return majority / flagged
+    return majority / flagged if flagged else None
 
 
 def coherence_scores(

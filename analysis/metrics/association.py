@@ -1,4 +1,4 @@
-"""Label distributions and tests of association (BRIEF §5): the stacked-bar
+"""Label distributions and tests of association: the stacked-bar
 shares, inter-group correlation, chi-squared and paired Wilcoxon tests.
 
 ``scipy.stats`` does the tests; the label distribution is hand-written and
@@ -21,30 +21,19 @@ from ._common import clean as _clean
 INCOHERENT_UNSPECIFIED = "incoherent_unspecified"
 
 
-def label_distribution(
-    *,
-    judgements: pd.DataFrame,
-    by: str,
-    categories: Sequence[str],
-    coherent: str = "coherent",
-) -> dict[str, dict[str, float]]:
-    """Share of each label per group (the stacked-bar figure).
-
-    Every judgement has weight 1: all of it to ``"coherent"`` when judged
-    coherent (any category flags on it are ignored), otherwise split equally
-    among the selected error categories (one boolean column per category,
-    named as in ``categories``). An incoherent judgement with no category
-    selected gives its weight to ``"incoherent_unspecified"``, so shares
-    still sum to 1 per group. Keys per group: ``"coherent"``, each category,
-    ``"incoherent_unspecified"`` (always present, 0.0 when unused). Group
-    keys are ``str`` of the ``by`` values; groups without judgements are
-    absent.
-    """
+def label_weights(
+    *, judgements: pd.DataFrame, categories: Sequence[str], coherent: str = "coherent"
+) -> pd.DataFrame:
+    """Each judgement's weight of 1 spread over the labels, the unit of
+    :func:`label_distribution`: all of it to ``"coherent"`` when judged coherent
+    (any category flags on it are ignored), otherwise split equally among the
+    selected error categories (one boolean column per category, named as in
+    ``categories``), or all to ``"incoherent_unspecified"`` when none is selected.
+    Columns ``"coherent"``, each category, ``"incoherent_unspecified"``; index as
+    ``judgements``; every row sums to 1."""
     categories = list(categories)
     if not categories:
         raise ValueError("categories must not be empty")
-    if judgements.empty:
-        return {}
     is_coherent = judgements[coherent].fillna(False).astype(bool).to_numpy()
     selected = judgements[categories].fillna(False).astype(bool).to_numpy() & ~is_coherent[:, None]
     n_selected = selected.sum(axis=1)
@@ -54,7 +43,28 @@ def label_distribution(
         weights[:, 1:-1] = np.where(n_selected[:, None] > 0, selected / n_selected[:, None], 0.0)
     weights[:, -1] = ~is_coherent & (n_selected == 0)
     keys = ["coherent", *categories, INCOHERENT_UNSPECIFIED]
-    frame = pd.DataFrame(weights, columns=keys, index=judgements.index)
+    return pd.DataFrame(weights, columns=keys, index=judgements.index)
+
+
+def label_distribution(
+    *,
+    judgements: pd.DataFrame,
+    by: str,
+    categories: Sequence[str],
+    coherent: str = "coherent",
+) -> dict[str, dict[str, float]]:
+    """Share of each label per group (the stacked-bar figure): the mean of
+    :func:`label_weights` per value of ``by``, so shares sum to 1 per group.
+    Keys per group: ``"coherent"``, each category, ``"incoherent_unspecified"``
+    (always present, 0.0 when unused). Group keys are ``str`` of the ``by``
+    values; groups without judgements are absent.
+    """
+    if not list(categories):
+        raise ValueError("categories must not be empty")
+    if judgements.empty:
+        return {}
+    frame = label_weights(judgements=judgements, categories=categories, coherent=coherent)
+    keys = list(frame.columns)
     shares = frame.groupby(judgements[by], sort=True).mean()
     return {str(group): {key: float(row[key]) for key in keys} for group, row in shares.iterrows()}
 

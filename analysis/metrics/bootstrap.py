@@ -209,3 +209,27 @@ def alpha_ci(
     patterns, weights = resample_weights(counts, resamples=resamples, seed=seed)
     values = alpha_resampled(patterns, weights, level=level_of_measurement)
     return _percentile_interval(values, level)
+
+
+def rate_ci(
+    counts: np.ndarray,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of a pooled share, resampling items.
+
+    ``counts`` is items × 2: per item, how many of its judgements were a "yes"
+    (coherent) and how many a "no"; the share is Σ yes ÷ Σ (yes + no) over the
+    resampled items, so an item weighs by its judgements, as in the point
+    estimate. (None, None) with no items or ``resamples`` = 0.
+    """
+    _check_level(level)
+    counts = np.asarray(counts, dtype=float)
+    if resamples < 1 or counts.ndim != 2 or counts.shape[1] != 2 or len(counts) == 0:
+        return (None, None)
+    patterns, weights = resample_weights(counts, resamples=resamples, seed=seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        shares = (weights @ patterns[:, 0]) / (weights @ patterns.sum(axis=1))
+    return _percentile_interval(shares, level)

@@ -1,7 +1,12 @@
 """The report's figures as SVG (pure functions of the report dict)."""
 
-from .figures import PLOTS, agreement_svg, annotator_consistency_svg, label_distribution_svg
+from .figures import PLOTS as _FIGURES
+from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
 from .svg import OKABE_ITO
+from .systems import systems_svg
+
+#: Every figure of the dashboard by name (the SVG endpoint's ``plot``).
+PLOTS = {**_FIGURES, "systems": systems_svg}
 
 __all__ = [
     "OKABE_ITO",
@@ -9,4 +14,5 @@ __all__ = [
     "agreement_svg",
     "annotator_consistency_svg",
     "label_distribution_svg",
+    "systems_svg",
 ]

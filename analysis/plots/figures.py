@@ -35,7 +35,7 @@ from .svg import (
     empty,
     fit,
     num,
-    percent,
+    percents_summing_to_100,
     text_width,
 )
 
@@ -114,19 +114,22 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
         for label, record, n in rows:
             figure.text(x0 - 8, y + 14, fit(label, label_width, 12), anchor="end", tooltip=label)
             x = x0
-            for slug, seg_label, colour in segments:
-                share = finite(record.value("label_share", slug)) or 0.0
+            shares = [finite(record.value("label_share", slug)) or 0.0 for slug, _, _ in segments]
+            shown = percents_summing_to_100(shares)
+            precise = percents_summing_to_100(shares, digits=1)
+            for i, (_, seg_label, colour) in enumerate(segments):
+                share = shares[i]
                 if share <= 0:
                     continue
                 width = share * bar_width
-                tip = f"{heading} · {label}: {seg_label} {percent(share)}"
+                tip = f"{heading} · {label}: {seg_label} {precise[i]}"
                 figure.rect(x, y, width, bar_height, fill=colour, tooltip=tip)
                 if width >= 34:
                     ink = "#ffffff" if colour in LIGHT_TEXT_ON else "#000000"
                     figure.text(
                         x + width / 2,
                         y + 14,
-                        f"{100 * share:.0f}%",
+                        shown[i],
                         size=10.5,
                         anchor="middle",
                         fill=ink,

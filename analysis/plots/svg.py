@@ -11,6 +11,7 @@ in shape. Each figure has a ``<title>`` and ``<desc>`` (``role="img"``,
 
 from __future__ import annotations
 
+import math
 import re
 from collections.abc import Iterable
 
@@ -95,6 +96,20 @@ def fit(text: str, width: float, size: float) -> str:
 
 def percent(share: float) -> str:
     return f"{100 * share:.1f}%"
+
+
+def percents_summing_to_100(shares: Iterable[float], *, digits: int = 0) -> list[str]:
+    """Shares that sum to 1 as percent labels that sum to exactly 100 (largest
+    remainder: round every share down, then give the units left over to the shares
+    that lost most). Plain rounding can show 33 % + 33 % + 33 % = 99 %."""
+    unit = 10**digits
+    scaled = [max(0.0, share) * 100 * unit for share in shares]
+    floors = [math.floor(value) for value in scaled]
+    left = round(sum(scaled)) - sum(floors)
+    by_remainder = sorted(range(len(scaled)), key=lambda i: floors[i] - scaled[i])
+    for i in by_remainder[: max(0, left)]:
+        floors[i] += 1
+    return [f"{value / unit:.{digits}f}%" for value in floors]
 
 
 class Figure:

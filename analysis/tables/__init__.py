@@ -7,7 +7,9 @@ the report dict, no ORM.
 * :mod:`.model`: cells, columns, tables, and the :class:`Measure` that defines a
   statistic column once;
 * :mod:`.walk`: the one reading order of groups, stages, pairs and annotators;
-* :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`: the table builders.
+* :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`, :mod:`.systems`,
+  :mod:`.quality`:
+  the table builders.
 
 A new statistic is one more :class:`Measure` in a builder (and its explanation in
 :mod:`analysis.explanations`): every rendering then shows it.
@@ -23,6 +25,18 @@ from .comparisons import (
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table
+from .quality import quality_table, waiting_table
+from .systems import (
+    evaluator_source_table,
+    evaluator_systems_table,
+    generation_mee_table,
+    generation_settings_table,
+    group_comparison_table,
+    group_systems_table,
+    system_pairs_table,
+    system_tables,
+    systems_table,
+)
 from .walk import annotators_in_order, category_labels, cells_in_order
 
 
@@ -38,10 +52,12 @@ def report_tables(report: dict) -> list[Table]:
         annotator_table(report),
         empathy_table(report),
         label_distribution_table(report),
+        quality_table(report),
+        waiting_table(report),
     ]
     if report.get("automatic_evaluators"):
         tables.append(automatic_evaluator_table(report))
-    return tables
+    return tables + system_tables(report)
 
 
 __all__ = [
@@ -63,15 +79,26 @@ __all__ = [
     "cross_stage_table",
     "empathy_table",
     "error_category_table",
+    "evaluator_source_table",
+    "evaluator_systems_table",
     "finite",
     "format_ci",
     "format_count",
     "format_number",
     "format_p",
+    "generation_mee_table",
+    "generation_settings_table",
+    "group_comparison_table",
+    "group_systems_table",
     "human_vs_synthetic_table",
     "inter_group_table",
     "label_distribution_table",
     "label_segments",
     "majority_table",
+    "quality_table",
     "report_tables",
+    "system_pairs_table",
+    "system_tables",
+    "systems_table",
+    "waiting_table",
 ]

@@ -4,6 +4,7 @@ agreement ratios, the most evident error and the understanding (empathy) stateme
 from __future__ import annotations
 
 from ..explanations import explain
+from ..metrics.agreement import MIN_MAJORITY_RATERS
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
 from .walk import category_labels, cells_in_order
 
@@ -122,7 +123,8 @@ def majority_table(report: dict) -> Table:
         measures=measures,
         entries=(((group, stage), cell) for group, stage, cell in cells_in_order(report)),
         note="Per label: items a majority gave the label ÷ items at least one annotator "
-        "gave it; for the error categories, n is the number of items flagged at least once.",
+        f"gave it, over the items with at least {MIN_MAJORITY_RATERS} annotators; for the error "
+        "categories, n is that denominator: those items flagged at least once.",
     )
 
 

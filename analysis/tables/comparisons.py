@@ -4,13 +4,13 @@ human vs synthetic reflections, and automatic evaluators vs the groups."""
 from __future__ import annotations
 
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
-from .walk import cells_in_order, shifts_in_order
+from .walk import cells_in_order, group_pair, shifts_in_order
 
 
 def inter_group_table(report: dict) -> Table:
     entries = []
     for entry in report.get("inter_group") or []:
-        group_a, group_b = ([str(g) for g in entry.get("groups") or []] + ["", ""])[:2]
+        group_a, group_b = group_pair(entry)
         entries.append(((entry.get("stage", ""), group_a, group_b), entry))
     return build_table(
         slug="inter-group",
@@ -142,21 +142,30 @@ def human_vs_synthetic_table(report: dict) -> Table:
     )
 
 
+EVALUATOR = Key("Evaluator", ("evaluator",))
+NO_SCORES = "No automatic scores yet: import them or compute them on the study's analysis page."
+
+
+def evaluator_measures() -> list[Measure]:
+    """An automatic evaluator's correlations with a group's coherence scores."""
+    return [
+        Measure("n_items", "Items", "evaluator_items", at("n_items"), "count"),
+        Measure("spearman", "Spearman ρ", "evaluator_spearman", at("spearman")),
+        Measure("spearman_p", "p", "p_value", at("spearman_p"), "p"),
+        Measure("pearson", "Pearson r", "evaluator_pearson", at("pearson")),
+        Measure("pearson_p", "p", "p_value", at("pearson_p"), "p"),
+    ]
+
+
 def automatic_evaluator_table(report: dict) -> Table:
     return build_table(
         slug="automatic-evaluators",
         caption="Automatic evaluators vs coherence scores",
-        keys=[STAGE, Key("Evaluator", ("evaluator",)), GROUP],
-        measures=[
-            Measure("n_items", "Items", "evaluator_items", at("n_items"), "count"),
-            Measure("spearman", "Spearman ρ", "evaluator_spearman", at("spearman")),
-            Measure("spearman_p", "p", "p_value", at("spearman_p"), "p"),
-            Measure("pearson", "Pearson r", "evaluator_pearson", at("pearson")),
-            Measure("pearson_p", "p", "p_value", at("pearson_p"), "p"),
-        ],
+        keys=[STAGE, EVALUATOR, GROUP],
+        measures=evaluator_measures(),
         entries=(
             ((entry.get("stage", ""), entry.get("evaluator", ""), entry.get("group", "")), entry)
             for entry in report.get("automatic_evaluators") or []
         ),
-        empty="No automatic scores imported.",
+        empty=NO_SCORES,
     )

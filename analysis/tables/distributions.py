@@ -57,6 +57,16 @@ def label_segments(report: dict) -> list[tuple[str, str]]:
     ]
 
 
+def label_share_measures(report: dict, *path: str) -> list[Measure]:
+    """One column per part of the label distribution at ``path`` of a row's data."""
+    return [
+        Measure(
+            "label_share", label, "label_share", at(*path, slug), digits=2, facet=("label", slug)
+        )
+        for slug, label in label_segments(report)
+    ]
+
+
 def label_distribution_table(report: dict) -> Table:
     entries = [
         ((group, stage, row), (cell.get("label_distribution") or {}).get(row) or {})
@@ -71,10 +81,7 @@ def label_distribution_table(report: dict) -> Table:
             STAGE,
             Key("Reflections", ("reflections",), show=lambda r: KIND_LABELS.get(r, str(r))),
         ],
-        measures=[
-            Measure("label_share", label, "label_share", at(slug), digits=2, facet=("label", slug))
-            for slug, label in label_segments(report)
-        ],
+        measures=label_share_measures(report),
         entries=entries,
         note="Share of the judgements of each kind and source of reflections; an incoherent "
         "judgement is split equally among the error categories it selected.",

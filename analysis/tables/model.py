@@ -44,6 +44,7 @@ class Part:
     text: str
     title: str = ""
     css: str = ""
+    href: str = ""  # the HTML rendering makes it a link
 
 
 @dataclass(frozen=True)
@@ -167,7 +168,9 @@ class Measure:
     ``count`` = (key, getter) adds "(n = …)" explained by that key; ``facet`` =
     (dimension, value) when the column is one value of a dimension. With ``arrow``,
     ``value`` returns ((facet value, number), (facet value, number)), shown "a → b"
-    (the dimension is ``facet[0]``)."""
+    (the dimension is ``facet[0]``). ``flag`` = (name, key, test) marks the cell "✱",
+    explained by ``key``, where ``test(data)`` holds, and adds the test's outcome as
+    the number ``name`` (true/false in the CSV)."""
 
     name: str
     label: str
@@ -180,9 +183,12 @@ class Measure:
     count: tuple[str, Getter] | None = None
     facet: tuple[str, str] | None = None
     arrow: bool = False
+    flag: tuple[str, str, Callable[[Any], bool]] | None = None
 
     def column(self) -> Column:
         names = (self.name, self.count[0]) if self.count else (self.name,)
+        if self.flag:
+            names = (*names, self.flag[0])
         facet = self.facet[0] if self.facet else ""
         return Column(self.label, explain(self.key), stats=names, facet=facet)
 
@@ -205,6 +211,12 @@ class Measure:
             if finite(n) is not None:
                 parts.append(Part(f"(n = {format_count(n)})", explain(key), "n"))
             stats.append(Stat(key, n, facet=self.facet))
+        if self.flag:
+            name, key, test = self.flag
+            flagged = bool(test(data)) if finite(value) is not None else None
+            if flagged:
+                parts.append(Part("✱", explain(key), "flag"))
+            stats.append(Stat(name, flagged, facet=self.facet))
         return Cell(tuple(parts), stats=tuple(stats))
 
     def _arrow(self, data: Any) -> Cell:

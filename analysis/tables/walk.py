@@ -76,3 +76,36 @@ def distribution_rows(cell: dict) -> list[str]:
     sources = [key for key in shares if key not in KINDS]
     sources.sort(key=lambda s: (s != "Human", str(s).casefold()))
     return [key for key in KINDS if key in shares] + sources
+
+
+def group_pair(entry: dict) -> tuple[str, str]:
+    """The two group names of a between-groups entry (its ``groups`` list)."""
+    group_a, group_b = ([str(g) for g in entry.get("groups") or []] + ["", ""])[:2]
+    return group_a, group_b
+
+
+def per_group_in_order(report: dict, key: str) -> list[tuple[str, dict]]:
+    """(group, entry) for every entry of the per-group list ``report[key]``
+    ("systems", "system_pairs"), in group order, each group's entries in their
+    stored order."""
+    per_group = report.get(key) or {}
+    return [
+        (group, entry or {})
+        for group in group_order(report)
+        for entry in per_group.get(group) or []
+    ]
+
+
+def generation_settings_in_order(report: dict) -> list[tuple[str, str, str, str, dict]]:
+    """(group, stage, setting, value, entry) in group and stage order, then setting
+    and value in ``str`` order."""
+    result = []
+    settings = report.get("generation_settings") or {}
+    for group in group_order(report):
+        stages = settings.get(group) or {}
+        for stage in stage_order(report):
+            keys = stages.get(stage) or {}
+            for key in sorted(keys, key=str):
+                for value in sorted(keys[key] or {}, key=str):
+                    result.append((group, stage, key, value, keys[key][value] or {}))
+    return result

@@ -178,7 +178,7 @@ def claims_at_once(annotators: list, now: datetime, *, processes: int = 1) -> li
 def answer_and_submit(assignments: list, now: datetime) -> None:
     """Answer every item (attention checks passed) and submit, minutes after ``now``;
     every fifth batch is left to expire instead."""
-    from studies.models import ErrorCategory, Judgement, Reflection
+    from studies.models import Assignment, ErrorCategory, Judgement, Reflection
     from studies.services import assignment_expire, assignment_submit
 
     if not assignments:
@@ -208,6 +208,11 @@ def answer_and_submit(assignments: list, now: datetime) -> None:
                     Judgement(assignment=a, reflection_id=rid, coherent=True, empathy=4)
                 )
     Judgement.objects.bulk_create(judgements, ignore_conflicts=True)
+    # Answered, as the save path marks a batch on its first answer (a claimed batch
+    # with no answer is released after ASSIGNMENT_UNANSWERED_RELEASE).
+    Assignment.objects.filter(pk__in=[a.pk for a in to_submit]).update(
+        status=Assignment.Status.IN_PROGRESS, started_at=now + timedelta(minutes=1)
+    )
     for i, a in enumerate(to_submit):
         assignment_submit(assignment=a, now=now + timedelta(minutes=5 + i % 20))
 

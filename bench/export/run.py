@@ -140,7 +140,10 @@ def download_endpoint(*, database_url: str, slug: str, target: Path) -> dict:
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY=secret_key,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
+        # Plain HTTP on loopback: no secure-only cookies, no redirect to HTTPS, no HSTS.
         DJANGO_SECURE_COOKIES="false",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_HSTS_SECONDS="0",
         DJANGO_LOG_LEVEL="WARNING",
     )
     server = subprocess.Popen(

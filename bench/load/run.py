@@ -88,8 +88,11 @@ def server_env(database_url: str, static_root: str) -> dict[str, str]:
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
         DATABASE_URL=database_url,
         DJANGO_STATIC_ROOT=static_root,
-        # Plain HTTP on loopback: secure-only cookies would never come back.
+        # Plain HTTP on loopback: secure-only cookies would never come back, and
+        # neither the redirect to HTTPS nor HSTS applies.
         DJANGO_SECURE_COOKIES="false",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_HSTS_SECONDS="0",
         ANALYSIS_AUTO_RUN="false",
         BENCH_FLOOR_VIEW="true",
         DJANGO_LOG_LEVEL="WARNING",

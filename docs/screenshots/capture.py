@@ -5,8 +5,8 @@ started on a free loopback port with the demo study loaded.
 
     python docs/screenshots/capture.py --base-url http://127.0.0.1:8799
 
-The researcher's pages come first, the study's dashboard among them (it needs the
-judgements and analysis run that `make screenshots` adds to the demo first). The annotator's pages (consent, tutorial, an item,
+The researcher's pages come first, the study's dashboard among them (the demo comes
+with simulated judgements and an analysis run). The annotator's pages (consent, tutorial, an item,
 the most-evident question, review, the phone layout) are taken with the first of the
 Layperson invitation links the admin has just created, so the annotator is always
 new, or with ``--invitation-url`` for an annotator who has not consented yet.
@@ -95,7 +95,7 @@ def main() -> None:
 
 def capture_dashboard(page, base: str) -> None:
     """The demo study's dashboard: progress, the analysis run and the top of its report
-    (`make screenshots` simulates judgements and runs `manage.py analyze demo` first)."""
+    (the demo's simulated judgements and its analysis run)."""
     page.goto(f"{base}/dashboard/demo/")
     expect(
         page.get_by_role("table", name="Global agreement on coherent / incoherent")

@@ -16,31 +16,58 @@
     var coherent = checked(form, "coherent")[0];
     if (coherent === "yes") {
       form.querySelectorAll('input[name="categories"], input[name="most_evident"]').forEach(function (i) { i.checked = false; });
+      var text = form.querySelector('textarea[name="description"]');
+      if (text) { text.value = ""; }
     } else if (coherent === "no") {
       form.querySelectorAll('input[name="empathy"]').forEach(function (i) { i.checked = false; });
     }
     var ticked = checked(form, "categories");
+    // What the stage asks is what the server rendered: a question it does not ask is
+    // absent from the form.
+    var asksCategories = Boolean(form.querySelector('input[name="categories"]'));
+    var asksEmpathy = Boolean(form.querySelector('input[name="empathy"]'));
+    var description = form.querySelector('textarea[name="description"]');
+    var typed = description ? description.value.trim().length : 0;
+    var minLength = description ? Number(description.dataset.minLength) : 0;
+    var descriptionOk = !description || (typed === 0 ? !description.hasAttribute("data-required-description") : typed >= minLength);
     show(form.querySelector(".q-categories"), coherent === "no");
+    show(form.querySelector(".q-description"), coherent === "no");
     show(form.querySelector(".q-empathy"), coherent === "yes");
     show(form.querySelector(".q-most-evident"), coherent === "no" && ticked.length >= 2);
+    var count = form.querySelector("[data-description-count]");
+    if (count) { count.textContent = typed ? typed + " typed." : ""; }
     form.querySelectorAll(".q-most-evident [data-category]").forEach(function (label) {
       var isTicked = ticked.indexOf(label.dataset.category) !== -1;
       label.hidden = !isTicked;
       if (!isTicked) { label.querySelector("input").checked = false; }
     });
     var mostEvident = checked(form, "most_evident")[0];
-    var complete = coherent === "yes" ? checked(form, "empathy").length === 1
-      : coherent === "no" && ticked.length >= 1 && (ticked.length < 2 || Boolean(mostEvident));
+    var categoriesOk = !asksCategories || (ticked.length >= 1 && (ticked.length < 2 || Boolean(mostEvident)));
+    var complete = coherent === "yes" ? !asksEmpathy || checked(form, "empathy").length === 1
+      : coherent === "no" && categoriesOk && descriptionOk;
     var save = form.querySelector("[data-save]");
     if (save) { save.disabled = !complete || document.body.dataset.timeUp === "1"; }
     var hint = form.querySelector("[data-save-hint]");
     if (hint) {
       hint.textContent = complete ? "" : !coherent ? "Answer Yes or No first."
         : coherent === "yes" ? "Choose how much you agree."
-        : ticked.length === 0 ? "Tick at least one problem."
-        : "Choose the most evident problem.";
+        : asksCategories && ticked.length === 0 ? "Tick at least one problem."
+        : !categoriesOk ? "Choose the most evident problem."
+        : "Describe what is wrong in at least " + minLength + " characters.";
     }
   }
+
+  // Single-key shortcuts can be switched off (WCAG 2.1.4, e.g. for speech input); the
+  // choice is remembered in this browser.
+  var SHORTCUTS_KEY = "annotate.shortcuts";
+  function shortcutsOn() {
+    try { return window.localStorage.getItem(SHORTCUTS_KEY) !== "off"; } catch (e) { return true; }
+  }
+  function setShortcuts(on) {
+    try { window.localStorage.setItem(SHORTCUTS_KEY, on ? "on" : "off"); } catch (e) { /* private mode */ }
+    document.documentElement.classList.toggle("no-shortcuts", !on);
+  }
+  document.documentElement.classList.toggle("no-shortcuts", !shortcutsOn());
 
   // Warn before leaving a page whose answer is changed but not saved yet.
   var dirty = false;
@@ -56,7 +83,18 @@
     var mode = form.querySelector("[data-form-mode]");
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     dirty = false;
+    var toggle = form.querySelector("[data-shortcut-toggle]");
+    if (toggle) {
+      toggle.checked = shortcutsOn();
+      toggle.addEventListener("change", function (event) {
+        event.stopPropagation();  // not an answer: the form stays as it was
+        setShortcuts(toggle.checked);
+      });
+    }
     form.addEventListener("change", function () { dirty = true; update(form); });
+    form.addEventListener("input", function (event) {
+      if (event.target.tagName === "TEXTAREA") { dirty = true; update(form); }
+    });
     form.addEventListener("htmx:beforeRequest", function () { dirty = false; });
     form.addEventListener("submit", function () {
       dirty = false;
@@ -70,11 +108,17 @@
     update(form);
   }
 
-  // After htmx swaps in the next item, move focus to its heading so keyboard and
+  // After htmx swaps in the next item, bring the panel's top into view (on a phone the
+  // save button sat far below it) and move focus to its heading, so keyboard and
   // screen-reader users start at the new candidate.
   function focusNewItem() {
+    var panel = document.getElementById("item-panel");
+    if (panel) {
+      var top = panel.getBoundingClientRect().top;
+      if (top < 0 || top > window.innerHeight / 3) { panel.scrollIntoView({ block: "start" }); }
+    }
     var heading = document.getElementById("item-heading");
-    if (heading) { heading.focus({ preventScroll: false }); }
+    if (heading) { heading.focus({ preventScroll: true }); }
   }
 
   function currentForm() { return document.querySelector("form[data-annotate]"); }
@@ -85,6 +129,7 @@
     var target = event.target;
     if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) { return; }
     var key = event.key;
+    if (key !== "Enter" && !shortcutsOn()) { return; }
     function click(selector) {
       var input = form.querySelector(selector);
       if (input) { input.click(); event.preventDefault(); }
@@ -122,11 +167,27 @@
         timer.textContent = "Time is up for this batch";
         var form = currentForm();
         if (form) { update(form); }
+        timeUp(timer.dataset.home);
         return;
       }
       window.setTimeout(tick, 1000);
     }
     tick();
+  }
+
+  // The time ran out: say so plainly, what became of the answers and what comes next.
+  function timeUp(home) {
+    var status = document.getElementById("status");
+    if (!status) { return; }
+    status.textContent = "The time for this batch ran out. Your answers so far are kept, but " +
+      "they will not be counted, and this batch can no longer be saved or submitted. ";
+    if (home) {
+      var link = document.createElement("a");
+      link.href = home;
+      link.textContent = "Go back to your page to see what comes next.";
+      status.appendChild(link);
+    }
+    status.classList.add("visible", "time-up");
   }
 
   function report(message) {

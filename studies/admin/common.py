@@ -4,9 +4,14 @@ from contextvars import ContextVar
 
 from django import forms
 from django.core.exceptions import ValidationError
+from django.db import models
 
+from ..durations import HumanDurationField
 from ..models import ErrorCategory, Judgement
 from ..protocol import selected_categories
+
+# Every duration of the admin reads and shows as people write it ("3 days").
+HUMAN_DURATIONS = {models.DurationField: {"form_class": HumanDurationField}}
 
 
 def is_changelist(request) -> bool:

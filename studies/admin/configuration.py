@@ -5,7 +5,9 @@ from django.contrib import admin, messages
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.urls import reverse
+from django.utils.html import format_html, format_html_join
 
+from ..durations import duration_format
 from ..models import (
     AnnotatorGroup,
     ConsentVersion,
@@ -16,7 +18,8 @@ from ..selectors import error_category_is_used
 from ..services import (
     error_category_next_bit,
 )
-from .common import ReadOnlyAdminMixin, is_changelist
+from ..services.crowd import PLATFORM_NAMES, stage_join_links
+from .common import HUMAN_DURATIONS, ReadOnlyAdminMixin, is_changelist
 from .forms import AnnotatorGroupForm, ErrorCategoryForm, ErrorCategoryFormSet, StageForm
 
 
@@ -24,7 +27,57 @@ class StageInline(admin.TabularInline):
     model = Stage
     form = StageForm
     extra = 0
-    fields = ("position", "name", "min_wait")
+    fields = (
+        "position",
+        "name",
+        "min_wait",
+        "no_answer",
+        "empathy_after_yes",
+        "completion_code",
+        "screened_out_code",
+        "join_links",
+    )
+    readonly_fields = ("join_links",)
+    formfield_overrides = HUMAN_DURATIONS
+
+    @admin.display(description="crowd join links (paste into the platform)")
+    def join_links(self, obj):
+        return stage_join_links_html(obj)
+
+
+def stage_join_links_html(stage: Stage):
+    """A saved stage's join link per platform, each in a read-only box to copy."""
+    if stage is None or not stage.pk:
+        return "Save the stage first."
+    links = stage_join_links(stage=stage)
+    ids = ""
+    if stage.position > 1:  # who may be invited back (allow-list), per platform
+        ids = format_html(
+            "Platform ids ready for this stage: {}",
+            format_html_join(
+                ", ",
+                '<a href="{}">{}</a>',
+                (
+                    (
+                        reverse(
+                            "admin:studies_study_platform_ids",
+                            args=[stage.study_id, stage.position, platform],
+                        ),
+                        name,
+                    )
+                    for platform, name in PLATFORM_NAMES.items()
+                ),
+            ),
+        )
+    return format_html(
+        '<div class="join-links">{}{}</div>',
+        format_html_join(
+            "",
+            '<label>{}<input type="text" readonly value="{}" size="60"></label><br>',
+            ((PLATFORM_NAMES[platform], url) for platform, url in links.items()),
+        ),
+        ids,
+    )
 
 
 class AnnotatorGroupInline(admin.TabularInline):
@@ -44,6 +97,7 @@ class ErrorCategoryInline(admin.StackedInline):
         "definition",
         "example_reflection",
         "example_explanation",
+        "catches_attention_check",
     )
     readonly_fields = ("bit",)
     classes = ("collapse",)
@@ -92,13 +146,22 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 @admin.register(Stage)
 class StageAdmin(admin.ModelAdmin):
     form = StageForm
-    list_display = ("name", "study", "position", "min_wait")
+    list_display = ("name", "study", "position", "min_wait_display", "no_answer")
     list_filter = ("study",)
     list_select_related = ("study",)
     search_fields = ("name", "study__slug")
+    formfield_overrides = HUMAN_DURATIONS
+
+    @admin.display(description="minimum wait", ordering="min_wait")
+    def min_wait_display(self, obj):
+        return duration_format(obj.min_wait)
 
     def get_readonly_fields(self, request, obj=None):
-        return ("study",) if obj is not None else ()
+        return ("study", "join_links") if obj is not None else ()
+
+    @admin.display(description="crowd join links (paste into the platform)")
+    def join_links(self, obj):
+        return stage_join_links_html(obj)
 
 
 @admin.register(AnnotatorGroup)

@@ -19,12 +19,22 @@ from .common import LockedOnceUsedForm
 
 
 class StageForm(LockedOnceUsedForm):
-    locked_fields = ("position",)
+    locked_fields = ("position", "no_answer", "empathy_after_yes")
     locked_reason = "annotators already work in this stage"
 
     class Meta:
         model = Stage
-        fields = ("study", "position", "name", "min_wait")
+        fields = (
+            "study",
+            "position",
+            "name",
+            "min_wait",
+            "no_answer",
+            "empathy_after_yes",
+            "join_key",
+            "completion_code",
+            "screened_out_code",
+        )
 
     def is_locked(self) -> bool:
         return self.instance.assignments.exists()
@@ -43,14 +53,14 @@ class AnnotatorGroupForm(LockedOnceUsedForm):
 
 
 class ErrorCategoryForm(LockedOnceUsedForm):
-    locked_fields = ("slug",)
+    locked_fields = ("slug", "catches_attention_check")
     locked_reason = "judgements already chose this category"
 
     class Meta:
         model = ErrorCategory
         fields = (
             "study", "slug", "label", "order", "definition", "example_reflection",
-            "example_explanation",
+            "example_explanation", "catches_attention_check",
         )  # fmt: skip
 
     def is_locked(self) -> bool:

@@ -116,8 +116,8 @@ class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Judgement
     extra = 0
     fields = (
-        "reflection", "coherent", "categories", "most_evident", "empathy", "seconds_spent",
-        "updated_at",
+        "reflection", "coherent", "categories", "most_evident", "error_description", "empathy",
+        "seconds_spent", "updated_at",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -134,6 +134,7 @@ class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 class RejectForm(forms.Form):
     reason = forms.CharField(
+        max_length=Assignment._meta.get_field("rejection_reason").max_length,
         widget=forms.Textarea(attrs={"rows": 3, "cols": 60}),
         help_text="Recorded with the assignment, your name and the time.",
     )

@@ -2,13 +2,16 @@
 versions inline (``configuration``), the progress table, the materials upload, the
 export and the "create annotators" page."""
 
+import copy
+
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
-from django.http import HttpRequest, HttpResponseRedirect
+from django.forms.models import construct_instance
+from django.http import Http404, HttpRequest, HttpResponse, HttpResponseRedirect
 from django.shortcuts import get_object_or_404
 from django.template.response import TemplateResponse
 from django.urls import path, reverse
@@ -18,6 +21,7 @@ from ..datafiles.admin import data_file_import_view
 from ..datafiles.materials import materials_format_for, materials_import
 from ..exports import FILES
 from ..models import (
+    CHECK_MESSAGES,
     Annotator,
     AnnotatorGroup,
     DialogueContext,
@@ -25,13 +29,20 @@ from ..models import (
     Reflection,
     Study,
 )
-from ..selectors import study_has_judgements, study_progress
+from ..permissions import user_may_read_judgements
+from ..selectors import (
+    study_has_judgements,
+    study_missing_for_opening,
+    study_opening_message,
+    study_progress,
+)
 from ..services import (
     annotators_create,
     consent_version_sync,
     error_categories_create_defaults,
 )
-from .common import is_changelist
+from ..services.crowd import PLATFORM_NAMES, stage_platform_ids_ready
+from .common import HUMAN_DURATIONS, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -39,6 +50,7 @@ from .configuration import (
     StageInline,
 )
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
+from .privacy import PurgePersonalDataMixin
 
 SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
 
@@ -60,22 +72,20 @@ def _count(model, field: str):
     )
 
 
-class StudyForm(forms.ModelForm):
-    crowd_return_url = forms.URLField(
-        required=False,
-        assume_scheme="https",
-        label="Crowd return URL",
-        help_text=Study._meta.get_field("crowd_return_url").help_text,
-    )
+# The study's wording of the questions: locked once annotation started.
+INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels", "mee_merge")
 
+
+class StudyForm(forms.ModelForm):
     class Meta:
         model = Study
         fields = (
             "title", "slug", "status", "description", "contact_email", "overlap_k",
             "batches_per_stage", "batch_time_limit", "avoid_recurrence",
             "attention_failure_policy", "seed", "information_sheet", "consent_text",
-            "crowd_group", "crowd_completion_code", "crowd_return_url", "tutorial_intro",
+            "crowd_group", "mturk_frame", "tutorial_intro",
             "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
+            "coherence_question", "empathy_statement", "empathy_labels", "mee_merge",
         )  # fmt: skip
 
     def __init__(self, *args, **kwargs):
@@ -87,10 +97,26 @@ class StudyForm(forms.ModelForm):
             if not self.instance.pk:
                 self.fields["crowd_group"].help_text = "Save the study with its groups first."
 
+    def clean(self):
+        cleaned = super().clean()
+        status = cleaned.get("status")
+        if self.instance.purged_at is not None and status and status != Study.Status.CLOSED:
+            # purged_at is not a form field, so the form does not check its constraint.
+            self.add_error("status", CHECK_MESSAGES["study_purged_stays_closed"])
+            return cleaned
+        if status == Study.Status.OPEN:
+            # The texts as submitted; stages, groups, categories and materials as saved.
+            candidate = construct_instance(self, copy.copy(self.instance))
+            missing = study_missing_for_opening(study=candidate)
+            if missing:
+                self.add_error("status", study_opening_message(missing))
+        return cleaned
+
 
 @admin.register(Study)
-class StudyAdmin(admin.ModelAdmin):
+class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
     form = StudyForm
+    formfield_overrides = HUMAN_DURATIONS
     list_display = (
         "title", "slug", "status", "overlap_k", "batches_per_stage", "n_contexts", "n_annotators",
         "dashboard_link",
@@ -99,7 +125,7 @@ class StudyAdmin(admin.ModelAdmin):
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
     inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
-    actions = ("export_annotations",)  # the analysis app adds "run_analysis"
+    actions = ("export_annotations", "purge_personal_data")  # analysis adds "run_analysis"
     change_form_template = "admin/studies/study/change_form.html"
     fieldsets = (
         (None, {"fields": ("title", "slug", "status", "description", "contact_email")}),
@@ -116,15 +142,24 @@ class StudyAdmin(admin.ModelAdmin):
                 )
             },
         ),
+        (
+            "Instrument",
+            {
+                "description": "What annotators are asked. Locked once annotation started, "
+                "so every answer of the study answers the same question.",
+                "fields": INSTRUMENT_FIELDS,
+            },
+        ),
         ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
         (
             "Crowd platform (Prolific, MTurk)",
             {
                 "classes": ("collapse",),
-                "description": "Crowd workers start at /s/&lt;slug&gt;/join with the platform's "
-                "parameters (PROLIFIC_PID, STUDY_ID, SESSION_ID or workerId, assignmentId, "
-                "hitId) and join the group chosen here under a pseudonym.",
-                "fields": ("crowd_group", "crowd_completion_code", "crowd_return_url"),
+                "description": "Crowd workers start each stage at that stage's join link (with "
+                "the platform's ids: PROLIFIC_PID, STUDY_ID, SESSION_ID or workerId, "
+                "assignmentId, hitId, turkSubmitTo) and join the group chosen here under a "
+                "pseudonym. Each stage has its own link and codes: see the stages below.",
+                "fields": ("crowd_group", "mturk_frame"),
             },
         ),
         (
@@ -154,11 +189,14 @@ class StudyAdmin(admin.ModelAdmin):
         return qs
 
     def get_readonly_fields(self, request, obj=None):
+        locked = ()
         if obj is not None and obj.contexts.exists():
             # Attention checks and stored orders were drawn with this seed: keep it
             # so an audit can reproduce them.
-            return ("seed",)
-        return ()
+            locked += ("seed",)
+        if obj is not None and study_has_judgements(study_id=obj.pk):
+            locked += INSTRUMENT_FIELDS
+        return locked
 
     @admin.display(description="contexts", ordering="_n_contexts")
     def n_contexts(self, obj):
@@ -204,6 +242,11 @@ class StudyAdmin(admin.ModelAdmin):
                 name="studies_study_create_annotators",
             ),
             path(
+                "<int:study_id>/platform-ids/<int:position>/<str:platform>/",
+                self.admin_site.admin_view(self.platform_ids_view),
+                name="studies_study_platform_ids",
+            ),
+            path(
                 "<int:study_id>/export/",
                 self.admin_site.admin_view(self.export_view),
                 name="studies_study_export",
@@ -218,6 +261,7 @@ class StudyAdmin(admin.ModelAdmin):
             extra_context["n_contexts"] = study.contexts.count()
             extra_context["progress"] = study_progress(study=study)
             extra_context["has_judgements"] = study_has_judgements(study_id=study.pk)
+        extra_context["can_export"] = user_may_read_judgements(request.user)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _study_for(self, request, study_id: int, *perms: str) -> Study:
@@ -243,10 +287,28 @@ class StudyAdmin(admin.ModelAdmin):
             ),
         )
 
+    def platform_ids_view(self, request: HttpRequest, study_id: int, position: int, platform):
+        """The platform ids whose wait for this stage has passed, one per line (for the
+        platform's allow-list). Staff with "export platform ids for payment" only."""
+        study = get_object_or_404(Study, pk=study_id)
+        if not request.user.has_perm("studies.export_platform_ids"):
+            raise PermissionDenied
+        stage = get_object_or_404(study.stages, position=position)
+        if platform not in PLATFORM_NAMES:
+            raise Http404("Unknown platform.")
+        ids = stage_platform_ids_ready(stage=stage, platform=platform)
+        response = HttpResponse("".join(f"{i}\n" for i in ids), content_type="text/plain")
+        response["Content-Disposition"] = (
+            f'attachment; filename="{study.slug}-stage-{position}-{platform}-ids.txt"'
+        )
+        return response
+
     def export_view(self, request: HttpRequest, study_id: int):
         """A form whose GET goes to the streaming download (studies:export)."""
         study = get_object_or_404(Study, pk=study_id)
-        if not self.has_view_permission(request, study):
+        if not self.has_view_permission(request, study) or not user_may_read_judgements(
+            request.user
+        ):
             raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
@@ -263,7 +325,10 @@ class StudyAdmin(admin.ModelAdmin):
         }
         return TemplateResponse(request, "admin/studies/study/export.html", context)
 
-    @admin.action(description="Export the annotations (published CSV)")
+    def has_export_permission(self, request) -> bool:
+        return user_may_read_judgements(request.user)
+
+    @admin.action(description="Export the annotations (published CSV)", permissions=["export"])
     def export_annotations(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one study to export.", messages.WARNING)

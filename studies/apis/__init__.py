@@ -11,7 +11,14 @@ from .annotations import AssignmentListApi, AssignmentRejectApi, JudgementListAp
 from .common import study_or_404
 from .exports import AnnotationExportApi
 from .materials import BatchListApi, ContextListApi, MaterialsImportApi
-from .studies import GroupListApi, ProgressApi, StageListApi, StudyDetailApi, StudyListApi
+from .studies import (
+    GroupListApi,
+    ProgressApi,
+    StageListApi,
+    StudyDetailApi,
+    StudyListApi,
+    StudyOpenApi,
+)
 
 __all__ = [
     "AnnotationExportApi",
@@ -26,5 +33,6 @@ __all__ = [
     "StageListApi",
     "StudyDetailApi",
     "StudyListApi",
+    "StudyOpenApi",
     "study_or_404",
 ]

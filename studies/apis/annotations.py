@@ -13,6 +13,7 @@ from ..api_framework import (
     paginated_response,
 )
 from ..models import Assignment, Reflection
+from ..permissions import ASSIGNMENT_READ_PERMS, JUDGEMENT_READ_PERMS
 from ..protocol import selected_categories
 from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
 from ..services import assignment_reject
@@ -23,6 +24,7 @@ class AssignmentListApi(ResearcherApi):
     """The study's assignments by id: who (pseudonym) has which batch, its status and
     timestamps, whether it recurs and whether the attention check passed."""
 
+    read_perms = ASSIGNMENT_READ_PERMS
     pagination_class = PageNumberPagination
 
     class FilterSerializer(serializers.Serializer):
@@ -63,7 +65,11 @@ class AssignmentRejectApi(ResearcherApi):
 
     class InputSerializer(serializers.Serializer):
         # Blank passes here so that the service says what a rejection needs.
-        reason = serializers.CharField(allow_blank=True, help_text="Why (kept with the record).")
+        reason = serializers.CharField(
+            allow_blank=True,
+            max_length=Assignment._meta.get_field("rejection_reason").max_length,
+            help_text="Why (kept with the record).",
+        )
 
         class Meta:
             ref_name = "AssignmentRejection"
@@ -75,7 +81,7 @@ class AssignmentRejectApi(ResearcherApi):
         "leaves them out) and frees its slot for another annotator. Only assigned, "
         "in-progress or submitted work can be rejected.",
         request=InputSerializer,
-        responses={200: AssignmentSerializer, **error_responses(400, 401, 403, 404, 415)},
+        responses={200: AssignmentSerializer, **error_responses(400, 401, 403, 404, 413, 415)},
     )
     def post(self, request, assignment_id: int):
         assignment = assignment_get(assignment_id=assignment_id)
@@ -94,6 +100,7 @@ class JudgementListApi(ResearcherApi):
     the answer (coherent, error categories, most evident error, the 1–5 rating) and the
     time spent."""
 
+    read_perms = JUDGEMENT_READ_PERMS
     pagination_class = IdCursorPagination
 
     class FilterSerializer(serializers.Serializer):
@@ -139,7 +146,13 @@ class JudgementListApi(ResearcherApi):
         most_evident = serializers.SerializerMethodField(
             help_text="Slug of the most evident error, or null."
         )
-        empathy = serializers.IntegerField(allow_null=True, help_text="1–5, answers Yes only.")
+        error_description = serializers.CharField(
+            help_text="What is wrong, in the annotator's own words (a No in a stage that "
+            "asks for a description); empty otherwise."
+        )
+        empathy = serializers.IntegerField(
+            allow_null=True, help_text="1–5, answers Yes only (in stages that ask it)."
+        )
         seconds_spent = serializers.FloatField(allow_null=True)
         created_at = serializers.DateTimeField()
         updated_at = serializers.DateTimeField()

@@ -217,7 +217,7 @@ class MaterialsImportApi(ResearcherApi):
             201: OpenApiResponse(OutputSerializer, "Imported."),
             200: OpenApiResponse(OutputSerializer, "Nothing to change."),
             400: OpenApiResponse(IssuesSerializer, "Nothing imported: the problems."),
-            **error_responses(401, 403, 404, 415),
+            **error_responses(401, 403, 404, 413, 415),
         },
     )
     def post(self, request, slug: str):

@@ -12,6 +12,7 @@ from ..api_framework import (
 )
 from ..models import Study
 from ..selectors import group_list, stage_list, study_list, study_progress
+from ..services import study_open
 from .common import (
     TAG_STUDIES,
     CategorySerializer,
@@ -83,6 +84,26 @@ class StudyDetailApi(ResearcherApi):
         return Response(self.OutputSerializer(study).data)
 
 
+class StudyOpenApi(ResearcherApi):
+    """Open the study to annotators. Refused (400, listing what is missing, nothing
+    changed) while annotators would lack something: the rule of the admin's study page."""
+
+    required_perms = ("studies.change_study",)
+
+    @extend_schema(
+        tags=TAG_STUDIES,
+        summary="Open a study to annotators",
+        description="Needs the information sheet, consent text, tutorial, at least one "
+        "stage and group, defined error categories and materials in every stage; the 400 "
+        "lists what is missing. Opening an open study changes nothing.",
+        request=None,
+        responses={200: StudyListApi.OutputSerializer, **error_responses(400, 401, 403, 404)},
+    )
+    def post(self, request, slug: str):
+        study = study_open(study=study_or_404(slug))
+        return Response(StudyListApi.OutputSerializer(study).data)
+
+
 class StageListApi(ResearcherApi):
     """The stages of the study in the order annotators do them."""
 
@@ -137,6 +158,14 @@ class ProgressApi(ResearcherApi):
                 )
                 judgements_stored = serializers.IntegerField(
                     help_text="Every stored judgement, whatever its assignment's status."
+                )
+                annotators = serializers.IntegerField(help_text="The group's annotators.")
+                without_work = serializers.IntegerField(
+                    help_text="Annotators of the group who can no longer get work in this "
+                    "stage (fewer than m batches, and no batch left that can be theirs)."
+                )
+                annotators_needed = serializers.IntegerField(
+                    help_text="More annotators needed to fill the open slots."
                 )
 
                 class Meta:

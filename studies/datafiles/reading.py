@@ -7,9 +7,9 @@ error path only, so reading stays one streaming pass.
 
 CSV records are numbered as users count them: the first record (the header) is row
 1, a blank record still counts, and a quoted cell with line breaks is one row, as in
-a spreadsheet. Blank records are skipped. The header check refuses missing and
-duplicated columns (a second ``reflection`` column would otherwise silently win) and
-names the columns it ignores.
+a spreadsheet. Blank records are skipped. The header check refuses missing columns
+and any name given twice (a second ``reflection`` column would otherwise silently
+win) and names the columns it ignores. It is the one header rule of every CSV import.
 """
 
 import csv
@@ -22,6 +22,12 @@ from dataclasses import dataclass
 from .problems import Problems
 
 BOM = "\ufeff"
+
+# The csv module refuses a cell over 131,072 characters by default. A file is read
+# whole anyway, so a cell can be as long as the file; the texts are stored whole.
+# (The limit is the csv module's one setting for the whole process.)
+CSV_FIELD_SIZE_LIMIT = 2**31 - 1
+csv.field_size_limit(CSV_FIELD_SIZE_LIMIT)
 
 
 def _not_utf8(where: str) -> str:
@@ -137,8 +143,10 @@ def header_check(
     optional: tuple[str, ...] = (),
 ) -> Header | None:
     """The header of a CSV file (names trimmed), or None with a problem for each
-    missing column and each known column given more than once. Other columns are
-    ignored (a pandas index, notes), and named so the summary can say so."""
+    missing column and each name given more than once (a known column twice would
+    leave one of its cells unread; an ignored one twice is as likely a mistake).
+    Other columns are ignored (a pandas index, notes), and named so the summary can
+    say so; unnamed ones (empty header cells) may repeat."""
     names = [cell.strip() for cell in cells]
     known = (*required, *optional)
     where = f"row {row} (header)"
@@ -146,7 +154,7 @@ def header_check(
     missing = [name for name in required if name not in names]
     if missing:
         problems.add(where, f"missing column(s): {', '.join(missing)}", row=row)
-    for name in dict.fromkeys(n for n in names if n in known):
+    for name in dict.fromkeys(n for n in names if n):
         if (count := names.count(name)) > 1:
             problems.add(where, f"column '{name}' appears {count} times", row=row)
     if problems.total > before:

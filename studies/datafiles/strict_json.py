@@ -1,8 +1,9 @@
 """JSON limited to what PostgreSQL's jsonb stores.
 
-Python's json module accepts NaN, Infinity and numbers that overflow, and raises
-RecursionError or ValueError rather than JSONDecodeError for deep nesting and overlong
-integers. :func:`json_loads_strict` refuses all of them with :class:`InvalidJSON`,
+Python's json module accepts NaN, Infinity, numbers that overflow and a key given
+twice in one object (the last one silently wins, as a repeated CSV column would), and
+raises RecursionError or ValueError rather than JSONDecodeError for deep nesting and
+overlong integers. :func:`json_loads_strict` refuses all of them with :class:`InvalidJSON`,
 located (line and column, both from 1) where the parser can say.
 """
 
@@ -57,6 +58,22 @@ def _bounded_int(token: str) -> int:
         raise _too_large(token) from None
 
 
+class _DuplicateKey(Exception):
+    pass
+
+
+def _object_without_duplicates(pairs: list[tuple[str, object]]) -> dict:
+    result = dict(pairs)
+    if len(result) < len(pairs):  # the error path only: find the first repeated key
+        seen = set()
+        for key, _ in pairs:
+            if key in seen:
+                shown = json.dumps(key, ensure_ascii=False)
+                raise _DuplicateKey(f"key {shown} appears twice in one object")
+            seen.add(key)
+    return result
+
+
 def json_loads_strict(text: str):
     """``json.loads`` that raises InvalidJSON for anything jsonb cannot store."""
     try:
@@ -65,11 +82,14 @@ def json_loads_strict(text: str):
             parse_constant=_reject_constant,
             parse_float=_finite_float,
             parse_int=_bounded_int,
+            object_pairs_hook=_object_without_duplicates,
         )
     except json.JSONDecodeError as exc:
         raise InvalidJSON(exc.msg, (exc.lineno, exc.colno)) from None
     except RecursionError:
         raise InvalidJSON("nested too deeply") from None
+    except _DuplicateKey as exc:
+        raise InvalidJSON(str(exc)) from None
     except _Unstorable as exc:
         # The parser reads left to right and stops at the first bad token, so that
         # token is the first one outside strings that starts like it.

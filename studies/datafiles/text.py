@@ -15,5 +15,5 @@ def storable_problem(value: str, max_length: int | None = None) -> str | None:
     if match := _SURROGATE.search(value):
         return f"contains an unpaired surrogate (\\u{ord(match.group()):04x})"
     if max_length is not None and len(value) > max_length:
-        return f"longer than {max_length} characters"
+        return f"longer than {max_length:,} characters"
     return None

@@ -1,7 +1,7 @@
 """Dialogue turns as the files give them: in the materials (both formats) and in the
 published annotations' ``dialogue_context`` cell."""
 
-from ..protocol import TURN_ROLES
+from ..validators import turn_problem
 from .strict_json import InvalidJSON, json_loads_strict
 from .text import storable_problem
 
@@ -24,11 +24,9 @@ def parse_turns(value) -> tuple[list[dict] | None, str | None]:
                 f'turn {n} must be {{"role": ..., "text": ...}} or a one-key object '
                 'like {"client": "..."}'
             )
-        if role not in TURN_ROLES:
-            return None, f"turn {n} has unknown role {role!r} (expected therapist or client)"
-        if not isinstance(text, str) or not text.strip():
-            return None, f"turn {n} has empty text"
-        if problem := storable_problem(text):
+        if problem := turn_problem(role, text):
+            return None, f"turn {n} {problem}"
+        if problem := storable_problem(text):  # a NUL, an unpaired surrogate
             return None, f"turn {n} {problem}"
         turns.append({"role": role, "text": text})
     return turns, None

@@ -1,4 +1,4 @@
-"""Annotation exports: the published format (BRIEF §6) and the full audit format, as
+"""Annotation exports: the published format and the full audit format, as
 CSV or as an Excel workbook.
 
 Rows are streamed: one query read through a server-side cursor

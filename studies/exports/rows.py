@@ -7,6 +7,7 @@ import json
 from collections.abc import Iterator
 
 from ..datafiles.published.columns import (
+    DESCRIPTION_COLUMN,
     EMPATHY_COLUMN,
     GROUP_COLUMN,
     MOST_EVIDENT_COLUMN,
@@ -17,15 +18,15 @@ from ..datafiles.published.columns import (
 )
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import DialogueContext, ErrorCategory, Judgement, Reflection, Study
-from ..protocol import EMPATHY_SCALE, category_selected
+from ..protocol import category_selected
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
 
 
 def _categories(study: Study) -> list[tuple[str, int]]:
-    """(slug, bit) in export column order: the published columns first (BRIEF §6
-    order), then any other category of the study in display order."""
+    """(slug, bit) in export column order: the published columns first (in
+    their published order), then any other category of the study in display order."""
     rows = list(
         ErrorCategory.objects.filter(study=study)
         .order_by("order", "bit")
@@ -69,15 +70,26 @@ FULL_COLUMNS_TAIL = (
 )
 
 
+def _has_descriptions(study: Study) -> bool:
+    """Whether any answer of the study has a description (its exports then end with
+    the ``error_description`` column)."""
+    return (
+        Judgement.objects.filter(assignment__stage__study=study)
+        .exclude(error_description="")
+        .exists()
+    )
+
+
 def export_header(*, study: Study, options: ExportOptions) -> list[str]:
     slugs = [slug for slug, _ in _categories(study)]
+    described = [DESCRIPTION_COLUMN] if _has_descriptions(study) else []
     if options.fmt == "full":
-        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL]
+        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *described]
     extra = [s for s in slugs if s not in PUBLISHED_CATEGORY_COLUMNS]
     header = [*PUBLISHED_COLUMNS, *extra]
     if options.extended:
         header += [GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN]
-    return header
+    return header + described
 
 
 _FIELDS = (
@@ -96,6 +108,7 @@ _FIELDS = (
     "error_flags",
     "most_evident_bit",
     "empathy",
+    "error_description",
 )
 _FULL_FIELDS = (
     "reflection__generation",
@@ -144,7 +157,10 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)
     slug_of_bit = {bit: slug for slug, bit in categories}
-    yield export_header(study=study, options=options)
+    scale = study.empathy_scale
+    header = export_header(study=study, options=options)
+    described = header[-1] == DESCRIPTION_COLUMN
+    yield header
     contexts: dict[int, str] = {}
     if options.fmt == "published":
         contexts = {
@@ -152,7 +168,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             for pk, turns in DialogueContext.objects.filter(study=study).values_list("id", "turns")
         }
     # One cell per category column of the header: the published format always has
-    # the five columns of BRIEF §6, empty where the study lacks that category.
+    # its five category columns, empty where the study lacks that category.
     bits = dict(categories)
     column_categories = (
         categories
@@ -179,7 +195,9 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             flags,
             mee_bit,
             empathy,
+            description,
         ) = row[: len(_FIELDS)]
+        tail = [text_cell(description)] if described else []
         chosen = [
             YES if bit is not None and category_selected(flags, bit) else ""
             for _, bit in column_categories
@@ -199,7 +217,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             ]
             if options.extended:
                 cells += [text_cell(group), mee, str(empathy) if empathy else ""]
-            yield cells
+            yield cells + tail
             continue
         (
             generation,
@@ -236,11 +254,12 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             *chosen,
             mee,
             str(empathy) if empathy else "",
-            EMPATHY_SCALE.get(empathy, "") if empathy else "",
+            scale.get(empathy, "") if empathy else "",
             "" if seconds is None else f"{seconds:g}",
             _iso(created),
             _iso(updated),
             _iso(assigned),
             _iso(submitted),
             "" if attention is None else (YES if attention else NO),
+            *tail,
         ]

@@ -1,6 +1,7 @@
 """Who is asking (the session and its annotator) and what an item's panel shows."""
 
 import json
+from dataclasses import fields
 from datetime import datetime
 
 from django.db import connection
@@ -13,8 +14,10 @@ from ..models import (
     ErrorCategory,
     Judgement,
     Reflection,
+    Stage,
     Study,
 )
+from ..protocol import AnswerSettings
 from .sql import (
     Builder,
     Param,
@@ -73,6 +76,33 @@ def _categories_json() -> str:
     )
 
 
+# A stage's answer settings are the Stage columns named like AnswerSettings' fields.
+_SETTINGS_FIELDS = [f.name for f in fields(AnswerSettings)]
+
+
+def _stage_settings_json() -> str:
+    """An expression: the answer settings of every stage of the annotator's study, as a
+    JSON array of objects with the stage's ``id`` (PostgreSQL or SQLite)."""
+    pairs = ", ".join(f"'{name}', {column(Stage, name)}" for name in ("id", *_SETTINGS_FIELDS))
+    same_study = f"{column(Stage, 'study')} = {column(Annotator, 'study')}"
+    if connection.vendor == "postgresql":
+        aggregate = f"json_agg(json_build_object({pairs}))"
+    else:
+        aggregate = f"json_group_array(json_object({pairs}))"
+    return f"(SELECT {aggregate} FROM {table(Stage)} WHERE {same_study})"
+
+
+def _stage_settings_from(value) -> dict[int, AnswerSettings]:
+    if isinstance(value, str):  # SQLite hands JSON over as text (and booleans as 0/1)
+        value = json.loads(value)
+    by_stage = {}
+    for row in value or ():
+        settings = {name: row[name] for name in _SETTINGS_FIELDS}
+        settings["empathy_after_yes"] = bool(settings["empathy_after_yes"])
+        by_stage[row["id"]] = AnswerSettings(**settings)
+    return by_stage
+
+
 # The categories' display order (their Meta.ordering within a study).
 _CATEGORY_ORDER = [name for name in ErrorCategory._meta.ordering if name != "study"]
 
@@ -90,7 +120,8 @@ def annotator_select() -> str:
     )
     return (
         f"SELECT {select_list(Annotator, 'a')}, {select_list(Study, 's')},"
-        f" {consent} AS current_consent_id, {_categories_json()} AS categories"
+        f" {consent} AS current_consent_id, {_categories_json()} AS categories,"
+        f" {_stage_settings_json()} AS stage_settings"
         f" FROM {table(Annotator)}"
         f" JOIN {table(Study)} ON {column(Study, 'id')} = {column(Annotator, 'study')}"
     )
@@ -110,6 +141,7 @@ def annotator_from_row(row: dict) -> Annotator:
         categories = sorted(json.loads(categories), key=lambda c: [c[n] for n in _CATEGORY_ORDER])
     prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
+    annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
     return annotator
 
 
@@ -134,7 +166,8 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     """The active annotator of the study ``slug`` signed in with the session
     ``session_key`` (None if the session is unknown or expired, or has nobody signed in
     to that study), with its study (``annotator.study``), the study's error categories
-    in display order (``annotator.study.categories_in_order``) and
+    in display order (``annotator.study.categories_in_order``), what each of its stages
+    asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``) and
     ``current_consent_id``, the id of the study's current consent version (None before
     there is one). One query: the session row names its signed-in annotators
     (``AnnotatorSession.annotators``), so the session data is not read."""

@@ -1,6 +1,6 @@
 """Saving an answer: one statement on PostgreSQL, the ORM elsewhere and to say why."""
 
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
 
@@ -37,6 +37,7 @@ class EncodedAnswer:
     most_evident_bit: int | None
     empathy: int | None
     seconds_spent: float | None
+    error_description: str = ""
 
 
 ANSWER_FIELDS = tuple(f.name for f in fields(EncodedAnswer))
@@ -72,13 +73,15 @@ def _at_revision(revision) -> Q:
 
 
 @per_backend
-def _save_statement(variant: str, by: str, annotators_own: bool) -> Statement:
+def _save_statement(variant: str, by: str, annotators_own: bool, of_stages: bool) -> Statement:
     """The save in one PostgreSQL statement (see ``answer_save``). ``variant``:
     "revise" (the page showed revision n > 0: ``UPDATE`` the row still at revision n),
     "first" (the page showed no answer: insert unless one exists) or "any" (no revision
     given: upsert). ``by``: the item is named by its "number" in the assignment's order,
     or by its "reflection" id (which must be in the order). ``annotators_own``: the
-    assignment must be the annotator's (the annotation page)."""
+    assignment must be the annotator's (the annotation page). ``of_stages``: the
+    assignment must be of one of the stages ``%(stages)s`` (those whose answer settings
+    accept the answer)."""
     b = Builder()
     assignments, judgements = table(Assignment), table(Judgement)
     order = column(Assignment, "order")
@@ -93,6 +96,8 @@ def _save_statement(variant: str, by: str, annotators_own: bool) -> Statement:
     if annotators_own:
         which &= Q(annotator_id=Param("annotator"))
     takes_answers = b.condition(Assignment, which & Assignment.accepting_answers_q(Param("now")))
+    if of_stages:
+        takes_answers += f" AND {column(Assignment, 'stage')} = ANY(CAST(%(stages)s AS bigint[]))"
     answer_columns = [quote(Judgement._meta.get_field(n).column) for n in ANSWER_FIELDS]
     next_revision = b.expression(Judgement, _next_revision())
     revision, updated_at = (
@@ -165,8 +170,9 @@ def _unique_fields(model, name: str) -> tuple[str, ...]:
 def answer_save(
     *,
     assignment_id: int,
-    encode: Callable[[], EncodedAnswer],
+    encode: Callable[[int], EncodedAnswer],
     now: datetime,
+    stage_ids: Collection[int] = (),
     expected_revision: int | None = None,
     annotator_id: int | None = None,
     number: int | None = None,
@@ -190,21 +196,30 @@ def answer_save(
     revision matches, and start the assignment on its first answer. When it writes
     nothing, ``_answer_save_orm`` finds out why under the same lock.
 
-    ``encode`` checks the answer against the protocol and returns it as stored; it is
-    called after the batch is found open, so a closed batch is reported as closed
-    whatever the answer.
+    ``encode(stage_id)`` checks the answer against the protocol and what the
+    assignment's stage asks, and returns it as stored (the same whichever stage
+    accepts it); a refusal is reported after the batch is found open, so a closed
+    batch is reported as closed whatever the answer. ``stage_ids``: the stages the
+    assignment may be of (the study's); on PostgreSQL the statement then writes only
+    if the assignment's stage is one whose settings accept the answer, so the save
+    needs no read of the stage. Without them the ORM path reads it.
     """
     if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
         raise Assignment.DoesNotExist("No such response candidate.")
     save = _Save(assignment_id, annotator_id, number, reflection_id, encode, now, expected_revision)
     if connection.vendor == "postgresql" and (number is not None or reflection_id is not None):
-        try:
-            encoded = encode()
-        except ValidationError:
-            encoded = None  # a closed batch says so first: the ORM path checks in order
-        saved = _answer_save_at_once(save, encoded) if encoded is not None else None
-        if saved is not None:
-            return saved
+        accepting, encoded = [], None
+        for stage_id in stage_ids:
+            try:
+                encoded = encode(stage_id)
+            except ValidationError:
+                continue  # a closed batch says so first: the ORM path checks in order
+            accepting.append(stage_id)
+        if accepting:
+            of_stages = None if len(accepting) == len(stage_ids) else accepting
+            saved = _answer_save_at_once(save, encoded, of_stages)
+            if saved is not None:
+                return saved
     return _answer_save_orm(save)
 
 
@@ -216,19 +231,22 @@ class _Save:
     annotator_id: int | None
     number: int | None
     reflection_id: int | None
-    encode: Callable[[], EncodedAnswer]
+    encode: Callable[[int], EncodedAnswer]
     now: datetime
     expected_revision: int | None
 
 
 def _answer_save_at_once(
-    save: _Save, encoded: EncodedAnswer
+    save: _Save, encoded: EncodedAnswer, of_stages: list[int] | None
 ) -> tuple[Assignment, Judgement] | None:
     expected, now = save.expected_revision, save.now
     variant = "revise" if expected else "first" if expected == 0 else "any"
     by_number = save.number is not None
     statement = _save_statement(
-        variant, "number" if by_number else "reflection", save.annotator_id is not None
+        variant,
+        "number" if by_number else "reflection",
+        save.annotator_id is not None,
+        of_stages is not None,
     )
     params = statement.params(
         assignment=save.assignment_id,
@@ -243,6 +261,8 @@ def _answer_save_at_once(
         params["reflection"] = save.reflection_id
     if expected:
         params["expected"] = expected
+    if of_stages is not None:
+        params["stages"] = of_stages
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, params)
         rows = rows_by_name(cursor)
@@ -294,7 +314,7 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
             judgement = _judgement_write(
                 assignment=assignment,
                 reflection_id=reflection_id,
-                encoded=save.encode(),
+                encoded=save.encode(assignment.stage_id),
                 now=now,
                 expected_revision=save.expected_revision,
             )

@@ -13,7 +13,15 @@ define which of them count); ``messages`` gives every check constraint its messa
 
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
-from .people import Annotator, AnnotatorSession, StageUnlockNotice, WaitExemption, new_access_token
+from .people import (
+    Annotator,
+    AnnotatorSession,
+    CrowdEntry,
+    StageUnlockNotice,
+    WaitExemption,
+    new_access_token,
+)
+from .privacy import PersonalDataPurge
 from .study import (
     MAX_CATEGORY_BIT,
     PREFIX_REGEX,
@@ -41,9 +49,11 @@ __all__ = [
     "Batch",
     "BatchItem",
     "ConsentVersion",
+    "CrowdEntry",
     "DialogueContext",
     "ErrorCategory",
     "Judgement",
+    "PersonalDataPurge",
     "Reflection",
     "Stage",
     "StageUnlockNotice",

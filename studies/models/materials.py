@@ -2,8 +2,10 @@
 them before annotators."""
 
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
+from django.db.models.functions import MD5
 
+from ..limits import MATERIAL_TEXT_MAX_LENGTH, text_cap
 from ..protocol import HUMAN_SOURCE
 from ..validators import validate_generation_metadata, validate_turns
 from .study import Stage, Study
@@ -44,7 +46,7 @@ class Reflection(models.Model):
     context = models.ForeignKey(
         DialogueContext, on_delete=models.CASCADE, related_name="reflections"
     )
-    text = models.TextField()
+    text = models.TextField(max_length=MATERIAL_TEXT_MAX_LENGTH)
     source = models.CharField(
         max_length=100, help_text=f'"{HUMAN_SOURCE}" for the human reflection, else e.g. "GPT-2".'
     )
@@ -60,8 +62,15 @@ class Reflection(models.Model):
     class Meta:
         ordering = ["context", "id"]
         constraints = [
+            # On a hash of the text: PostgreSQL refuses an index row over 2,704 bytes,
+            # so an index holding the text itself would refuse a long reflection.
             models.UniqueConstraint(
-                fields=["context", "source", "text"], name="reflection_unique_in_context"
+                F("context"),
+                F("source"),
+                MD5("text"),
+                name="reflection_unique_in_context",
+                violation_error_message="This context already has a reflection with this "
+                "source and text.",
             ),
             models.UniqueConstraint(
                 fields=["context"],
@@ -69,12 +78,13 @@ class Reflection(models.Model):
                 name="reflection_one_human_per_context",
             ),
             models.CheckConstraint(condition=~Q(text=""), name="reflection_text_not_empty"),
+            text_cap("reflection", "text", MATERIAL_TEXT_MAX_LENGTH),
             models.CheckConstraint(condition=~Q(source=""), name="reflection_source_not_empty"),
             models.CheckConstraint(
                 condition=Q(kind__in=["human", "synthetic", "attention_check"]),
                 name="reflection_kind_valid",
             ),
-            # BRIEF §5: the source "Human" is the human reflection; every other is not.
+            # The source "Human" is the human reflection; every other is not.
             models.CheckConstraint(
                 condition=Q(kind="human", source=HUMAN_SOURCE)
                 | (~Q(kind="human") & ~Q(source=HUMAN_SOURCE)),

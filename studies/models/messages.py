@@ -3,9 +3,10 @@ database raises the same constraint by name for raw writes."""
 
 from django.db import models
 
+from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
 from .materials import DialogueContext, Reflection
-from .people import Annotator
+from .people import Annotator, CrowdEntry, WaitExemption
 from .study import AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
 from .work import Assignment, Judgement
 
@@ -16,10 +17,20 @@ CHECK_MESSAGES = {
     "study_batches_per_stage_positive": "Each annotator needs at least one batch per stage.",
     "study_time_limit_positive": "The time allowed per batch must be longer than zero.",
     "study_attention_policy_valid": "Choose what a failed attention check does.",
+    "study_purged_stays_closed": "The personal data of this study's annotators was deleted: "
+    "it stays closed.",
     "consent_version_positive": "Consent versions are numbered from 1.",
     "stage_position_positive": "Stage positions start at 1.",
     "stage_name_not_empty": "A stage needs a name.",
     "stage_min_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "study_coherence_question_not_empty": "The study needs a coherence question.",
+    "stage_no_answer_valid": 'After "No" a stage asks for error categories, a description, '
+    "or both.",
+    "stage_join_key_format": "Use 1 to 64 letters, digits, hyphens and underscores.",
+    "stage_completion_code_format": "Use 1 to 64 letters, digits, hyphens and underscores.",
+    "stage_screened_out_code_format": "Use 1 to 64 letters, digits, hyphens and underscores, "
+    "or leave it empty.",
+    "stage_codes_differ": "The screened-out code must differ from the completion code.",
     "group_name_not_empty": "A group needs a name.",
     "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
     '(annotators are named "<prefix> <number>").',
@@ -36,6 +47,10 @@ CHECK_MESSAGES = {
     "annotator_platform_id_with_platform": "A platform participant id needs its platform, and "
     "the other way round.",
     "annotator_consent_version_and_time": "Consent needs both the version and the time.",
+    "crowd_entry_platform_valid": "Unknown crowd platform.",
+    "crowd_entry_outcome_valid": "Unknown outcome.",
+    "crowd_entry_outcome_with_time": "An outcome needs the time the worker was sent back.",
+    "crowd_entry_submit_to_mturk": "Only an MTurk entry posts back, to MTurk or its sandbox.",
     "assignment_slots_positive": "Slots are numbered from 1.",
     "assignment_status_valid": "Unknown assignment status.",
     "assignment_expires_after_assigned": "The deadline must come after the assignment.",
@@ -53,6 +68,10 @@ CHECK_MESSAGES = {
     "judgement_mee_among_selected": "The most evident error must be one of the chosen categories.",
     "judgement_empathy_only_when_coherent": "The 1–5 rating is only given when the answer is Yes.",
     "judgement_seconds_not_negative": "Time spent cannot be negative.",
+    "judgement_description_only_when_incoherent": "A description of what is wrong can only be "
+    "given when the answer is No.",
+    "judgement_description_trimmed": "A description is stored without leading or trailing spaces.",
+    **CAP_MESSAGES,
 }
 
 for _model in (
@@ -64,6 +83,8 @@ for _model in (
     DialogueContext,
     Reflection,
     Annotator,
+    CrowdEntry,
+    WaitExemption,
     Assignment,
     Judgement,
 ):

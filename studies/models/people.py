@@ -9,6 +9,7 @@ from django.contrib.sessions.base_session import AbstractBaseSession
 from django.db import models
 from django.db.models import Q
 
+from ..limits import REASON_MAX_LENGTH, text_cap
 from .study import AnnotatorGroup, ConsentVersion, Stage, Study
 
 
@@ -37,7 +38,9 @@ class Annotator(models.Model):
         max_length=200, blank=True, help_text="Crowd-platform worker id. Never exported."
     )
     platform_data = models.JSONField(
-        default=dict, blank=True, help_text="Crowd-platform session ids. Never exported."
+        default=dict,
+        blank=True,
+        help_text="Crowd-platform ids of the first visit. Never exported.",
     )
     email = models.EmailField(
         blank=True, help_text="Optional, for waiting-period reminders. Never exported."
@@ -52,6 +55,7 @@ class Annotator(models.Model):
 
     class Meta:
         ordering = ["study", "group", "number"]
+        permissions = [("export_platform_ids", "Can export platform ids for payment")]
         constraints = [
             models.UniqueConstraint(
                 fields=["study", "pseudonym"], name="annotator_pseudonym_unique"
@@ -78,8 +82,80 @@ class Annotator(models.Model):
             ),
         ]
 
+    #: The personal data of this row (crowd ids, e-mail, the invitation link's secret):
+    #: never exported; what a personal-data purge clears (``studies.personal_data``
+    #: reads every model's ``PERSONAL_FIELDS``). ``CrowdEntry.PERSONAL_FIELDS`` holds
+    #: the rest.
+    PERSONAL_FIELDS = ("platform_participant_id", "platform_data", "email", "access_token")
+
     def __str__(self) -> str:
         return self.pseudonym
+
+
+class CrowdEntry(models.Model):
+    """A crowd worker's entry into one stage through their platform: one Prolific
+    submission (its ``SESSION_ID``) or one MTurk assignment (``assignmentId``). Each
+    stage is paid on its own, so each has its own entry, and its outcome once the
+    worker was sent back (``studies.services.crowd``)."""
+
+    class Outcome(models.TextChoices):
+        COMPLETED = "completed", "Completed the stage"
+        SCREENED_OUT = "screened_out", "Screened out"
+
+    class SubmitTo(models.TextChoices):
+        """Where an MTurk ExternalQuestion posts its result (the HIT's ``turkSubmitTo``)."""
+
+        NONE = "", "Not MTurk"
+        WORKER = "https://www.mturk.com", "MTurk"
+        SANDBOX = "https://workersandbox.mturk.com", "MTurk sandbox"
+
+    annotator = models.ForeignKey(Annotator, on_delete=models.CASCADE, related_name="crowd_entries")
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="crowd_entries")
+    platform = models.CharField(max_length=20, choices=Annotator.Platform.choices)
+    session_id = models.CharField(
+        max_length=200,
+        blank=True,
+        help_text="Prolific SESSION_ID or MTurk assignmentId. Never exported.",
+    )
+    platform_study_id = models.CharField(
+        max_length=200, blank=True, help_text="Prolific STUDY_ID or MTurk hitId. Never exported."
+    )
+    submit_to = models.CharField(max_length=64, blank=True, default="", choices=SubmitTo.choices)
+    created_at = models.DateTimeField(auto_now_add=True)
+    outcome = models.CharField(max_length=20, blank=True, default="", choices=Outcome.choices)
+    returned_at = models.DateTimeField(null=True, blank=True)
+
+    #: Personal data, cleared by a personal-data purge (with ``Annotator.PERSONAL_FIELDS``).
+    PERSONAL_FIELDS = ("session_id", "platform_study_id")
+
+    class Meta:
+        verbose_name_plural = "crowd entries"
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="crowd_entry_unique"),
+            models.CheckConstraint(
+                condition=Q(platform__in=["prolific", "mturk"]), name="crowd_entry_platform_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome__in=["", "completed", "screened_out"]),
+                name="crowd_entry_outcome_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(outcome="", returned_at__isnull=True)
+                | (~Q(outcome="") & Q(returned_at__isnull=False)),
+                name="crowd_entry_outcome_with_time",
+            ),
+            models.CheckConstraint(
+                condition=Q(submit_to="")
+                | Q(
+                    platform="mturk",
+                    submit_to__in=["https://www.mturk.com", "https://workersandbox.mturk.com"],
+                ),
+                name="crowd_entry_submit_to_mturk",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} in {self.stage}"
 
 
 class WaitExemption(models.Model):
@@ -89,7 +165,7 @@ class WaitExemption(models.Model):
         Annotator, on_delete=models.CASCADE, related_name="wait_exemptions"
     )
     stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="wait_exemptions")
-    reason = models.TextField(blank=True)
+    reason = models.TextField(blank=True, max_length=REASON_MAX_LENGTH)
     granted_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
@@ -98,6 +174,7 @@ class WaitExemption(models.Model):
     class Meta:
         constraints = [
             models.UniqueConstraint(fields=["annotator", "stage"], name="wait_exemption_unique"),
+            text_cap("wait_exemption", "reason", REASON_MAX_LENGTH),
         ]
 
     def __str__(self) -> str:

@@ -6,21 +6,48 @@ from datetime import timedelta
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import F, Q
 
-from ..validators import validate_turns_or_empty
+from ..limits import PAGE_TEXT_MAX_LENGTH, SHORT_TEXT_MAX_LENGTH, text_cap
+from ..protocol import (
+    COHERENCE_QUESTION,
+    EMPATHY_STATEMENT,
+    NO_ANSWER_BOTH,
+    NO_ANSWER_CATEGORIES,
+    NO_ANSWER_FREE_TEXT,
+    AnswerSettings,
+    default_empathy_labels,
+    default_mee_merge,
+)
+from ..validators import validate_empathy_labels, validate_mee_merge, validate_turns_or_empty
 
 # Study slugs appear in URLs (hyphens welcome); category slugs become CSV column names.
 STUDY_SLUG_REGEX = r"^[a-z0-9][a-z0-9_-]*$"
 SLUG_REGEX = r"^[a-z][a-z0-9_]*$"
 # A prefix must not end in a digit or a space: "Layperson 3" must split back into
-# ("Layperson", 3), which is how published data names groups (BRIEF §6).
+# ("Layperson", 3), which is how published data names groups.
 PREFIX_REGEX = r"^[^\s0-9](.*[^\s0-9])?$"
 MAX_CATEGORY_BIT = 30
 
 
 def new_study_seed() -> int:
     return secrets.randbelow(2**31)
+
+
+def new_stage_key() -> str:
+    """A stage's join key: what its crowd join link carries, so only people given the
+    link (on the platform) can enter that stage."""
+    return secrets.token_urlsafe(12)
+
+
+CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
+CODE_REGEX = r"^[A-Za-z0-9_-]{1,64}$"
+
+
+def new_crowd_code() -> str:
+    """A completion code as crowd platforms take them (Prolific accepts a code of the
+    researcher's choosing; MTurk shows what the task posts back)."""
+    return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
 
 
 class Study(models.Model):
@@ -38,7 +65,9 @@ class Study(models.Model):
     )
     title = models.CharField(max_length=200)
     description = models.TextField(
-        blank=True, help_text="For researchers; not shown to annotators."
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="For researchers; not shown to annotators.",
     )
     status = models.CharField(max_length=10, choices=Status.choices, default=Status.DRAFT)
     contact_email = models.EmailField(
@@ -47,23 +76,51 @@ class Study(models.Model):
 
     information_sheet = models.TextField(
         blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
         help_text="Task, purpose, workload, pay, data use, contact. Editing it creates a new "
         "consent version; earlier consents keep pointing at the version they accepted.",
     )
     consent_text = models.TextField(
-        blank=True, help_text="The statement annotators tick to consent."
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="The statement annotators tick to consent.",
     )
 
-    tutorial_intro = models.TextField(blank=True)
+    tutorial_intro = models.TextField(blank=True, max_length=PAGE_TEXT_MAX_LENGTH)
     tutorial_example_turns = models.JSONField(
         default=list,
         blank=True,
         validators=[validate_turns_or_empty],
         help_text='Worked example dialogue: [{"role": "therapist", "text": "..."}, ...]',
     )
-    tutorial_example_notes = models.TextField(blank=True)
+    tutorial_example_notes = models.TextField(blank=True, max_length=PAGE_TEXT_MAX_LENGTH)
     tutorial_empathy_explanation = models.TextField(
-        blank=True, help_text="How the 5-point agreement question works (shown to annotators)."
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="How the 5-point agreement question works (shown to annotators).",
+    )
+
+    coherence_question = models.CharField(
+        max_length=500,
+        default=COHERENCE_QUESTION,
+        help_text="The Yes/No question asked of every response candidate.",
+    )
+    empathy_statement = models.TextField(
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        default=EMPATHY_STATEMENT,
+        help_text="The statement annotators rate after Yes (in stages that ask it).",
+    )
+    empathy_labels = models.JSONField(
+        default=default_empathy_labels,
+        validators=[validate_empathy_labels],
+        help_text='The five labels of the rating, from 1 to 5: ["disagree", …, "agree"].',
+    )
+    mee_merge = models.JSONField(
+        "most evident error merge",
+        default=default_mee_merge,
+        validators=[validate_mee_merge],
+        help_text="Categories the merged most-evident-error analysis counts as one: "
+        '{"merged label": ["category slug", ...]}.',
     )
 
     overlap_k = models.PositiveSmallIntegerField("annotators per batch per group (k)", default=3)
@@ -71,7 +128,8 @@ class Study(models.Model):
         "batches per annotator per stage (m)", default=5
     )
     batch_time_limit = models.DurationField(
-        default=timedelta(minutes=30), help_text="Time allowed per batch, e.g. 00:30:00."
+        default=timedelta(minutes=30),
+        help_text='Time allowed per batch, e.g. "30 minutes" or "1 hour".',
     )
     avoid_recurrence = models.BooleanField(
         "avoid recurring contexts where possible",
@@ -91,21 +149,28 @@ class Study(models.Model):
         blank=True,
         on_delete=models.SET_NULL,
         related_name="+",
-        help_text="Crowd workers arriving by the study's join link "
-        "(/s/<slug>/join?PROLIFIC_PID=… or ?workerId=…) join this group. Empty: no crowd entry.",
+        help_text="Crowd workers arriving by a stage's join link (shown with each stage) "
+        "join this group. Empty: no crowd entry.",
     )
-    crowd_completion_code = models.CharField(
-        max_length=100, blank=True, help_text="Shown to crowd workers when they finish."
-    )
-    crowd_return_url = models.URLField(
-        blank=True,
-        help_text="Where finished crowd workers go back to, e.g. "
-        "https://app.prolific.com/submissions/complete?cc=CODE",
+    mturk_frame = models.BooleanField(
+        "show in MTurk's frame",
+        default=False,
+        help_text="Let MTurk (and its sandbox) show this study's annotator pages in its "
+        "frame, as an ExternalQuestion HIT. Needs HTTPS: the pages' cookies are then sent "
+        "from inside the frame (SameSite=None; Secure). No other page becomes frameable.",
     )
     seed = models.PositiveIntegerField(
         default=new_study_seed,
         help_text="Seeds every random choice of the study (attention checks, shuffles, "
         "assignment), so they can be reproduced for audits.",
+    )
+
+    purged_at = models.DateTimeField(
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When the personal data of its annotators was deleted; a purged study "
+        "stays closed.",
     )
 
     created_at = models.DateTimeField(auto_now_add=True)
@@ -132,10 +197,34 @@ class Study(models.Model):
                 condition=Q(attention_failure_policy__in=["record", "reject"]),
                 name="study_attention_policy_valid",
             ),
+            models.CheckConstraint(
+                condition=Q(purged_at__isnull=True) | Q(status="closed"),
+                name="study_purged_stays_closed",
+            ),
+            *(
+                text_cap("study", field, PAGE_TEXT_MAX_LENGTH)
+                for field in (
+                    "description",
+                    "information_sheet",
+                    "consent_text",
+                    "tutorial_intro",
+                    "tutorial_example_notes",
+                    "tutorial_empathy_explanation",
+                    "empathy_statement",
+                )
+            ),
+            models.CheckConstraint(
+                condition=~Q(coherence_question=""), name="study_coherence_question_not_empty"
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def empathy_scale(self) -> dict[int, str]:
+        """The rating's values and this study's labels: {1: "disagree", …}."""
+        return dict(enumerate(self.empathy_labels, start=1))
 
 
 class ConsentVersion(models.Model):
@@ -143,8 +232,8 @@ class ConsentVersion(models.Model):
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="consent_versions")
     number = models.PositiveIntegerField()
-    information_sheet = models.TextField()
-    consent_text = models.TextField()
+    information_sheet = models.TextField(max_length=PAGE_TEXT_MAX_LENGTH)
+    consent_text = models.TextField(max_length=PAGE_TEXT_MAX_LENGTH)
     created_at = models.DateTimeField(auto_now_add=True)
     created_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
@@ -155,6 +244,8 @@ class ConsentVersion(models.Model):
         constraints = [
             models.UniqueConstraint(fields=["study", "number"], name="consent_version_unique"),
             models.CheckConstraint(condition=Q(number__gte=1), name="consent_version_positive"),
+            text_cap("consent_version", "information_sheet", PAGE_TEXT_MAX_LENGTH),
+            text_cap("consent_version", "consent_text", PAGE_TEXT_MAX_LENGTH),
         ]
 
     def __str__(self) -> str:
@@ -162,6 +253,11 @@ class ConsentVersion(models.Model):
 
 
 class Stage(models.Model):
+    class NoAnswer(models.TextChoices):
+        CATEGORIES = NO_ANSWER_CATEGORIES, "Error categories (and the most evident error)"
+        FREE_TEXT = NO_ANSWER_FREE_TEXT, "A description in the annotator's own words"
+        BOTH = NO_ANSWER_BOTH, "Error categories plus an optional description"
+
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="stages")
     position = models.PositiveSmallIntegerField(
         help_text="1, 2, ...: annotators do stages in order."
@@ -170,7 +266,41 @@ class Stage(models.Model):
     min_wait = models.DurationField(
         default=timedelta(days=3),
         help_text="Minimum wait before an annotator may start this stage, counted from their "
-        "own completion of the previous stage (0 allowed). Format: 'DD HH:MM:SS'.",
+        'own completion of the previous stage, e.g. "3 days", "2 days 4 hours" or "0".',
+    )
+    no_answer = models.CharField(
+        'after "No"',
+        max_length=20,
+        choices=NoAnswer.choices,
+        default=NoAnswer.CATEGORIES,
+        help_text="What annotators give when they answer No. A description stage shows no "
+        "categories: the first phase of a two-phase study, whose descriptions are then "
+        "coded into categories.",
+    )
+    empathy_after_yes = models.BooleanField(
+        'agreement question after "Yes"',
+        default=True,
+        help_text="Off: nothing follows a Yes.",
+    )
+    # Crowd platforms pay per stage: each stage has its own join link and codes
+    # (studies.services.crowd).
+    join_key = models.CharField(
+        max_length=32,
+        default=new_stage_key,
+        help_text="Carried by this stage's crowd join link: only people given the link "
+        "can enter the stage. Change it to close the old link.",
+    )
+    completion_code = models.CharField(
+        max_length=64,
+        default=new_crowd_code,
+        help_text="Given to crowd workers who finish this stage (on Prolific: the "
+        "completion code of the Prolific study for this stage).",
+    )
+    screened_out_code = models.CharField(
+        max_length=64,
+        blank=True,
+        help_text="Given to crowd workers screened out in this stage (e.g. a failed "
+        "training quiz). Empty: they are asked to return the task on the platform.",
     )
 
     class Meta:
@@ -183,15 +313,41 @@ class Stage(models.Model):
             models.CheckConstraint(
                 condition=Q(min_wait__gte=timedelta(0)), name="stage_min_wait_not_negative"
             ),
+            models.CheckConstraint(
+                condition=Q(
+                    no_answer__in=[NO_ANSWER_CATEGORIES, NO_ANSWER_FREE_TEXT, NO_ANSWER_BOTH]
+                ),
+                name="stage_no_answer_valid",
+            ),
+            models.UniqueConstraint(fields=["study", "join_key"], name="stage_join_key_unique"),
+            models.CheckConstraint(
+                condition=Q(join_key__regex=CODE_REGEX), name="stage_join_key_format"
+            ),
+            models.CheckConstraint(
+                condition=Q(completion_code__regex=CODE_REGEX), name="stage_completion_code_format"
+            ),
+            models.CheckConstraint(
+                condition=Q(screened_out_code="") | Q(screened_out_code__regex=CODE_REGEX),
+                name="stage_screened_out_code_format",
+            ),
+            models.CheckConstraint(
+                condition=~Q(screened_out_code=F("completion_code")),
+                name="stage_codes_differ",
+            ),
         ]
 
     def __str__(self) -> str:
         return f"{self.name} ({self.study.slug})"
 
     @property
+    def answer_settings(self) -> AnswerSettings:
+        """What this stage asks after Yes and after No."""
+        return AnswerSettings(no_answer=self.no_answer, empathy_after_yes=self.empathy_after_yes)
+
+    @property
     def public_name(self) -> str:
         """What annotators see: "Stage 2". Stage names such as "GPT-3 stage" would tell
-        them which candidates come from a model (BRIEF §4)."""
+        them which candidates come from a model."""
         return f"Stage {self.position}"
 
 
@@ -227,15 +383,24 @@ class ErrorCategory(models.Model):
         max_length=64, help_text="Column name in exports, e.g. off_topic. Lower-case, digits, _."
     )
     label = models.CharField(max_length=100)
-    definition = models.TextField(help_text="Short definition shown next to the checkbox.")
+    definition = models.TextField(
+        max_length=SHORT_TEXT_MAX_LENGTH, help_text="Short definition shown next to the checkbox."
+    )
     order = models.PositiveSmallIntegerField(default=0, help_text="Display order.")
     bit = models.PositiveSmallIntegerField(
         help_text="Storage position in judgements (0–30). Never change it once annotated."
     )
     example_reflection = models.TextField(
-        blank=True, help_text="Tutorial: a response to the worked example showing this error."
+        blank=True,
+        max_length=SHORT_TEXT_MAX_LENGTH,
+        help_text="Tutorial: a response to the worked example showing this error.",
     )
-    example_explanation = models.TextField(blank=True)
+    example_explanation = models.TextField(blank=True, max_length=SHORT_TEXT_MAX_LENGTH)
+    catches_attention_check = models.BooleanField(
+        default=False,
+        help_text="A No with this category passes the attention check (in stages that "
+        "ask for categories; elsewhere a No alone passes).",
+    )
 
     class Meta:
         verbose_name_plural = "error categories"
@@ -249,6 +414,10 @@ class ErrorCategory(models.Model):
             ),
             models.CheckConstraint(
                 condition=Q(bit__lte=MAX_CATEGORY_BIT), name="category_bit_range"
+            ),
+            *(
+                text_cap("category", field, SHORT_TEXT_MAX_LENGTH)
+                for field in ("definition", "example_reflection", "example_explanation")
             ),
         ]
 

@@ -1,11 +1,15 @@
 """The work: assignments of batches to annotators, and their judgements."""
 
+from datetime import timedelta
+
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q, Value
+from django.db.models.functions import Trim
 from django.db.models.lookups import GreaterThan
 
-from ..protocol import EMPATHY_SCALE
+from ..limits import REASON_MAX_LENGTH, text_cap
+from ..protocol import DESCRIPTION_MAX_LENGTH, EMPATHY_SCALE
 from .materials import Batch, Reflection
 from .people import Annotator
 from .study import MAX_CATEGORY_BIT, AnnotatorGroup, Stage
@@ -79,7 +83,7 @@ class Assignment(models.Model):
     rejected_by = models.ForeignKey(
         settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
     )
-    rejection_reason = models.TextField(blank=True)
+    rejection_reason = models.TextField(blank=True, max_length=REASON_MAX_LENGTH)
     attention_passed = models.BooleanField(
         null=True, blank=True, help_text="Outcome of the hidden attention check (set on submit)."
     )
@@ -150,6 +154,7 @@ class Assignment(models.Model):
                 condition=Q(submitted_at__isnull=True) | Q(submitted_at__gte=F("assigned_at")),
                 name="assignment_submitted_after_assigned",
             ),
+            text_cap("assignment", "rejection_reason", REASON_MAX_LENGTH),
         ]
 
     def __str__(self) -> str:
@@ -190,8 +195,18 @@ class Assignment(models.Model):
 
     @classmethod
     def overdue_q(cls, now, prefix: str = "") -> Q:
-        """Open past its deadline: due to expire (``is_past_deadline``)."""
-        return cls.open_q(prefix) & Q(**{f"{prefix}expires_at__lte": now})
+        """Due to expire: open past its deadline (``is_past_deadline``), or claimed with
+        no answer for ``ASSIGNMENT_UNANSWERED_RELEASE`` seconds (a claim nobody works on
+        must not hold a slot for the whole time limit). Expiry runs on claims, page
+        views and the periodic task (``assignments_expire_overdue``)."""
+        unanswered = Q(
+            **{
+                f"{prefix}status": cls.Status.ASSIGNED,
+                f"{prefix}assigned_at__lte": now
+                - timedelta(seconds=settings.ASSIGNMENT_UNANSWERED_RELEASE),
+            }
+        )
+        return cls.open_q(prefix) & (Q(**{f"{prefix}expires_at__lte": now}) | unanswered)
 
     @classmethod
     def accepting_answers_q(cls, now, prefix: str = "") -> Q:
@@ -223,6 +238,14 @@ class Judgement(models.Model):
     most_evident_bit = models.PositiveSmallIntegerField(null=True, blank=True)
     empathy = models.PositiveSmallIntegerField(
         null=True, blank=True, choices=sorted(EMPATHY_SCALE.items())
+    )
+    error_description = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        max_length=DESCRIPTION_MAX_LENGTH,
+        help_text="What is wrong, in the annotator's own words (a No in a stage that asks "
+        "for a description).",
     )
     seconds_spent = models.FloatField(null=True, blank=True)
     revision = models.PositiveIntegerField(
@@ -271,6 +294,15 @@ class Judgement(models.Model):
                 condition=Q(seconds_spent__isnull=True) | Q(seconds_spent__gte=0),
                 name="judgement_seconds_not_negative",
             ),
+            models.CheckConstraint(
+                condition=Q(error_description="") | Q(coherent=False),
+                name="judgement_description_only_when_incoherent",
+            ),
+            models.CheckConstraint(
+                condition=Q(error_description=Trim("error_description")),
+                name="judgement_description_trimmed",
+            ),
+            text_cap("judgement", "error_description", DESCRIPTION_MAX_LENGTH),
         ]
 
     def __str__(self) -> str:

@@ -20,11 +20,14 @@ from ..models import (
     Study,
 )
 from .progress import GroupProgress, StageProgress, StudyProgress, study_progress
+from .readiness import study_missing_for_opening, study_opening_message
 
 __all__ = [
     "GroupProgress",
     "StageProgress",
     "StudyProgress",
+    "study_missing_for_opening",
+    "study_opening_message",
     "study_progress",
 ]  # and the functions below
 

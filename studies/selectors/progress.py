@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from ..models import AnnotatorGroup, Assignment, Judgement, Stage, Study
+from ..models import Annotator, AnnotatorGroup, Assignment, Batch, Judgement, Stage, Study
 
 
 @dataclass(frozen=True)
@@ -23,6 +23,11 @@ class GroupProgress:
     judgements_stored: int  # every stored answer, whatever became of its assignment
     annotators: int  # the group's annotators
     batches_per_stage: int  # m
+    # Annotators of the group with fewer than m batches submitted in the stage, nothing
+    # open in it, and no batch of it that can ever be theirs (annotator_stage_states'
+    # rule): they can no longer get work here.
+    without_work: int = 0
+    capacity_left: int | None = None  # batches the group's others can still take
 
     @property
     def submitted(self) -> int:
@@ -50,7 +55,11 @@ class GroupProgress:
         beyond that need ``m`` per new annotator. (A batch takes at most one slot per
         annotator, so with few batches left the real need can be slightly higher.)"""
         m = self.batches_per_stage
-        capacity_left = max(0, self.annotators * m - self.held)
+        capacity_left = (
+            self.capacity_left
+            if self.capacity_left is not None
+            else max(0, self.annotators * m - self.held)
+        )
         return math.ceil(max(0, self.open_slots - capacity_left) / m)
 
 
@@ -128,6 +137,9 @@ def study_progress(*, study: Study) -> StudyProgress:
         if status == Assignment.Status.SUBMITTED and n >= k:
             complete[stage_id, group_id].add(batch_id)
 
+    without_work, capacity = _annotators_without_work(
+        study=study, k=k, m=m, group_ids=[g[0] for g in groups]
+    )
     rows = []
     for stage_id, stage_name, position, n_batches in stages:
         cells = []
@@ -145,6 +157,8 @@ def study_progress(*, study: Study) -> StudyProgress:
                     judgements_stored=stored.get(key, 0),
                     annotators=n_annotators,
                     batches_per_stage=m,
+                    without_work=without_work.get(key, 0),
+                    capacity_left=capacity.get(key, 0),
                 )
             )
         in_every_group = (
@@ -166,3 +180,53 @@ def study_progress(*, study: Study) -> StudyProgress:
     return StudyProgress(
         overlap_k=k, batches_per_stage=m, group_names=[g[1] for g in groups], stages=rows
     )
+
+
+def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[int]):
+    """Per (stage, group): how many of the group's active annotators can no longer get
+    work in the stage, and how many batches the others can still take (m minus what
+    they hold). The rule of ``annotator_stage_states`` ("no batch of the stage can ever
+    be theirs": every batch they never had has k submitted annotators of their group),
+    for every annotator at once from three queries (batches, assignments, annotators)."""
+    batches: dict[int, set[int]] = defaultdict(set)
+    for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
+        "id", "stage_id"
+    ):
+        batches[stage_id].add(batch_id)
+    submitted: dict[tuple[int, int, int], int] = defaultdict(int)  # (stage, group, batch)
+    had: dict[tuple[int, int], set[int]] = defaultdict(set)  # (stage, annotator)
+    held: dict[tuple[int, int], int] = defaultdict(int)
+    done: dict[tuple[int, int], int] = defaultdict(int)
+    open_: set[tuple[int, int]] = set()
+    for stage_id, group_id, annotator_id, batch_id, status in Assignment.objects.filter(
+        stage__study=study
+    ).values_list("stage_id", "group_id", "annotator_id", "batch_id", "status"):
+        had[stage_id, annotator_id].add(batch_id)
+        if status == Assignment.Status.SUBMITTED:
+            submitted[stage_id, group_id, batch_id] += 1
+            done[stage_id, annotator_id] += 1
+        if status in Assignment.ACTIVE:
+            held[stage_id, annotator_id] += 1
+        if status in Assignment.OPEN:
+            open_.add((stage_id, annotator_id))
+    without: dict[tuple[int, int], int] = defaultdict(int)
+    capacity: dict[tuple[int, int], int] = defaultdict(int)
+    # Batches short of k submitted annotators, per stage and group; someone can still
+    # get one unless they had every one of them (linear in what each person had).
+    groups = set(group_ids)
+    unfinished = {
+        (stage_id, group_id): {b for b in stage_batches if submitted[stage_id, group_id, b] < k}
+        for stage_id, stage_batches in batches.items()
+        for group_id in groups
+    }
+    people = Annotator.objects.filter(study=study, is_active=True).values_list("pk", "group_id")
+    for annotator_id, group_id in people:
+        for stage_id in batches:
+            key = (stage_id, annotator_id)
+            left = unfinished[stage_id, group_id]
+            possible = len(left) > len(left.intersection(had.get(key, ())))
+            if done[key] < m and key not in open_ and not possible:
+                without[stage_id, group_id] += 1
+            elif possible:
+                capacity[stage_id, group_id] += max(0, m - held[key])
+    return without, capacity

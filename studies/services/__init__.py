@@ -6,6 +6,7 @@ functions, so the rules cannot drift apart between interfaces. Validation errors
 """
 
 from .claims import assignment_claim, assignment_create, assignment_shuffled_order
+from .demo import SimulationSummary, demo_judgements_simulate
 from .judgements import (
     Answer,
     AssignmentClosed,
@@ -23,6 +24,7 @@ from .lifecycle import (
     assignments_expire_overdue,
 )
 from .notifications import unlock_notifications_send
+from .privacy import study_personal_data_counts, study_purge_personal_data
 from .stages import (
     NoWorkAvailable,
     StageLocked,
@@ -35,16 +37,15 @@ from .studies import (
     annotator_complete_tutorial,
     annotator_consent,
     annotator_decline,
-    annotator_join_crowd,
     annotator_needs_consent,
     annotator_validate,
     annotators_create,
     consent_version_current,
     consent_version_sync,
-    crowd_identity,
     error_categories_create_defaults,
     error_category_next_bit,
     study_create,
+    study_open,
 )
 
 __all__ = [
@@ -52,13 +53,13 @@ __all__ = [
     "AssignmentClosed",
     "EncodedAnswer",
     "NoWorkAvailable",
+    "SimulationSummary",
     "StageLocked",
     "StageState",
     "StaleAnswer",
     "annotator_complete_tutorial",
     "annotator_consent",
     "annotator_decline",
-    "annotator_join_crowd",
     "annotator_needs_consent",
     "annotator_stage_states",
     "annotator_validate",
@@ -73,7 +74,7 @@ __all__ = [
     "assignments_expire_overdue",
     "consent_version_current",
     "consent_version_sync",
-    "crowd_identity",
+    "demo_judgements_simulate",
     "error_categories_create_defaults",
     "error_category_next_bit",
     "judgement_record",
@@ -81,6 +82,9 @@ __all__ = [
     "stage_unlock_time",
     "study_category_bits",
     "study_create",
+    "study_open",
+    "study_personal_data_counts",
+    "study_purge_personal_data",
     "unlock_notifications_send",
     "wait_exemption_grant",
 ]

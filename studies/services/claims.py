@@ -260,6 +260,11 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         raise NoWorkAvailable("You have completed every stage of this study.", finished=True)
     if state.status in ("locked", "waiting"):
         raise StageLocked(state.stage, state.unlocks_at)
+    if state.status == "on_platform":
+        raise NoWorkAvailable(
+            f"{state.stage.public_name} is open to you: please start it from its own task on "
+            "the crowd platform, where it is paid."
+        )
 
     candidates = list(
         _claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(

@@ -1,4 +1,4 @@
-"""Recording annotators' answers (BRIEF §4) with the same rules as the database."""
+"""Recording annotators' answers with the same rules as the database."""
 
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -13,7 +13,13 @@ from ..hot_path import (
     answer_save,
 )
 from ..models import Assignment, ErrorCategory, Judgement, Reflection, Stage
-from ..protocol import EMPATHY_SCALE
+from ..protocol import (
+    DEFAULT_ANSWER_SETTINGS,
+    DESCRIPTION_MAX_LENGTH,
+    DESCRIPTION_MIN_LENGTH,
+    EMPATHY_SCALE,
+    AnswerSettings,
+)
 
 __all__ = [
     "Answer",
@@ -36,21 +42,46 @@ class Answer:
     most_evident: str | None = None
     empathy: int | None = None
     seconds_spent: float | None = None
+    description: str = ""
+
+
+def description_check(description: str, *, typed: bool) -> str | None:
+    """What is wrong with a description of what is wrong (trimmed), or None. Typed
+    descriptions need ``DESCRIPTION_MIN_LENGTH`` characters; imported ones only text."""
+    if len(description) > DESCRIPTION_MAX_LENGTH:
+        return (
+            f"The description is {len(description):,} characters long; "
+            f"at most {DESCRIPTION_MAX_LENGTH:,} are allowed."
+        )
+    if typed and len(description) < DESCRIPTION_MIN_LENGTH:
+        return (
+            f"Describe what is wrong in at least {DESCRIPTION_MIN_LENGTH} characters "
+            f"(you wrote {len(description)})."
+        )
+    return None
 
 
 def answer_encode(
-    *, answer: Answer, categories: dict[str, int], require_complete: bool = True
+    *,
+    answer: Answer,
+    categories: dict[str, int],
+    settings: AnswerSettings = DEFAULT_ANSWER_SETTINGS,
+    require_complete: bool = True,
 ) -> EncodedAnswer:
-    """Check ``answer`` against the protocol (BRIEF §4) and the database rules and turn
-    category slugs into the stored bit set.
+    """Check ``answer`` against the protocol, the stage's ``settings`` (what a stage
+    asks after Yes and after No) and the database rules, and turn category slugs into
+    the stored bit set. The description is trimmed; whitespace alone is no description.
 
     ``categories`` maps the study's category slugs to their bits. With
-    ``require_complete`` (the annotation interface) a No needs at least one category,
-    two or more categories need a most evident error, and a Yes needs the 5-point
-    rating. Imported published data may lack those, so importers pass False; the
-    consistency rules that the database enforces always apply.
+    ``require_complete`` (the annotation interface) a No needs what the stage asks (at
+    least one category; in a free-text stage a description of at least
+    ``DESCRIPTION_MIN_LENGTH`` characters), two or more categories need a most evident
+    error, and a Yes needs the 5-point rating when the stage asks it. Imported published
+    data may lack those, so importers pass False; the consistency rules that the
+    database enforces always apply.
     """
     errors: dict[str, str] = {}
+    description = answer.description.strip()
     unknown = sorted(answer.categories - categories.keys())
     if unknown:
         errors["categories"] = f"Unknown error categories: {', '.join(unknown)}."
@@ -61,17 +92,37 @@ def answer_encode(
             errors["most_evident"] = (
                 "A most evident error can only be chosen when the answer is No."
             )
-        if answer.empathy is None and require_complete:
+        if description:
+            errors["description"] = (
+                "A description of what is wrong is only asked when the answer is No."
+            )
+        if not settings.empathy_after_yes:
+            if answer.empathy is not None:
+                errors["empathy"] = "This stage asks nothing after Yes."
+        elif answer.empathy is None and require_complete:
             errors["empathy"] = "Choose how much you agree with the statement."
     else:
         if answer.empathy is not None:
             errors["empathy"] = "The agreement rating is only asked when the answer is Yes."
-        if require_complete and not answer.categories:
+        if not settings.asks_categories:
+            if answer.categories or answer.most_evident is not None:
+                errors["categories"] = (
+                    "This stage asks for a description of what is wrong, not error categories."
+                )
+        elif require_complete and not answer.categories:
             errors["categories"] = "Choose at least one error category."
-        if answer.most_evident is not None and answer.most_evident not in answer.categories:
+        elif answer.most_evident is not None and answer.most_evident not in answer.categories:
             errors["most_evident"] = "The most evident error must be one of the chosen categories."
         elif answer.most_evident is None and len(answer.categories) >= 2 and require_complete:
             errors["most_evident"] = "Choose the most evident error among the chosen categories."
+        if description and not settings.asks_description:
+            errors["description"] = "This stage does not ask for a description."
+        elif description:
+            problem = description_check(description, typed=require_complete)
+            if problem:
+                errors["description"] = problem
+        elif settings.description_required and require_complete:
+            errors["description"] = "Describe in your own words what is wrong with it."
     if answer.empathy is not None and answer.empathy not in EMPATHY_SCALE:
         errors["empathy"] = "The agreement rating must be between 1 and 5."
     if answer.seconds_spent is not None and answer.seconds_spent < 0:
@@ -84,7 +135,7 @@ def answer_encode(
         flags |= 1 << categories[slug]
     most_evident = answer.most_evident
     if most_evident is None and len(answer.categories) == 1:
-        # BRIEF §5: a single chosen category is that annotator's most evident error.
+        # A single chosen category is that annotator's most evident error.
         (most_evident,) = answer.categories
     return EncodedAnswer(
         coherent=answer.coherent,
@@ -92,6 +143,7 @@ def answer_encode(
         most_evident_bit=categories[most_evident] if most_evident is not None else None,
         empathy=answer.empathy,
         seconds_spent=answer.seconds_spent,
+        error_description=description,
     )
 
 
@@ -117,13 +169,19 @@ def judgement_record(
     the annotator's page showed (0: no answer yet); when another save came in since,
     the answer is refused (``StaleAnswer``) and nothing is written. Without it, the save is unconditional (``hot_path.answer_save``).
     """
+    stage = Stage.objects.only("study_id", "no_answer", "empathy_after_yes").get(
+        pk=assignment.stage_id
+    )
     if categories is None:
-        study_id = Stage.objects.filter(pk=assignment.stage_id).values_list("study_id", flat=True)
-        categories = study_category_bits(study_id=study_id.get())
+        categories = study_category_bits(study_id=stage.study_id)
+    settings = stage.answer_settings
     _, judgement = answer_save(
         assignment_id=assignment.pk,
         reflection_id=reflection.pk,
-        encode=lambda: answer_encode(answer=answer, categories=categories),
+        encode=lambda _stage_id: answer_encode(
+            answer=answer, categories=categories, settings=settings
+        ),
+        stage_ids=[stage.pk],
         now=now or timezone.now(),
         expected_revision=expected_revision,
     )
@@ -137,19 +195,29 @@ def judgement_record_item(
     number: int,
     answer: Answer,
     categories: dict[str, int],
+    settings_by_stage: dict[int, AnswerSettings] | None = None,
     expected_revision: int | None = None,
     now: datetime | None = None,
 ) -> tuple[Assignment, Judgement]:
     """``judgement_record`` for the annotation page: the answer to the ``number``-th
     response candidate (1-based, in the batch's shuffled order) of the annotator's own
     assignment ``assignment_id``; another annotator's assignment or a number outside
-    the batch raises ``Assignment.DoesNotExist``. Returns the assignment as locked, and
-    the answer. On PostgreSQL a save that succeeds is one statement."""
+    the batch raises ``Assignment.DoesNotExist``. ``settings_by_stage``: what each stage
+    of the study asks (stage id → ``AnswerSettings``, read with the annotator; without
+    it the stage is read); the answer must suit the assignment's stage. Returns the
+    assignment as locked, and the answer. On PostgreSQL a save that succeeds is one statement."""
     return answer_save(
         assignment_id=assignment_id,
         annotator_id=annotator_id,
         number=number,
-        encode=lambda: answer_encode(answer=answer, categories=categories),
+        encode=lambda stage_id: answer_encode(
+            answer=answer,
+            categories=categories,
+            settings=settings_by_stage[stage_id]
+            if settings_by_stage is not None
+            else Stage.objects.get(pk=stage_id).answer_settings,
+        ),
+        stage_ids=settings_by_stage.keys() if settings_by_stage is not None else (),
         now=now or timezone.now(),
         expected_revision=expected_revision,
     )

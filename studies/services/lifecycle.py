@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ..limits import cap_message
 from ..models import (
     Assignment,
     ErrorCategory,
@@ -17,25 +18,25 @@ from ..models import (
 )
 from ..protocol import category_selected
 
-ATTENTION_EXPECTED_CATEGORY = "off_topic"
-
 
 def _attention_outcome(*, assignment: Assignment) -> bool | None:
-    """Passed when the attention-check item was answered No with Off-topic among the
-    chosen categories; None for a batch without an attention-check item."""
+    """Passed when the attention-check item was answered No with at least one of the
+    categories the study marks as catching it (``ErrorCategory.catches_attention_check``;
+    in a stage that asks for no categories: No alone); None for a batch without an
+    attention-check item."""
     attention = Judgement.objects.filter(
         assignment=assignment, reflection__kind=Reflection.Kind.ATTENTION_CHECK
     ).first()
     if attention is None:
         return None
-    off_topic = ErrorCategory.objects.filter(
-        study_id=assignment.stage.study_id, slug=ATTENTION_EXPECTED_CATEGORY
-    ).first()
-    return (
-        not attention.coherent
-        and off_topic is not None
-        and category_selected(attention.error_flags, off_topic.bit)
-    )
+    if attention.coherent:
+        return False
+    if not assignment.stage.answer_settings.asks_categories:
+        return True
+    catching = ErrorCategory.objects.filter(
+        study_id=assignment.stage.study_id, catches_attention_check=True
+    ).values_list("bit", flat=True)
+    return any(category_selected(attention.error_flags, bit) for bit in catching)
 
 
 def assignment_submit(*, assignment: Assignment, now: datetime | None = None) -> Assignment:
@@ -122,6 +123,9 @@ def assignment_reject(
     reason = (reason or "").strip()
     if not reason:
         raise ValidationError({"reason": "Give a reason for the rejection."})
+    cap = Assignment._meta.get_field("rejection_reason").max_length
+    if len(reason) > cap:
+        raise ValidationError({"reason": cap_message(cap, len(reason))})
     assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
     if assignment.status not in Assignment.ACTIVE:
         raise ValidationError(

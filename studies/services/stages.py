@@ -12,9 +12,11 @@ from ..models import (
     Annotator,
     Assignment,
     Batch,
+    CrowdEntry,
     Stage,
     WaitExemption,
 )
+from ..times import time_display
 
 
 class NoWorkAvailable(Exception):
@@ -31,7 +33,7 @@ class StageLocked(Exception):
     def __init__(self, stage: Stage, unlocks_at: datetime | None):
         self.stage = stage
         self.unlocks_at = unlocks_at
-        when = f"at {unlocks_at:%Y-%m-%d %H:%M} UTC" if unlocks_at else "after the previous stage"
+        when = f"at {time_display(unlocks_at)}" if unlocks_at else "after the previous stage"
         super().__init__(f"{stage.public_name} opens for you {when}.")
 
 
@@ -39,7 +41,10 @@ class StageLocked(Exception):
 class StageState:
     """Where an annotator stands in one stage.
 
-    ``status``: ``done``, ``in_progress`` (an open assignment), ``open`` (may claim),
+    ``status``: ``done``, ``in_progress`` (an open assignment), ``open`` (a claim
+    would succeed now), ``busy`` (every batch that can still be theirs is held by
+    others for now; a slot frees up if one of them runs out of time), ``on_platform``
+    (a crowd worker enters this stage through its own task on their platform),
     ``waiting`` (the minimum wait runs until ``unlocks_at``) or ``locked`` (an earlier
     stage is not complete).
     """
@@ -51,6 +56,21 @@ class StageState:
     target: int
     unlocks_at: datetime | None
     last_submitted_at: datetime | None
+
+
+def _possible_batches(*, annotator: Annotator, stage: Stage, k: int):
+    """Batches of ``stage`` that can still become the annotator's: never had by them,
+    and fewer than k submitted annotators of their group (slots held by open work may
+    still free up). None left: the stage is finished for them."""
+    group_submitted = Q(
+        assignments__status=Assignment.Status.SUBMITTED, assignments__group_id=annotator.group_id
+    )
+    return (
+        Batch.objects.filter(stage=stage)
+        .exclude(assignments__annotator=annotator)
+        .annotate(n_submitted=Count("assignments", filter=group_submitted))
+        .filter(n_submitted__lt=k)
+    )
 
 
 def _claimable_batches(*, annotator: Annotator, stage: Stage, k: int):
@@ -72,10 +92,14 @@ def annotator_stage_states(
 ) -> list[StageState]:
     """Every stage of the annotator's study, in order, with its state for them.
 
-    A stage is complete for an annotator when nothing of theirs is open in it and
-    either they submitted m batches, or they submitted at least one and no batch is
-    left for them, or they already have work in a later stage (so a slot that opens up
-    later never reopens a stage they have left).
+    The one home of "finished": a stage is finished for an annotator when nothing of
+    theirs is open in it and either they submitted m batches, or no batch of the stage
+    can ever be theirs (each remaining batch has its k submitted annotators of their
+    group, or they had every batch: one per context), or they already have work in a
+    later stage (so a slot that opens up later never reopens a stage they have left).
+    The wait before the next stage counts from their last submission in the stage; who
+    submitted nothing in it waits for nothing. "Start a batch" is offered for ``open``
+    only, the state in which a claim succeeds.
     """
     now = now or timezone.now()
     study = annotator.study
@@ -95,6 +119,13 @@ def annotator_stage_states(
     }
     exempt = set(
         WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
+    )
+    # A crowd worker works in a stage only after entering it through the platform (each
+    # stage is paid there on its own).
+    entered = (
+        set(CrowdEntry.objects.filter(annotator=annotator).values_list("stage_id", flat=True))
+        if annotator.platform
+        else None
     )
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage.
@@ -123,16 +154,19 @@ def annotator_stage_states(
             elif (
                 later_started[stage.pk]
                 or submitted >= m
-                or (
-                    submitted
-                    and not _claimable_batches(
-                        annotator=annotator, stage=stage, k=study.overlap_k
-                    ).exists()
-                )
+                or not _possible_batches(
+                    annotator=annotator, stage=stage, k=study.overlap_k
+                ).exists()
             ):
                 status = "done"
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
                 status = "waiting"
+            elif entered is not None and stage.pk not in entered:
+                status = "on_platform"
+            elif not _claimable_batches(
+                annotator=annotator, stage=stage, k=study.overlap_k
+            ).exists():
+                status = "busy"
             else:
                 status = "open"
         state = StageState(stage, status, submitted, open_, m, unlocks_at, last)

@@ -1,15 +1,15 @@
 """Writes on studies, consent versions and annotators."""
 
-import re
 from collections.abc import Iterable
 from datetime import timedelta
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, transaction
+from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
 from ..models import (
+    CHECK_MESSAGES,
     MAX_CATEGORY_BIT,
     Annotator,
     AnnotatorGroup,
@@ -34,7 +34,7 @@ def error_category_next_bit(*, study: Study) -> int:
 
 
 def error_categories_create_defaults(*, study: Study) -> list[ErrorCategory]:
-    """Give ``study`` the five categories of BRIEF §4 (no-op for slugs it already has).
+    """Give ``study`` the protocol's five error categories (no-op for slugs it already has).
 
     Each keeps its usual storage bit when that bit is free, else takes the next one.
     """
@@ -54,6 +54,7 @@ def error_categories_create_defaults(*, study: Study) -> list[ErrorCategory]:
                 definition=c.definition,
                 order=c.order,
                 bit=bit,
+                catches_attention_check=c.catches_attention_check,
             )
         )
     return created
@@ -86,6 +87,26 @@ def study_create(
         group.save()
     error_categories_create_defaults(study=study)
     consent_version_sync(study=study, user=user)
+    return study
+
+
+def study_open(*, study: Study) -> Study:
+    """Let annotators in. Refuses, listing what is missing and changing nothing, while
+    the study lacks what annotators need (``study_missing_for_opening``)."""
+    from ..selectors.readiness import study_missing_for_opening, study_opening_message
+
+    with transaction.atomic():
+        study = Study.objects.select_for_update().get(pk=study.pk)
+        if study.purged_at is not None:
+            raise ValidationError(
+                CHECK_MESSAGES["study_purged_stays_closed"], code="study_purged_stays_closed"
+            )
+        missing = study_missing_for_opening(study=study)
+        if missing:
+            raise ValidationError(study_opening_message(missing), code="study_not_ready")
+        if study.status != Study.Status.OPEN:
+            study.status = Study.Status.OPEN
+            study.save(update_fields=["status", "updated_at"])
     return study
 
 
@@ -210,31 +231,6 @@ def annotator_complete_tutorial(*, annotator: Annotator, now=None) -> Annotator:
     return annotator
 
 
-CROWD_PARAMETERS = {
-    # platform: (participant id parameter, other ids kept for the researcher)
-    Annotator.Platform.PROLIFIC: ("PROLIFIC_PID", ("STUDY_ID", "SESSION_ID")),
-    Annotator.Platform.MTURK: ("workerId", ("assignmentId", "hitId")),
-}
-
-
-CROWD_ID_REGEX = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-def crowd_identity(params) -> tuple[str, str, dict] | None:
-    """(platform, participant id, other ids) from a crowd platform's entry link, or None
-    when the link carries no well-formed participant id (letters, digits, - and _)."""
-    for platform, (id_param, others) in CROWD_PARAMETERS.items():
-        participant = (params.get(id_param) or "").strip()
-        if participant:
-            if not CROWD_ID_REGEX.match(participant):
-                return None
-            data = {
-                k: params[k] for k in others if params.get(k) and CROWD_ID_REGEX.match(params[k])
-            }
-            return platform, participant, data
-    return None
-
-
 def annotator_decline(*, annotator: Annotator) -> bool:
     """The annotator does not want to take part. A crowd worker who never consented
     and has no work is removed with their platform ids (nothing is kept about them).
@@ -243,39 +239,3 @@ def annotator_decline(*, annotator: Annotator) -> bool:
         annotator.delete()
         return True
     return False
-
-
-def annotator_join_crowd(
-    *, study: Study, platform: str, participant_id: str, data: dict
-) -> Annotator:
-    """The pseudonymous annotator of this crowd worker, created on the first visit in
-    the study's crowd group and resumed afterwards. Platform ids are kept for the
-    researcher's payments and never exported."""
-    if study.status != Study.Status.OPEN or study.crowd_group_id is None:
-        raise ValidationError("This study is not taking part through a crowd platform right now.")
-    existing = Annotator.objects.filter(
-        study=study, platform=platform, platform_participant_id=participant_id
-    ).first()
-    if existing is not None:
-        return existing
-    from ..selectors import study_progress
-
-    first = study_progress(study=study).cell(stage_position=1, group_id=study.crowd_group_id)
-    if first is None or first.open_slots == 0:
-        raise ValidationError(
-            "This study has all the participants it needs. Please return the study on the "
-            "crowd platform; thank you for your interest."
-        )
-    try:
-        with transaction.atomic():
-            annotator = annotators_create(group=study.crowd_group, count=1)[0]
-            annotator.platform = platform
-            annotator.platform_participant_id = participant_id
-            annotator.platform_data = data
-            annotator.save(update_fields=["platform", "platform_participant_id", "platform_data"])
-            return annotator
-    except IntegrityError:
-        # The same worker's second tab won the race: resume that annotator.
-        return Annotator.objects.get(
-            study=study, platform=platform, platform_participant_id=participant_id
-        )

@@ -1,7 +1,7 @@
 """Annotator-facing pages (entry, consent, tutorial, annotation) and staff downloads."""
 
 from .annotate import batch, done, home, item, review, start
-from .entry import consent, decline, index, invitation, join, tutorial
+from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations
 
 __all__ = [
@@ -15,6 +15,7 @@ __all__ = [
     "invitation",
     "item",
     "join",
+    "join_without_key",
     "review",
     "start",
     "tutorial",

@@ -11,12 +11,11 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
-from ..forms import AnswerForm
+from ..forms import AnswerForm, item_shown_at
 from ..models import Assignment, Judgement, Reflection
 from ..protocol import (
-    COHERENCE_QUESTION,
-    EMPATHY_SCALE,
-    EMPATHY_STATEMENT,
+    DESCRIPTION_MAX_LENGTH,
+    DESCRIPTION_MIN_LENGTH,
     selected_categories,
 )
 from ..selectors import item_panel_reads
@@ -31,7 +30,8 @@ from ..services import (
     assignments_expire_overdue,
     judgement_record_item,
 )
-from .common import annotator_page
+from ..services.crowd import crowd_return_due
+from .common import annotator_page, render_with_crowd_return
 
 SHORTCUT_KEYS = "12345"
 
@@ -72,6 +72,7 @@ def _item_context(
 ) -> dict:
     study = request.study
     categories = request.study.categories_in_order  # read with the annotator
+    settings = study.answer_settings_by_stage[assignment.stage_id]  # read with the annotator
     reflection_id = assignment.order[number - 1]
     # The text and every answer of the batch (the count, and this item's answer).
     text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
@@ -79,7 +80,9 @@ def _item_context(
     judgement = answered.get(reflection_id)
     if form is None:
         form = AnswerForm(
-            initial=AnswerForm.initial_from(judgement, categories), categories=categories
+            initial=AnswerForm.initial_from(judgement, categories),
+            categories=categories,
+            settings=settings,
         )
     n = len(assignment.order)
     n_answered = len(answered)
@@ -96,16 +99,21 @@ def _item_context(
         "percent": round(100 * n_answered / n),
         "reflection": reflection,
         "form": form,
+        "settings": settings,
+        "description_min": DESCRIPTION_MIN_LENGTH,
+        "description_max": DESCRIPTION_MAX_LENGTH,
         "categories": [
             (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "")
             for i, c in enumerate(categories)
         ],
-        "scale": sorted(EMPATHY_SCALE.items()),
-        "question": COHERENCE_QUESTION,
-        "statement": EMPATHY_STATEMENT,
+        "scale": sorted(study.empathy_scale.items()),
+        "question": study.coherence_question,
+        "statement": study.empathy_statement,
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,
+        # A form shown again (with its errors) keeps the time it was first shown.
+        "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
         if number > 1
         else None,
@@ -153,9 +161,10 @@ def home(request: HttpRequest) -> HttpResponse:
         .order_by("stage__position", "assigned_at")
     )
     current = next((a for a in batches if a.is_open), None)
-    return render(
+    return render_with_crowd_return(
         request,
         "studies/annotate/home.html",
+        crowd_return_due(annotator=annotator, states=states, now=now),
         {
             "study": request.study,
             "annotator": annotator,
@@ -163,7 +172,6 @@ def home(request: HttpRequest) -> HttpResponse:
             "batches": batches,
             "current": current,
             "next_state": next((s for s in states if s.status != "done"), None),
-            "minutes_per_batch": round(request.study.batch_time_limit.total_seconds() / 60),
         },
     )
 
@@ -217,7 +225,14 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     review after the last one. The hot path of the site: the service reads, checks and
     locks the assignment in one query, so a valid answer costs no read beforehand."""
     categories = request.study.categories_in_order  # read with the annotator
-    form = AnswerForm(request.POST, categories=categories)
+    settings_by_stage = request.study.answer_settings_by_stage  # read with the annotator
+    # The stages' settings are checked here when they agree, else by the save.
+    distinct = set(settings_by_stage.values())
+    form = AnswerForm(
+        request.POST,
+        categories=categories,
+        settings=distinct.pop() if len(distinct) == 1 else None,
+    )
     if not form.is_valid():
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
         if not 1 <= number <= len(assignment.order):
@@ -232,6 +247,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
             number=number,
             answer=form.answer(),
             categories={c.slug: c.bit for c in categories},
+            settings_by_stage=settings_by_stage,
             expected_revision=form.cleaned_data.get("revision"),
         )
     except Assignment.DoesNotExist:
@@ -244,14 +260,14 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
         return _render_item(request, assignment, number, status=409, conflict=exc.messages[0])
     except ValidationError as exc:
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
-        for message in exc.messages:
-            form.add_error(None, message)
+        form.add_answer_errors(exc)
         return _render_item(request, assignment, number, form=form, status=422)
     if number < len(assignment.order) and request.GET.get("next") != "review":
         if request.htmx:
             return _render_item(request, assignment, number + 1, saved=True)
         url = reverse("studies:item", args=[request.study.slug, assignment.pk, number + 1])
-        return redirect(f"{url}?saved=1")
+        # Straight to the next candidate: the conversation above it was read already.
+        return redirect(f"{url}?saved=1#item-panel")
     review = reverse("studies:review", args=[request.study.slug, assignment.pk])
     if request.htmx:
         response = HttpResponse(status=204)
@@ -278,6 +294,8 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
             messages.success(request, "Thank you: your batch is submitted.")
             return redirect("studies:home", slug=request.study.slug)
     categories = {c.bit: c.label for c in request.study.categories_in_order}
+    settings = request.study.answer_settings_by_stage[assignment.stage_id]
+    scale = request.study.empathy_scale
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
     rows = []
@@ -285,10 +303,14 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         j = judgements.get(rid)
         summary = None
         if j is not None and j.coherent:
-            summary = f"Yes — {EMPATHY_SCALE.get(j.empathy, 'no rating')}"
+            summary = "Yes"
+            if settings.empathy_after_yes:
+                summary += f" — {scale.get(j.empathy, 'no rating')}"
         elif j is not None:
             chosen = selected_categories(j.error_flags, sorted(categories.items()))
-            summary = "No — " + ", ".join(chosen)
+            summary = "No"
+            if chosen:
+                summary += " — " + ", ".join(chosen)
             if len(chosen) > 1 and j.most_evident_bit is not None:
                 summary += f" (most evident: {categories.get(j.most_evident_bit)})"
         rows.append(
@@ -296,6 +318,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 "number": number,
                 "text": texts[rid],
                 "summary": summary,
+                "description": j.error_description if j is not None else "",
                 "url": reverse("studies:item", args=[request.study.slug, assignment.pk, number])
                 + "?next=review",
             }
@@ -320,13 +343,9 @@ def done(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
     states = annotator_stage_states(annotator=annotator)
     finished = bool(states) and all(s.status == "done" for s in states)
-    return render(
+    return render_with_crowd_return(
         request,
         "studies/annotate/done.html",
-        {
-            "study": request.study,
-            "annotator": annotator,
-            "finished": finished,
-            "crowd": bool(annotator.platform),
-        },
+        crowd_return_due(annotator=annotator, states=states),
+        {"study": request.study, "annotator": annotator, "finished": finished},
     )

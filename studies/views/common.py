@@ -3,11 +3,15 @@
 from functools import wraps
 
 from django.conf import settings
+from django.core.cache import cache
 from django.shortcuts import redirect, render
 
+from ..csp import response_allow_form_action, response_allow_framing
+from ..middleware import CROSS_SITE_COOKIES, JOIN_COOKIE_PREFIX
 from ..models import Annotator
 from ..selectors import annotator_of_session
 from ..services import annotator_needs_consent
+from ..services.crowd import study_frame_origins
 from ..sessions import SESSION_ANNOTATORS
 
 
@@ -47,11 +51,95 @@ def annotator_page(*, consent: bool = True, tutorial: bool = True):
             request.annotator = annotator
             request.study = annotator.study
             if consent and annotator_needs_consent(annotator=annotator):
-                return redirect("studies:consent", slug=slug)
-            if tutorial and annotator.tutorial_completed_at is None:
-                return redirect("studies:tutorial", slug=slug)
-            return view(request, *args, **kwargs)
+                response = redirect("studies:consent", slug=slug)
+            elif tutorial and annotator.tutorial_completed_at is None:
+                response = redirect("studies:tutorial", slug=slug)
+            else:
+                response = view(request, *args, **kwargs)
+            return response_for_study_frame(response, annotator.study)
 
         return wrapper
 
     return decorator
+
+
+def render_with_crowd_return(request, template: str, back, context: dict, status: int = 200):
+    """Render an annotator page that may show a crowd worker's way back to their
+    platform (``back``: a ``CrowdReturn`` or None, in the context as ``back``); an
+    MTurk return's form may post to MTurk from this page."""
+    response = render(request, template, {**context, "back": back}, status=status)
+    if back is not None and back.posts:
+        response_allow_form_action(response, origins=[back.form_origin])
+    return response
+
+
+# --- crowd entry: the browser that joined, and joins per client address ---------------
+
+JOIN_COOKIE_SALT = "studies.crowd.join"
+
+JOIN_COOKIE_MAX_AGE = 180 * 24 * 3600  # stages can be weeks apart
+
+
+def _join_cookie_name(study) -> str:
+    return f"{JOIN_COOKIE_PREFIX}{study.slug}"
+
+
+def join_cookie_set(response, study, annotator: Annotator) -> None:
+    """Mark this browser as the one through which ``annotator`` joined ``study``: a
+    signed cookie (it cannot be made up), which resumes them within a stage."""
+    response.set_signed_cookie(
+        _join_cookie_name(study),
+        str(annotator.pk),
+        salt=JOIN_COOKIE_SALT,
+        max_age=JOIN_COOKIE_MAX_AGE,
+        httponly=True,
+        secure=settings.SESSION_COOKIE_SECURE,
+        samesite=settings.SESSION_COOKIE_SAMESITE,
+    )
+
+
+def join_cookie_annotator(request, study) -> int | None:
+    """The annotator id this browser's join cookie names for ``study`` (None when it
+    has none, or a tampered one)."""
+    value = request.get_signed_cookie(
+        _join_cookie_name(study), default=None, salt=JOIN_COOKIE_SALT, max_age=JOIN_COOKIE_MAX_AGE
+    )
+    return int(value) if value and value.isdigit() else None
+
+
+def client_address(request) -> str:
+    """The client's address: ``REMOTE_ADDR``, or behind a trusted reverse proxy the
+    last address of the header it sets (``CROWD_CLIENT_ADDRESS_HEADER``, e.g.
+    ``HTTP_X_FORWARDED_FOR``: the address the proxy itself saw; earlier ones come
+    from the client and could be made up)."""
+    header = settings.CROWD_CLIENT_ADDRESS_HEADER
+    if header and request.META.get(header):
+        return request.META[header].split(",")[-1].strip()
+    return request.META.get("REMOTE_ADDR", "")
+
+
+def join_rate_allows(request) -> bool:
+    """Counts this join against its client address: at most ``CROWD_JOIN_LIMIT`` joins
+    per ``CROWD_JOIN_WINDOW`` seconds (in Django's cache: Redis when ``CACHE_URL`` is
+    set, shared by every process; otherwise this process's memory)."""
+    key = f"crowd-join:{client_address(request)}"
+    cache.add(key, 0, timeout=settings.CROWD_JOIN_WINDOW)
+    try:
+        count = cache.incr(key)
+    except ValueError:  # expired between add and incr
+        cache.set(key, 1, timeout=settings.CROWD_JOIN_WINDOW)
+        count = 1
+    return count <= settings.CROWD_JOIN_LIMIT
+
+
+# --- MTurk's frame -------------------------------------------------------------------------
+
+
+def response_for_study_frame(response, study):
+    """An annotator page of ``study``: frameable by MTurk when the study says so
+    (``frame-ancestors``, ``studies.csp``), with cookies that work in the frame."""
+    origins = study_frame_origins(study=study)
+    if origins:
+        response_allow_framing(response, origins=origins)
+        setattr(response, CROSS_SITE_COOKIES, study.slug)
+    return response

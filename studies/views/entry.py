@@ -8,17 +8,31 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from ..forms import ConsentForm
-from ..models import ConsentVersion, Study
+from ..models import Annotator, ConsentVersion, Study
+from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings
 from ..selectors import annotator_by_token
 from ..services import (
     annotator_complete_tutorial,
     annotator_consent,
     annotator_decline,
-    annotator_join_crowd,
+    annotator_stage_states,
     consent_version_current,
-    crowd_identity,
 )
-from .common import annotator_page, session_sign_in
+from ..services.crowd import (
+    CrowdRefusal,
+    crowd_identity,
+    crowd_is_preview,
+    crowd_join,
+    stage_by_join_key,
+)
+from .common import (
+    annotator_page,
+    join_cookie_annotator,
+    join_cookie_set,
+    join_rate_allows,
+    response_for_study_frame,
+    session_sign_in,
+)
 
 
 def index(request: HttpRequest) -> HttpResponse:
@@ -36,33 +50,66 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     return redirect("studies:home", slug=annotator.study.slug)
 
 
-def join(request: HttpRequest, slug: str) -> HttpResponse:
-    """Entry from a crowd platform (Prolific or MTurk parameters)."""
+def _refused(request, message: str, status: int) -> HttpResponse:
+    return render(request, "studies/invalid_link.html", {"reason": message}, status=status)
+
+
+def join_without_key(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study-wide link of earlier versions: each stage has its own link now."""
+    get_object_or_404(Study, slug=slug)
+    return _refused(
+        request,
+        "This link does not name a stage of the study. Please start again from the crowd "
+        "platform's page for this study; if that does not help, write to the research team.",
+        404,
+    )
+
+
+def join(request: HttpRequest, slug: str, key: str) -> HttpResponse:
+    """Entry from a crowd platform into one stage (Prolific or MTurk parameters); its
+    pages, refusals included, show in MTurk's frame when the study allows it."""
     study = get_object_or_404(Study, slug=slug)
-    if request.GET.get("assignmentId") == "ASSIGNMENT_ID_NOT_AVAILABLE":
-        return render(request, "studies/annotate/crowd_preview.html", {"study": study})
-    identity = crowd_identity(request.GET)
-    if identity is None:
-        return render(
+    return response_for_study_frame(_join(request, study, key), study)
+
+
+def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
+    stage = stage_by_join_key(study=study, key=key)
+    if stage is None:
+        return _refused(
             request,
-            "studies/invalid_link.html",
-            {"reason": "This link lacks your crowd-platform id. Please start the study "
-             "again from the platform."},
-            status=400,
-        )  # fmt: skip
-    platform, participant, data = identity
+            "This link is not (or no longer) a way into this study. Please start again from "
+            "the crowd platform's page for this study.",
+            404,
+        )
+    if crowd_is_preview(request.GET):
+        return render(request, "studies/annotate/crowd_preview.html", {"study": study})
+    if not join_rate_allows(request):
+        return _refused(
+            request,
+            "Too many people joined from your network in the last few minutes. Please wait a "
+            "few minutes and open the link again.",
+            429,
+        )
     try:
-        annotator = annotator_join_crowd(
-            study=study, platform=platform, participant_id=participant, data=data
+        identity = crowd_identity(request.GET)
+        annotator = crowd_join(
+            study=study,
+            stage=stage,
+            identity=identity,
+            joined_before=join_cookie_annotator(request, study),
         )
-    except ValidationError as exc:
-        return render(
-            request, "studies/invalid_link.html", {"reason": " ".join(exc.messages)}, status=403
-        )
+    except CrowdRefusal as refusal:
+        return _refused(request, refusal.message, refusal.status)
     session_sign_in(request, annotator)
     annotator.last_seen_at = timezone.now()
     annotator.save(update_fields=["last_seen_at"])
-    return redirect("studies:home", slug=study.slug)
+    response = redirect("studies:home", slug=study.slug)
+    join_cookie_set(response, study, annotator)
+    if identity.platform == Annotator.Platform.MTURK:
+        # Where the frame refuses cookies, the pages carry this token instead
+        # (studies.middleware.CrowdFrame).
+        response.crowd_frame_assignment = identity.session_id
+    return response
 
 
 @annotator_page(consent=False, tutorial=False)
@@ -113,6 +160,13 @@ def decline(request: HttpRequest) -> HttpResponse:
     )
 
 
+def _current_answer_settings(annotator) -> AnswerSettings:
+    """What the annotator's current stage (the first not done, else the last) asks."""
+    states = annotator_stage_states(annotator=annotator)
+    current = next((s for s in states if s.status != "done"), states[-1] if states else None)
+    return current.stage.answer_settings if current else DEFAULT_ANSWER_SETTINGS
+
+
 @annotator_page(tutorial=False)
 def tutorial(request: HttpRequest) -> HttpResponse:
     study, annotator = request.study, request.annotator
@@ -127,6 +181,7 @@ def tutorial(request: HttpRequest) -> HttpResponse:
             "study": study,
             "annotator": annotator,
             "categories": list(study.categories.order_by("order", "bit")),
+            "settings": _current_answer_settings(annotator),
             "first_time": annotator.tutorial_completed_at is None,
         },
     )

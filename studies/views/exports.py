@@ -12,6 +12,7 @@ from django.views.decorators.http import require_GET
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import export_csv_chunks, export_filename, export_options_clean, export_xlsx_write
 from ..models import Study
+from ..permissions import user_may_read_judgements, user_may_read_studies
 
 
 def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
@@ -56,8 +57,9 @@ def export_annotations(request, slug: str):
     """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx&stage=...&group=...
     &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
-    if not any(map(request.user.has_perm, ("studies.view_study", "studies.change_study"))):
-        raise PermissionDenied  # staff who may not see studies may not export them
+    user = request.user
+    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+        raise PermissionDenied  # an export is rows of judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
         options = export_options_clean(study=study, data=request.GET)

@@ -22,7 +22,9 @@ def test_the_registered_study_admin_is_the_studies_one_with_the_run_action():
     model_admin = admin.site.get_model_admin(Study)
     assert type(model_admin) is StudyAdmin
     assert issubclass(StudyAdmin, StudiesStudyAdmin)
-    assert model_admin.actions == ("run_analysis", "export_annotations")
+    assert model_admin.actions == (
+        "run_analysis", "compute_scores", "export_annotations", "purge_personal_data",
+    )  # fmt: skip
     assert "run_analysis" not in StudiesStudyAdmin.actions
     assert not hasattr(StudiesStudyAdmin, "run_analysis")
 

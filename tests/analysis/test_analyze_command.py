@@ -69,6 +69,8 @@ def test_analyze_of_a_study_without_judgements_says_so(loaded_study):
         (["nope"], 'No study with slug "nope".'),
         (["pilot", "--resamples", "-5"], "Must be a whole number, 0 or more."),
         (["pilot", "--json", "/nonexistent-dir/x.json"], "no directory"),
+        # A typo in a source name is refused as the item export refuses it.
+        (["pilot", "--exclude-source", "BRAT"], r"Not a source of this study: BRAT \(it has: "),
     ],
 )
 def test_analyze_refuses_bad_input_and_stores_nothing(loaded_study, args, message):

@@ -43,7 +43,7 @@ def synthetic(stage: str, j: int, i: int) -> str:
     return f"{stage} candidate {j} for dialogue {i}."
 
 
-def score_rows(evaluator: str = "BLEU") -> list[dict]:
+def score_rows(evaluator: str = "METEOR") -> list[dict]:
     """One score per analysed item of ``loaded_study`` (3 dialogues × 2 stages × the
     human and two synthetic reflections = 18 rows). Row ``i`` is row ``i + 2``."""
     rows = []
@@ -110,7 +110,7 @@ def attention_text(study, stage: str, dialogue: str) -> str:
 
 @pytest.fixture
 def scored_study(loaded_study):
-    """``loaded_study`` with the 18 BLEU scores of ``score_rows()`` imported."""
+    """``loaded_study`` with the 18 METEOR scores of ``score_rows()`` imported."""
     automatic_scores_import(study=loaded_study, file=to_csv(score_rows()))
     return loaded_study
 
@@ -128,7 +128,7 @@ def test_import_stores_one_score_per_row_against_the_named_item(loaded_study):
     assert score.study == loaded_study
     assert score.reflection.context.external_id == "dlg-2"
     assert score.reflection.kind == Reflection.Kind.SYNTHETIC
-    assert (score.evaluator, score.score) == ("BLEU", pytest.approx(0.212))
+    assert (score.evaluator, score.score) == ("METEOR", pytest.approx(0.212))
     assert score.imported_at is not None
 
 
@@ -172,7 +172,7 @@ def test_a_second_evaluator_adds_scores_and_keeps_the_first(scored_study):
     counts = dict(
         AutomaticScore.objects.values_list("evaluator").annotate(n=Count("pk")).order_by()
     )
-    assert counts == {"BLEU": 18, "LLM judge": 4}
+    assert counts == {"METEOR": 18, "LLM judge": 4}
 
 
 def test_scores_the_file_leaves_out_are_kept(scored_study):
@@ -201,7 +201,7 @@ def test_utf8_with_byte_order_mark_and_spaces_around_cells_are_accepted(loaded_s
     ]  # as a spreadsheet may pad them
     content = ("\ufeff" + to_csv(rows)).encode("utf-8")
     assert automatic_scores_import(study=loaded_study, file=content).created == 3
-    assert set(AutomaticScore.objects.values_list("evaluator", flat=True)) == {"BLEU"}
+    assert set(AutomaticScore.objects.values_list("evaluator", flat=True)) == {"METEOR"}
 
 
 def test_an_open_file_is_accepted(loaded_study, tmp_path):
@@ -215,7 +215,7 @@ def test_blank_lines_are_skipped_but_still_counted_in_row_numbers(loaded_study):
     lines = to_csv(score_rows()[:3]).splitlines()
     lines.insert(2, "")  # between rows 2 and 3 of the file
     lines.insert(3, ",,,,")
-    lines[5] = lines[5].replace(",BLEU,", ",,")  # now row 6
+    lines[5] = lines[5].replace(",METEOR,", ",,")  # now row 6
     issues = rejected(loaded_study, "\n".join(lines) + "\n")
     assert only_issue(issues) == ("row 6, column 'evaluator'", "empty evaluator name")
 
@@ -394,7 +394,7 @@ def test_nul_character_in_the_score_is_not_a_number(scored_study):
 
 
 def test_unpaired_surrogate_in_text_given_as_str_is_refused(loaded_study):
-    rows = score_rows("BLEU\ud800")[:1]
+    rows = score_rows("METEOR\ud800")[:1]
     issues = rejected(loaded_study, to_csv(rows))
     assert only_issue(issues) == (
         "row 2, column 'evaluator'",
@@ -420,7 +420,7 @@ def test_duplicate_score_in_the_file_names_both_rows(scored_study):
 
 
 def test_the_same_item_with_two_evaluators_is_not_a_duplicate(loaded_study):
-    rows = [score_rows("BLEU")[0], score_rows("bleu")[0]]
+    rows = [score_rows("METEOR")[0], score_rows("meteor")[0]]
     assert automatic_scores_import(study=loaded_study, file=to_csv(rows)).created == 2
 
 
@@ -527,7 +527,7 @@ def _score(study, **overrides) -> AutomaticScore:
         "study": study,
         "stage": study.stages.get(position=1),
         "reflection": reflection,
-        "evaluator": "BLEU",
+        "evaluator": "METEOR",
         "score": 0.5,
         "imported_at": "2026-01-01T00:00:00Z",
         **overrides,
@@ -752,7 +752,7 @@ def test_frame_has_one_row_per_score_in_one_query(scored_study, django_assert_nu
         context__study=scored_study, text=synthetic("GPT-3 stage", 1, 3)
     )
     row = frame[frame["reflection_id"] == reflection.pk].iloc[0]
-    assert (row["stage"], row["evaluator"], row["score"]) == ("GPT-3 stage", "BLEU", 0.311)
+    assert (row["stage"], row["evaluator"], row["score"]) == ("GPT-3 stage", "METEOR", 0.311)
 
 
 def test_frame_of_a_study_without_scores_is_empty_with_its_columns(loaded_study):
@@ -811,8 +811,8 @@ def test_scores_match_texts_kept_exactly_by_the_published_import(db):
     study = Study.objects.get(slug="exact")
     scores = (
         "stage,annomi_dialogue_id,reflection,evaluator,score\r\n"
-        'S1,d1,"  So you feel ok. ",BLEU,0.5\r\n'
-        "S1,d1,'=SUM(A1),BLEU,0.1\r\n"
+        'S1,d1,"  So you feel ok. ",METEOR,0.5\r\n'
+        "S1,d1,'=SUM(A1),METEOR,0.1\r\n"
     )
     automatic_scores_import(study=study, file=scores.encode())
     stored = dict(AutomaticScore.objects.values_list("reflection__text", "score"))
@@ -825,12 +825,12 @@ def test_scores_match_texts_kept_exactly_by_the_published_import(db):
         study=literal,
         file=(
             "stage,annomi_dialogue_id,reflection,evaluator,score\r\n"
-            "S1,d1,'=SUM(A1),BLEU,0.2\r\nS1,d1,'=SUM(A1),LLM,0.3\r\n"
+            "S1,d1,'=SUM(A1),METEOR,0.2\r\nS1,d1,'=SUM(A1),LLM,0.3\r\n"
         ),
     )
     assert dict(
         AutomaticScore.objects.filter(study=literal).values_list("evaluator", "reflection__text")
-    ) == {"BLEU": "'=SUM(A1)", "LLM": "'=SUM(A1)"}
+    ) == {"METEOR": "'=SUM(A1)", "LLM": "'=SUM(A1)"}
     automatic_scores_import(
         study=study,
         file="stage,annomi_dialogue_id,reflection,evaluator,score\r\nS1,d1,=SUM(A1),LLM,0.4\r\n",

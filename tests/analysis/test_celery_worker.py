@@ -9,14 +9,16 @@ from pathlib import Path
 import pytest
 from django.db import connection
 
-from analysis.models import AnalysisRun
+from analysis.computed_scores import automatic_scores_compute_enqueue
+from analysis.metrics.overlap import bleu4
+from analysis.models import AnalysisRun, AutomaticScore
 from analysis.services import (
     analysis_parameters_clean,
     analysis_run_dispatch,
     analysis_run_enqueue,
 )
 from annotation_site.celery import app as celery_app
-from studies.models import Annotator, Assignment, Batch, Study
+from studies.models import Annotator, Assignment, Batch, Reflection, Study
 from studies.services import Answer, annotators_create, assignment_create, judgement_record
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -169,3 +171,32 @@ def test_the_beat_job_asks_the_worker_for_an_automatic_run_after_a_submission(
     after = analysis_run_enqueue(study=loaded_study, parameters={"bootstrap_resamples": 0})
     assert _wait_for(after, {AnalysisRun.Status.DONE}).status == AnalysisRun.Status.DONE
     assert list(AnalysisRun.objects.filter(trigger=AnalysisRun.Trigger.AUTO)) == [run]
+
+
+def test_worker_computes_the_scores_a_researcher_asked_for(loaded_study, celery_worker_process):
+    assert automatic_scores_compute_enqueue(study=loaded_study, metrics=["rouge_l", "bleu"]) == (
+        "bleu",
+        "rouge_l",
+    )
+    # 3 dialogues × 2 stages × 2 synthetic reflections, two metrics.
+    deadline = time.monotonic() + 60
+    while AutomaticScore.objects.filter(study=loaded_study).count() < 24:
+        assert time.monotonic() < deadline, "the worker stored no scores"
+        time.sleep(0.25)
+    scores = AutomaticScore.objects.filter(study=loaded_study).select_related("reflection")
+    assert {s.origin for s in scores} == {AutomaticScore.Origin.COMPUTED}
+    assert {s.reflection.kind for s in scores} == {Reflection.Kind.SYNTHETIC}
+    score = scores.filter(evaluator="bleu").first()
+    reference = Reflection.objects.get(
+        context_id=score.reflection.context_id, kind=Reflection.Kind.HUMAN
+    ).text
+    assert score.score == bleu4([reference], [score.reflection.text])[0]
+
+    # Redelivered or asked for again: the same scores replace the first ones.
+    first = set(scores.values_list("pk", flat=True))
+    automatic_scores_compute_enqueue(study=loaded_study, metrics=["bleu"])
+    deadline = time.monotonic() + 60
+    while set(scores.filter(evaluator="bleu").values_list("pk", flat=True)) & first:
+        assert time.monotonic() < deadline, "the second computation replaced nothing"
+        time.sleep(0.25)
+    assert AutomaticScore.objects.filter(study=loaded_study).count() == 24

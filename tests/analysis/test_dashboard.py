@@ -90,15 +90,53 @@ def judgement_frame(*, raters: int = 3) -> pd.DataFrame:
                             "empathy": 4 if coherent else None,
                             "is_recurring": position == 2 and kind == "human",
                             "assignment_status": "submitted",
+                            "assignment_id": 1000 * position + 100 * g + r,
+                            "seconds_spent": float(1 + (rid + r) % 6),
                         }
                     )
     return pd.DataFrame(rows)
 
 
+# Generation metadata of judgement_frame's reflections: every one was prompted the same
+# way (6 items per stage: reported); the model differs (fewer than 5 items: left out).
+GENERATION = pd.Series(
+    {
+        rid: json.dumps(
+            {"prompt_type": "zero-shot", "model": "human" if rid < 10 else f"m{rid % 2}"}
+        )
+        for rid in (1, 2, 10, 11, 12, 13, 20, 21, 22, 23)
+    }
+)
+
+
+def assignments_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """The assignments behind a judgement frame, as ``selectors.assignments_frame``
+    gives them: stage 2 claimed 3 days (plus a day per rater) after stage 1's
+    submission, every attention check passed."""
+    batches = frame.drop_duplicates("assignment_id")[["group", "annotator", "stage"]]
+    position = frame.drop_duplicates("assignment_id")["stage_position"].to_numpy()
+    rater = batches["annotator"].str.extract(r"(\d+)$")[0].astype(int).to_numpy()
+    start = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(
+        (position - 1) * (4 + rater - 1), unit="D"
+    )
+    return batches.assign(
+        attention_passed=True,
+        status="submitted",
+        assigned_at=start,
+        submitted_at=start + pd.Timedelta(days=1),
+    )
+
+
 def build_report(frame: pd.DataFrame, **parameters) -> dict:
     parameters = analysis_parameters_clean({"bootstrap_resamples": 30, **parameters})
     return report_build(
-        frame=frame, study_slug="pilot", parameters=parameters, categories=CATEGORIES
+        frame=frame,
+        study_slug="pilot",
+        parameters=parameters,
+        categories=CATEGORIES,
+        generation=GENERATION,
+        assignments=assignments_of(frame),
+        stages=[STAGE_1, STAGE_2],
     )
 
 
@@ -532,7 +570,9 @@ def test_the_rerun_form_repeats_the_parameters_of_the_report_shown(
     form = staff_client.get(url("dashboard", loaded_study)).context["form"]
     assert form["excluded_sources"].value() == ["GPT-2"]
     assert (form["bootstrap_resamples"].value(), form["seed"].value()) == (40, 9)
-    assert [value for value, _ in form.fields["excluded_sources"].choices] == ["GPT-2", "GPT-3"]
+    # Every source of the study, as the item export and the API accept (Human too).
+    choices = [value for value, _ in form.fields["excluded_sources"].choices]
+    assert choices == ["GPT-2", "GPT-3", "Human"]
 
 
 def test_the_newest_done_run_is_shown_and_older_ones_can_be_chosen(
@@ -553,8 +593,10 @@ def test_dashboard_query_count_does_not_grow_with_the_data(
 ):
     done_run(judged_study, report, user=StaffUserFactory())
     done_run(judged_study, report, user=StaffUserFactory())
-    # session, user, study, shown run, latest runs, progress (3), synthetic sources
-    with django_assert_num_queries(9):
+    # session, user, study, shown run, latest runs, progress (3, and 3 for the
+    # annotators who can no longer get work), the study's sources, automatic evaluators,
+    # the annotators' ids (the quality panel's links)
+    with django_assert_num_queries(14):
         response = staff_client.get(url("dashboard", judged_study))
     assert response.status_code == 200
 
@@ -579,6 +621,8 @@ def test_starting_a_run_queues_exactly_one_with_the_given_parameters(staff_clien
         "include_expired": True,
         "bootstrap_resamples": 50,
         "seed": 3,
+        "fast_seconds": 3.0,
+        "agreement_floor": 0.5,
     }
     page = staff_client.get(response["Location"]).content.decode()
     assert f"Analysis #{run.pk} queued." in page
@@ -808,3 +852,31 @@ def test_every_report_table_downloads_as_tidy_csv(annotated_study, client):
         client.get(reverse("analysis:table_csv", args=["pilot", run.pk, "nonsense"])).status_code
         == 404
     )
+
+
+def test_staff_who_may_see_studies_read_the_aggregates_but_not_the_exports(annotated_study, client):
+    """The dashboard's statistics take the permission to view studies; its export
+    links, rows of judgements, take what the admin's judgement list takes."""
+    from analysis.services import analysis_run_compute
+
+    run = analysis_run_compute(study=annotated_study, parameters={"bootstrap_resamples": 0})
+    user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    client.force_login(user)
+    export = reverse("studies:export", args=["pilot"])
+    page = client.get(reverse("analysis:dashboard", args=["pilot"]))
+    assert page.status_code == 200
+    text = page.content.decode()
+    assert export not in text and "Export the annotations" not in text
+    for table in report_tables(run.result):
+        table_url = reverse("analysis:table_csv", args=["pilot", run.pk, table.slug])
+        assert table_url in text
+        assert client.get(table_url).status_code == 200, table.slug
+    assert client.get(reverse("analysis:report_json", args=["pilot", run.pk])).status_code == 200
+    assert client.get(export).status_code == 403
+
+    user.user_permissions.add(Permission.objects.get(codename="view_judgement"))
+    client.force_login(get_user_model().objects.get(pk=user.pk))
+    text = client.get(reverse("analysis:dashboard", args=["pilot"])).content.decode()
+    assert f"{export}?format=full" in text
+    assert client.get(f"{export}?format=full").status_code == 200

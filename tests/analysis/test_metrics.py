@@ -412,8 +412,8 @@ def test_majority_agreement_ratio_for_an_error_category():
 
 
 def test_majority_agreement_ratio_uses_each_items_own_rater_count():
-    # Item a: 2 of 4 (not > half), item b: 2 of 3 (majority), item c: 1 of 1 (majority)
-    # → 2 / 3.
+    # Item a: 2 of 4 (not > half), item b: 2 of 3 (majority), item c: 1 of 1 (one
+    # rater: left out) → 1 / 2.
     ratings = pd.DataFrame(
         {
             "item": list("aaaabbbc"),
@@ -422,7 +422,7 @@ def test_majority_agreement_ratio_uses_each_items_own_rater_count():
         }
     )
     assert metrics.majority_agreement_ratio(ratings=ratings, label_given="given") == pytest.approx(
-        2 / 3
+        1 / 2
     )
 
 
@@ -431,10 +431,71 @@ def test_majority_agreement_ratio_is_none_for_a_label_nobody_gave():
     assert metrics.majority_agreement_ratio(ratings=SMALL, label_given=given) is None
 
 
-def test_majority_agreement_ratio_with_one_annotator_is_one():
-    # A single rater is its own majority: every flagged item is a majority item.
+def test_majority_agreement_ratio_with_one_annotator_is_undefined():
+    # A single rater is no majority: every item is left out, so the ratio is undefined
+    # (the kappas show a dash here too), not 1.
     ratings = pd.DataFrame({"item": [1, 2, 3], "rater": "solo", "given": [True, False, True]})
-    assert metrics.majority_agreement_ratio(ratings=ratings, label_given="given") == 1.0
+    assert metrics.majority_agreement_ratio(ratings=ratings, label_given="given") is None
+
+
+def test_majority_agreement_ratio_leaves_out_items_with_one_rater():
+    # Hand-worked: items p, q have 3 raters, r and s one each.
+    #   p: given by 2 of 3 (majority), q: 1 of 3 (flagged, no majority),
+    #   r: 1 of 1 and s: 0 of 1 (left out: one rater).
+    # With r counted the ratio would be 2 / 3; without it: 1 / 2.
+    ratings = pd.DataFrame(
+        {
+            "item": list("pppqqqrs"),
+            "rater": list("xyzxyzxy"),
+            "given": [True, True, False, True, False, False, True, False],
+        }
+    )
+    assert metrics.majority_agreement_ratio(ratings=ratings, label_given="given") == 0.5
+    # The report's n is the ratio's denominator: q and p, not r.
+    assert metrics.majority_agreement_counts(ratings=ratings, label_given="given") == (1, 2)
+
+
+def test_the_report_counts_flagged_items_among_items_with_two_raters():
+    from types import SimpleNamespace
+
+    from analysis.report import _error_categories
+
+    # p: 3 raters, two name parroting; r and s: one rater each (r names it).
+    cell = pd.DataFrame(
+        {
+            "item": list("ppprs"),
+            "rater": list("xyzxy"),
+            "coherent": [False, False, True, False, True],
+            "parroting": [True, True, False, True, False],
+        }
+    )
+    result = _error_categories(cell, [SimpleNamespace(slug="parroting")])
+    assert result == {"parroting": {"majority_agreement": 1.0, "n_items_flagged": 1}}
+    # Every item with one rater: no denominator, so n is 0 (not "flagged by nobody").
+    alone = cell.loc[cell["item"].isin(["r", "s"])]
+    result = _error_categories(alone, [SimpleNamespace(slug="parroting")])
+    assert result == {"parroting": {"majority_agreement": None, "n_items_flagged": 0}}
+    # The cell's one row per (item, rater) is checked once for all categories, still checked.
+    twice = pd.concat([cell, cell.head(1)])
+    both = [SimpleNamespace(slug="parroting"), SimpleNamespace(slug="parroting")]
+    with pytest.raises(ValueError, match="more than one row"):
+        _error_categories(twice, both)
+    # Skipping the check changes no count.
+    assert metrics.majority_agreement_counts(
+        ratings=cell, label_given="parroting", check_unique=False
+    ) == metrics.majority_agreement_counts(ratings=cell, label_given="parroting")
+
+
+@pytest.mark.parametrize(
+    ("votes", "raters", "expected"),
+    [(2, 3, True), (1, 3, False), (1, 2, False), (2, 2, True), (1, 1, False), (0, 0, False)],
+)
+def test_the_majority_rule_needs_more_than_half_of_at_least_two_raters(votes, raters, expected):
+    held = metrics.agreement.majority_holds(votes=np.array([votes]), raters=np.array([raters]))
+    assert bool(held[0]) is expected
+    # The item table's majority label follows the same rule, both ways.
+    label = metrics.majority_label(votes=[votes], raters=[raters])[0]
+    assert (label == "coherent") is expected
 
 
 @pytest.mark.parametrize("seed", range(5))
@@ -448,6 +509,8 @@ def test_majority_agreement_ratio_matches_a_loop_on_random_data(seed):
     majority = flagged = 0
     for _, group in ratings.groupby("item"):
         k, m = int(group["given"].sum()), len(group)
+        if m < 2:
+            continue
         flagged += k >= 1
         majority += k > m / 2
     expected = majority / flagged if flagged else None

@@ -311,7 +311,7 @@ def test_mee_consensus_replacement_is_the_shared_category_most_often_named():
     # All four selected M and P. a named P, b named P, c named M; d also selected O
     # and named it. Shared: M and P → every rater gets the shared category most
     # often named: P (2 times) over M (1 time), although M comes first in category
-    # order; c's M is replaced too (BRIEF §5: each MEE by a category all selected).
+    # order; c's M is replaced too (each MEE by a category all selected).
     frame = judgements(
         [(1, "a", "MP", "P"), (1, "b", "MP", "P"), (1, "c", "MP", "M"), (1, "d", "MPO", "O")]
     )

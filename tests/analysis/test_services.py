@@ -41,6 +41,8 @@ def test_parameters_get_defaults_and_sorted_sources():
         "include_expired": False,
         "bootstrap_resamples": 1000,
         "seed": 0,
+        "fast_seconds": 3.0,
+        "agreement_floor": 0.5,
     }
 
 
@@ -115,7 +117,7 @@ def sent(monkeypatch):
     sent = []
     monkeypatch.setattr(
         "analysis.tasks.analysis_run_task.apply_async",
-        lambda args, countdown=None: sent.append((args, countdown)),
+        lambda args, countdown=None, **kwargs: sent.append((args, countdown)),
     )
     return sent
 
@@ -359,7 +361,7 @@ def test_a_run_the_queue_refused_stays_queued_and_is_sent_later(
     sent = []
     monkeypatch.setattr(
         "analysis.tasks.analysis_run_task.apply_async",
-        lambda args, countdown=None: sent.append(args),
+        lambda args, countdown=None, **kwargs: sent.append(args),
     )
     # Too recent: left alone (it may still be on its way).
     assert analysis_runs_recover()["dispatched"] == 0
@@ -369,6 +371,136 @@ def test_a_run_the_queue_refused_stays_queued_and_is_sent_later(
     run.refresh_from_db()
     assert run.dispatched_at is not None
     assert analysis_runs_recover(now=later)["dispatched"] == 0  # sent once only
+
+
+@pytest.fixture
+def messages(monkeypatch):
+    """The task ids of the messages the services send (the queue takes them all)."""
+    task_ids = []
+    monkeypatch.setattr(
+        "analysis.tasks.analysis_run_task.apply_async",
+        lambda args, task_id, **kwargs: task_ids.append(task_id),
+    )
+    return task_ids
+
+
+def test_a_message_of_a_running_run_with_another_id_does_nothing(
+    loaded_study, messages, settings, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = analysis_run_enqueue(study=loaded_study)
+    run.refresh_from_db()
+    later = run.dispatched_at + timedelta(seconds=settings.ANALYSIS_DISPATCH_TIMEOUT + 1)
+    assert analysis_runs_recover(now=later)["dispatched"] == 1
+    first, second = messages
+    # A worker took the second message and is computing the run.
+    started = timezone.now()
+    AnalysisRun.objects.filter(pk=run.pk).update(
+        status=AnalysisRun.Status.RUNNING, task_id=second, attempts=1, started_at=started
+    )
+    run = analysis_run_execute(run_id=run.pk, task_id=first)
+    assert (run.status, run.attempts, run.task_id, run.started_at) == (
+        AnalysisRun.Status.RUNNING,
+        1,
+        second,
+        started,
+    )
+
+
+def test_a_run_sent_and_lost_is_sent_again_then_failed_with_a_message(
+    loaded_study, messages, settings, django_capture_on_commit_callbacks
+):
+    settings.ANALYSIS_DISPATCH_TIMEOUT = 600
+    with django_capture_on_commit_callbacks(execute=True):
+        run = analysis_run_enqueue(study=loaded_study)
+    run.refresh_from_db()
+    assert (run.dispatches, run.task_id) == (1, messages[0])
+    sent_at = run.dispatched_at
+
+    # Not started, but within the timeout: it may simply wait behind other work.
+    assert analysis_runs_recover(now=sent_at + timedelta(seconds=599)) == {
+        "dispatched": 0,
+        "failed": 0,
+    }
+    assert len(messages) == 1
+    # Past it, the message was lost (the broker restarted without its data): sent
+    # again, with a new id, until MAX_DISPATCHES sends in all.
+    later = sent_at
+    for sends in range(2, services.MAX_DISPATCHES + 1):
+        later = AnalysisRun.objects.get(pk=run.pk).dispatched_at + timedelta(seconds=601)
+        assert analysis_runs_recover(now=later) == {"dispatched": 1, "failed": 0}
+        run.refresh_from_db()
+        assert (run.status, run.dispatches, run.task_id) == ("queued", sends, messages[-1])
+    assert len(set(messages)) == services.MAX_DISPATCHES
+
+    later = run.dispatched_at + timedelta(seconds=601)
+    assert analysis_runs_recover(now=later) == {"dispatched": 0, "failed": 1}
+    run.refresh_from_db()
+    assert run.status == AnalysisRun.Status.FAILED
+    assert run.error == (
+        f"Sent to the task queue {services.MAX_DISPATCHES} times, and no worker started it "
+        "(are the Celery workers running?). Start the analysis again."
+    )
+    assert run.finished_at == later and run.result is None
+    assert len(messages) == services.MAX_DISPATCHES
+
+
+def test_a_run_sent_twice_is_computed_once_whichever_message_comes(
+    loaded_study, messages, settings, django_capture_on_commit_callbacks
+):
+    with django_capture_on_commit_callbacks(execute=True):
+        run = analysis_run_enqueue(study=loaded_study)
+    run.refresh_from_db()
+    later = run.dispatched_at + timedelta(seconds=settings.ANALYSIS_DISPATCH_TIMEOUT + 1)
+    assert analysis_runs_recover(now=later)["dispatched"] == 1
+    first, second = messages
+
+    # The first message was only late (waiting behind other work): it claims the run.
+    run = analysis_run_execute(run_id=run.pk, task_id=first)
+    assert (run.status, run.attempts, run.task_id) == (AnalysisRun.Status.DONE, 1, first)
+    # The second, or either delivered again: the run is done, left alone.
+    for task_id in (second, first):
+        again = analysis_run_execute(run_id=run.pk, task_id=task_id)
+        assert (again.status, again.attempts, again.finished_at) == (
+            AnalysisRun.Status.DONE,
+            1,
+            run.finished_at,
+        )
+
+
+def test_a_run_started_meanwhile_is_not_sent_again(loaded_study, messages):
+    run = AnalysisRun.objects.create(study=loaded_study, status=AnalysisRun.Status.RUNNING)
+    assert services.analysis_run_dispatch(run_id=run.pk) is False
+    assert messages == []
+    run.refresh_from_db()
+    assert (run.task_id, run.dispatches, run.dispatched_at) == ("", 0, None)
+
+
+def test_a_lost_automatic_run_does_not_hold_up_the_next_one(
+    open_study, messages, settings, django_capture_on_commit_callbacks
+):
+    """The debounce adds new submissions to the automatic run still waiting; a lost
+    one is sent again, and failed in the end, so later submissions get their run."""
+    settings.ANALYSIS_DISPATCH_TIMEOUT = 60  # all within the batches' time limit
+    t0 = _soon()
+    _submit_batch(open_study, at=t0)
+    with django_capture_on_commit_callbacks(execute=True):
+        (lost_id,) = analysis_runs_request_auto(now=t0 + timedelta(seconds=120))
+    _submit_batch(open_study, at=t0 + timedelta(seconds=200))
+    assert analysis_runs_request_auto(now=t0 + timedelta(seconds=400)) == []  # joins it
+
+    for _ in range(services.MAX_DISPATCHES):
+        lost = AnalysisRun.objects.get(pk=lost_id)
+        later = lost.dispatched_at + timedelta(seconds=settings.ANALYSIS_DISPATCH_TIMEOUT + 1)
+        analysis_runs_recover(now=later)
+    assert AnalysisRun.objects.get(pk=lost_id).status == AnalysisRun.Status.FAILED
+
+    submitted = t0 + timedelta(seconds=300)
+    assert submitted > later
+    _submit_batch(open_study, at=submitted)
+    (next_id,) = analysis_runs_request_auto(now=submitted + timedelta(seconds=120))
+    assert next_id != lost_id
+    assert AnalysisRun.objects.get(pk=next_id).data_through == submitted
 
 
 def test_a_run_left_running_by_a_dead_worker_is_failed_with_a_message(loaded_study, settings):

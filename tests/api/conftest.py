@@ -78,6 +78,18 @@ def reader(db) -> APIClient:
     return token_client(user)
 
 
+@pytest.fixture
+def row_reader(db) -> APIClient:
+    """Staff who may see studies and the admin's judgement and assignment lists."""
+    from django.contrib.auth.models import Permission
+
+    user = get_user_model().objects.create_user("row-reader", is_staff=True)
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_study", "view_judgement", "view_assignment"])
+    )
+    return token_client(user)
+
+
 def answer_for(reflection: Reflection, n: int) -> Answer:
     if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
         return Answer(coherent=False, categories=frozenset({"off_topic"}))

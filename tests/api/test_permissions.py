@@ -64,6 +64,11 @@ ENDPOINTS = {
         lambda s: f"/api/studies/{s.slug}/export/?format=full",
         content_type="text/csv; charset=utf-8",
     ),
+    "item export": Endpoint(
+        "get",
+        lambda s: f"/api/studies/{s.slug}/items/",
+        content_type="text/csv; charset=utf-8",
+    ),
     "analysis runs": Endpoint("get", lambda s: f"/api/studies/{s.slug}/analysis-runs/"),
     "analysis run": Endpoint("get", lambda s: f"/api/analysis-runs/{_run(s)}/"),
     "start analysis": Endpoint(
@@ -80,6 +85,16 @@ ENDPOINTS = {
         lambda s: f"/api/assignments/{_submitted(s)}/reject/",
         lambda s: {"reason": "Copied answers."},
     ),
+}
+
+
+# Rows of judgements or assignments: the permission the admin's list of them needs
+# (studies.permissions), on top of reading studies.
+ROW_LEVEL = {
+    "assignments": "studies.view_assignment",
+    "judgements": "studies.view_judgement",
+    "export": "studies.view_judgement",
+    "item export": "studies.view_judgement",
 }
 
 
@@ -109,11 +124,14 @@ def test_permission_matrix(
     non_staff,
     staff_without_permissions,
     reader,
+    row_reader,
     api,
 ):
     """Anonymous callers and annotators (a session through their invitation link, no
     user) get 401 with the token challenge; users who are not staff, and staff who may
-    not see studies, 403; staff who may only see studies read but may not write;
+    not see studies, 403; staff who may only see studies read the study and its
+    aggregates but neither rows of judgements or assignments nor write; with the
+    admin's view permissions on judgements and assignments they read those rows too;
     researchers with a token are served."""
     endpoint = ENDPOINTS[name]
     is_write = endpoint.method == "post"
@@ -135,6 +153,15 @@ def test_permission_matrix(
     if is_write:
         body = assert_error(response, 403, "reader")
         assert "lacks the permission" in body["message"]
+    elif name in ROW_LEVEL:
+        body = assert_error(response, 403, "reader")
+        assert body["message"] == f"Your account lacks the permission {ROW_LEVEL[name]}."
+    else:
+        assert response.status_code == endpoint.ok, response.content
+
+    response = endpoint.call(row_reader, small_study)
+    if is_write:
+        assert_error(response, 403, "row reader")
     else:
         assert response.status_code == endpoint.ok, response.content
 
@@ -203,3 +230,42 @@ def test_unknown_paths_ask_anonymous_callers_to_authenticate_first(anonymous, db
 def test_a_method_an_endpoint_lacks_is_a_json_405(api, small_study):
     body = assert_error(api.delete(f"/api/studies/{small_study.slug}/"), 405)
     assert body == {"message": 'Method "DELETE" not allowed.'}
+
+
+PERMISSION_SETS = [
+    (),
+    ("view_study",),
+    ("view_study", "view_judgement"),
+    ("view_study", "change_judgement"),
+    ("view_study", "view_assignment"),
+    ("change_study", "change_assignment"),
+    ("view_judgement", "view_assignment"),
+]
+
+
+@pytest.mark.parametrize("codenames", PERMISSION_SETS, ids=lambda c: "+".join(c) or "none")
+def test_the_api_answers_as_the_admins_lists_do(small_study, codenames):
+    """One rule, one answer: whoever the admin shows the judgement (assignment) list
+    to reads judgement (assignment) rows through the API, and nobody else."""
+    from django.contrib.admin import site
+    from django.contrib.auth import get_user_model
+    from django.contrib.auth.models import Permission
+    from django.test import RequestFactory
+
+    from studies.models import Judgement
+    from tests.api.conftest import token_client
+
+    user = get_user_model().objects.create_user("someone", is_staff=True)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    client = token_client(user)
+    request = RequestFactory().get("/")
+    request.user = user
+    may_see_studies = site._registry[Study].has_view_permission(request)
+    for model, endpoint in ((Judgement, "judgements"), (Assignment, "assignments")):
+        admin_says = may_see_studies and site._registry[model].has_view_permission(request)
+        response = ENDPOINTS[endpoint].call(client, small_study)
+        assert response.status_code == (200 if admin_says else 403), (endpoint, codenames)
+    judgements_allowed = may_see_studies and site._registry[Judgement].has_view_permission(request)
+    for endpoint in ("export", "item export"):
+        response = ENDPOINTS[endpoint].call(client, small_study)
+        assert response.status_code == (200 if judgements_allowed else 403), (endpoint, codenames)

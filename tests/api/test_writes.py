@@ -218,6 +218,17 @@ def test_malformed_json_is_a_400(api, submitted):
 # --- analysis runs ----------------------------------------------------------------------------
 
 
+def test_an_analysis_excluding_a_source_the_study_lacks_is_refused(api, staff, small_study):
+    with mock.patch("analysis.tasks.analysis_run_task.apply_async") as apply_async:
+        response = post(api, "/api/studies/pilot/analysis-runs/", {"excluded_sources": ["BART"]})
+    assert response.status_code == 400
+    assert response.json()["errors"] == {
+        "excluded_sources": ["Not a source of this study: BART (it has: GPT-2, GPT-3, Human)."]
+    }
+    assert not AnalysisRun.objects.exists()
+    apply_async.assert_not_called()
+
+
 def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
     api, staff, small_study, django_capture_on_commit_callbacks
 ):
@@ -229,7 +240,7 @@ def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
             api,
             "/api/studies/pilot/analysis-runs/",
             {
-                "excluded_sources": ["GPT-3", "BART", "GPT-3"],
+                "excluded_sources": ["GPT-3", "GPT-2", "GPT-3"],
                 "bootstrap_resamples": 0,
                 "seed": 7,
             },
@@ -239,10 +250,12 @@ def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
     assert response["Location"] == f"/api/analysis-runs/{run.pk}/"
     assert response.json()["id"] == run.pk and response.json()["status"] == "queued"
     assert run.parameters == {
-        "excluded_sources": ["BART", "GPT-3"],
+        "excluded_sources": ["GPT-2", "GPT-3"],
         "include_expired": False,
         "bootstrap_resamples": 0,
         "seed": 7,
+        "fast_seconds": 3.0,
+        "agreement_floor": 0.5,
     }
     assert (run.trigger, run.requested_by) == (AnalysisRun.Trigger.MANUAL, staff)
     apply_async.assert_called_once()
@@ -252,7 +265,7 @@ def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
     analysis_run_execute(run_id=run.pk)
     detail = api.get(response["Location"]).json()
     assert detail["status"] == "done"
-    assert detail["result"]["parameters"]["excluded_sources"] == ["BART", "GPT-3"]
+    assert detail["result"]["parameters"]["excluded_sources"] == ["GPT-2", "GPT-3"]
 
 
 def test_an_analysis_without_parameters_uses_the_defaults(api, small_study):
@@ -262,6 +275,8 @@ def test_an_analysis_without_parameters_uses_the_defaults(api, small_study):
         "include_expired": False,
         "bootstrap_resamples": 1000,
         "seed": 0,
+        "fast_seconds": 3.0,
+        "agreement_floor": 0.5,
     }
 
 

@@ -1,4 +1,4 @@
-"""The annotator's path in a real browser (BRIEF §3–4): invitation link, information
+"""The annotator's path in a real browser: invitation link, information
 sheet and consent, tutorial, one batch answered with mouse, keyboard, touch or plain
 forms, review and submission. Each test ends by checking what the database stored."""
 
@@ -351,6 +351,8 @@ def test_flow_completes_with_javascript_disabled(browser, open_study, annotator,
     assert assignment.attention_passed is True
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     assert sorted(judgements) == sorted(order)
+    # Without JavaScript the time spent comes from the server's timestamps.
+    assert all(j.seconds_spent is not None and j.seconds_spent >= 0 for j in judgements.values())
     no = judgements[order[no_at - 1]]
     assert (no.coherent, no.error_flags, no.most_evident_bit) == (
         False,

@@ -80,6 +80,15 @@ def test_researcher_reruns_the_analysis_follows_it_and_downloads_figures(
     expect(page.locator("#run-status")).to_contain_text(f"Analysis #{run.pk} is done")
     expect(page.locator("#run-status [hx-trigger]")).to_have_count(0)
 
+    # The Systems section: its heading, the dot plot, the pairs table explained on hover.
+    expect(page.get_by_role("heading", name="Systems", exact=True)).to_be_visible()
+    expect(page.locator("#figure-systems svg[role=img]")).to_be_visible()
+    pairs = page.get_by_role("table", name="Pairs of systems per group")
+    expect(pairs).to_be_visible()
+    expect(pairs.get_by_role("columnheader", name="Holm p")).to_have_attribute(
+        "title", re.compile("Holm's method")
+    )
+
     figure = page.locator("#figure-label-distribution")
     expect(figure.locator("svg[role=img]")).to_be_visible()
     with page.expect_download() as svg_download:
@@ -114,7 +123,7 @@ def test_without_javascript_the_rerun_form_posts_and_comes_back(
     analysis_run_execute(run_id=run.pk)
     page.reload()
     png_buttons = page.locator("[data-png-download]")
-    expect(png_buttons).to_have_count(3)
+    expect(png_buttons).to_have_count(4)
     expect(png_buttons.first).to_be_hidden()
     expect(page.get_by_role("link", name="Download SVG").first).to_be_visible()
     context.close()

@@ -196,8 +196,11 @@ def base_env(**overrides) -> dict[str, str]:
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY=SECRET_KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",
-        # Plain HTTP on loopback: secure-only cookies would never come back.
+        # Plain HTTP on loopback: secure-only cookies would never come back, and
+        # neither the redirect to HTTPS nor HSTS applies.
         DJANGO_SECURE_COOKIES="false",
+        DJANGO_SECURE_SSL_REDIRECT="false",
+        DJANGO_HSTS_SECONDS="0",
         DJANGO_LOG_LEVEL="WARNING",
         ANALYSIS_AUTO_RUN="false",
         PYTHONUNBUFFERED="1",
@@ -312,6 +315,13 @@ class PrivateRedis:
 
     def stop(self) -> None:
         _stop(self.proc)
+        self.proc = None
+
+    def kill(self) -> None:
+        """``kill -9``: gone at once, with what it held (it keeps nothing on disk)."""
+        if self.proc is not None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
         self.proc = None
 
 

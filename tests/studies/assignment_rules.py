@@ -1,4 +1,4 @@
-"""The assignment rules (BRIEF §3) checked over the whole assignments table, shared by
+"""The assignment rules checked over the whole assignments table, shared by
 the concurrency tests and the claims benchmark (bench/claims).
 
 ``assignment_rule_violations`` returns, per rule, the offending rows (empty lists when

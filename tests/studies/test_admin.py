@@ -8,10 +8,23 @@ from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
 from studies.models import Annotator, Batch, ConsentVersion, DialogueContext, Reflection, Study
+from studies.protocol import (
+    COHERENCE_QUESTION,
+    EMPATHY_STATEMENT,
+    default_empathy_labels,
+    default_mee_merge,
+)
 from tests.conftest import form_data, materials_doc
 from tests.factories import StaffUserFactory
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
+
+INSTRUMENT = {
+    "coherence_question": COHERENCE_QUESTION,
+    "empathy_statement": EMPATHY_STATEMENT,
+    "empathy_labels": json.dumps(default_empathy_labels()),
+    "mee_merge": json.dumps(default_mee_merge()),
+}
 
 
 @pytest.fixture
@@ -70,6 +83,7 @@ def test_creating_a_study_in_the_admin_gives_it_default_categories_and_a_consent
             "information_sheet": "About the study.",
             "consent_text": "I agree.",
             "tutorial_example_turns": "[]",
+            **INSTRUMENT,  # the defaults the add form shows
             **{
                 f"{prefix}-TOTAL_FORMS": 0
                 for prefix in ("stages", "groups", "categories", "consent_versions")

@@ -1,4 +1,4 @@
-"""Many annotators asking for work at the same moment (BRIEF §3), on PostgreSQL.
+"""Many annotators asking for work at the same moment, on PostgreSQL.
 
 Each claim runs in its own thread with its own database connection, all released
 together by a barrier, so the row locks of ``assignment_claim`` (the annotator row,
@@ -48,6 +48,15 @@ from studies.services import (
 )
 from tests.conftest import materials_doc
 from tests.studies.assignment_rules import assignment_rule_violations
+
+
+@pytest.fixture(autouse=True)
+def _unanswered_claims_held_until_the_time_limit(settings):
+    """These races concern the time limit; claims nobody answers are released sooner
+    (ASSIGNMENT_UNANSWERED_RELEASE), which test_claims_release_unanswered_slots_under_load
+    covers."""
+    settings.ASSIGNMENT_UNANSWERED_RELEASE = 24 * 3600
+
 
 pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
 
@@ -312,3 +321,28 @@ def test_claims_racing_expiries_and_rejections_reuse_the_released_slots(study):
     assert len(per_batch) == n_contexts * 2
     assert {row["active"] for row in per_batch} == {K}  # every slot taken again
     assert sum(row["released"] for row in per_batch) >= len(to_expire) + len(to_reject)
+
+
+def test_claims_release_unanswered_slots_under_load(study, settings):
+    """Claims nobody answers (idle workers, made-up crowd ids) free their slots after
+    ASSIGNMENT_UNANSWERED_RELEASE: 40 annotators race for 36 slots, the winners'
+    claims go unanswered except a few, and ten minutes later the others' claims take
+    the released slots while the answered ones keep theirs; the counts hold."""
+    settings.ASSIGNMENT_UNANSWERED_RELEASE = 10 * 60
+    annotators = open_study(study, n_contexts=6, per_group=20)
+    first = claims_at(annotators, T0)
+    won = [o for o in first if isinstance(o, Assignment)]
+    assert len(won) == 2 * 6 * K  # every slot of stage 1 taken
+    kept = won[:4]
+    for a in kept:  # these started: held until the time limit
+        Assignment.objects.filter(pk=a.pk).update(status=Assignment.Status.IN_PROGRESS)
+    losers = [a for a, o in zip(annotators, first, strict=True) if not isinstance(o, Assignment)]
+    later = T0 + timedelta(minutes=10)
+    again = claims_at(losers, later)
+    assert_assignment_rules(study)
+    assert sum(isinstance(o, Assignment) for o in again) == len(losers)
+    for a in kept:
+        a.refresh_from_db()
+        assert a.status == Assignment.Status.IN_PROGRESS
+    expired = Assignment.objects.filter(status=Assignment.Status.EXPIRED)
+    assert expired.count() == len(won) - len(kept)

@@ -1,4 +1,4 @@
-"""The assignment rules of BRIEF §3, one behaviour per test, with an explicit clock."""
+"""The assignment rules of the protocol, one behaviour per test, with an explicit clock."""
 
 import json
 from datetime import timedelta
@@ -30,6 +30,7 @@ from studies.services import (
     assignment_expire,
     assignment_reject,
     assignment_submit,
+    assignments_expire_overdue,
     consent_version_current,
     judgement_record,
     stage_unlock_time,
@@ -123,8 +124,11 @@ def test_a_batch_gets_at_most_k_annotators_per_group(open_study):
         per_batch[a.batch_id] = per_batch.get(a.batch_id, 0) + 1
     assert sorted(per_batch.values()) == [2, 2, 2]
     (late,) = consented(open_study)
-    with pytest.raises(NoWorkAvailable, match="enough annotators of your group"):
-        assignment_claim(annotator=late, now=T0 + timedelta(hours=2))
+    # No batch of stage 1 can ever be theirs: the stage is finished for them, and with
+    # nothing submitted in it they wait for nothing.
+    (first, _) = annotator_stage_states(annotator=late, now=T0 + timedelta(hours=2))
+    assert (first.status, first.submitted) == ("done", 0)
+    assert assignment_claim(annotator=late, now=T0 + timedelta(hours=2)).stage.position == 2
 
 
 def test_groups_have_separate_slots(open_study):
@@ -336,11 +340,36 @@ def test_an_overdue_assignment_expires_lazily_and_frees_its_slot(open_study):
     first, second, third, fourth = consented(open_study, count=4)
     for a in (first, second, third):
         assignment_claim(annotator=a, now=T0)
+    for a in Assignment.objects.all():  # each started: held until the time limit
+        judgement_record(
+            assignment=a,
+            reflection=Reflection.objects.get(pk=a.order[0]),
+            answer=Answer(True, empathy=2),
+            now=T0 + timedelta(minutes=1),
+        )
     with pytest.raises(NoWorkAvailable):
         assignment_claim(annotator=fourth, now=T0 + timedelta(minutes=29))
     late = assignment_claim(annotator=fourth, now=T0 + timedelta(minutes=30))
     assert Assignment.objects.filter(status=Assignment.Status.EXPIRED).count() == 3
     assert late.group_slot == 1
+
+
+def test_a_claim_with_no_answer_expires_after_the_configured_time(open_study, settings):
+    """Workers who claim and never answer (or made-up crowd ids) must not hold slots
+    for the whole time limit."""
+    settings.ASSIGNMENT_UNANSWERED_RELEASE = 10 * 60
+    Study.objects.filter(pk=open_study.pk).update(overlap_k=1, batches_per_stage=1)
+    first, second, third, fourth = consented(open_study, count=4)
+    for a in (first, second, third):
+        assignment_claim(annotator=a, now=T0)
+    with pytest.raises(NoWorkAvailable):
+        assignment_claim(annotator=fourth, now=T0 + timedelta(minutes=9, seconds=59))
+    late = assignment_claim(annotator=fourth, now=T0 + timedelta(minutes=10))
+    assert Assignment.objects.filter(status=Assignment.Status.EXPIRED).count() == 3
+    assert late.group_slot == 1
+    settings.ASSIGNMENT_UNANSWERED_RELEASE = 20 * 60
+    assert assignments_expire_overdue(now=T0 + timedelta(minutes=29)) == 0
+    assert assignments_expire_overdue(now=T0 + timedelta(minutes=30)) == 1
 
 
 def test_answers_of_an_expired_assignment_are_kept_but_no_longer_accepted(open_study):

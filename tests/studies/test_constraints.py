@@ -451,6 +451,48 @@ def test_same_source_and_text_twice_in_one_context_is_rejected(context):
         Reflection.objects.create(context=context, text="Same.", source="GPT-2", kind="synthetic")
 
 
+def test_no_unique_index_holds_a_text_that_can_exceed_the_index_row_limit():
+    """Every unique constraint and unique field, in every app, on columns whose values
+    fit a PostgreSQL index row (2,704 bytes; 4 bytes per character at most): long
+    texts go through a hash (``reflection_unique_in_context``)."""
+    from django.apps import apps
+    from django.db import models
+
+    def width(field) -> int:
+        if isinstance(field, models.TextField | models.JSONField):
+            return 10**9  # unbounded
+        if isinstance(field, models.CharField):
+            return 4 * field.max_length
+        return 8
+
+    too_wide = []
+    for model in apps.get_models():
+        opts = model._meta
+        groups = [[f.name] for f in opts.local_fields if f.unique and not f.primary_key]
+        groups += [list(c.fields) for c in opts.constraints if isinstance(c, UniqueConstraint)]
+        for names in groups:
+            if sum(width(opts.get_field(name)) for name in names) > 2704 - 100:
+                too_wide.append(f"{opts.label}: {names}")
+    assert too_wide == []
+
+
+def test_long_reflections_are_stored_and_still_unique_in_their_context(context):
+    """The unique index holds a hash of the text: PostgreSQL refuses index rows over
+    2,704 bytes, which a text of a few KB (that does not compress) would need."""
+    text = "".join(chr(0x4E00 + (n * 7919) % 20000) for n in range(5000))  # 15 KB of UTF-8
+    Reflection.objects.create(context=context, text=text, source="GPT-2", kind="synthetic")
+    Reflection.objects.create(context=context, text=text + ".", source="GPT-2", kind="synthetic")
+    with violates(Reflection, "reflection_unique_in_context"):
+        Reflection.objects.create(context=context, text=text, source="GPT-2", kind="synthetic")
+    duplicate = Reflection(context=context, text=text, source="GPT-2", kind="synthetic")
+    with pytest.raises(ValidationError) as excinfo:
+        duplicate.full_clean()
+    assert excinfo.value.messages == [
+        "This context already has a reflection with this source and text."
+    ]
+    assert Reflection.objects.filter(context=context).count() == 2
+
+
 # --- Batch and BatchItem -------------------------------------------------------------
 
 

@@ -88,7 +88,9 @@ def test_workbook_holds_the_csv_rows_as_strings(formula_study, fmt):
 
 def test_excel_download_from_the_admin_page_url(formula_study, client):
     user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
+    )
     client.force_login(user)
     response = client.get(reverse("studies:export", args=["sheet"]), {"file": "xlsx"})
     assert response.status_code == 200
@@ -148,7 +150,9 @@ def test_text_too_long_for_an_excel_cell_is_refused_and_nothing_is_written(
     assert list(tmp_path.iterdir()) == []
 
     user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
+    )
     client.force_login(user)
     response = client.get(reverse("studies:export", args=["sheet"]), {"file": "xlsx"})
     assert response.status_code == 400

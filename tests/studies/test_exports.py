@@ -259,6 +259,14 @@ def test_round_trip_of_a_whole_study_gives_the_same_report(annotated_study):
     assert original["n_judgements"] == copied["n_judgements"] == 108
     original.pop("study")
     copied.pop("study")
+    # The published format has no column for generation metadata (model, decoding...):
+    # the copy's reflections have none, so it has no generation settings to report.
+    assert original.pop("generation_settings")
+    assert copied.pop("generation_settings") == {}
+    # Nor a column for claim and submission times: the copy's batches were all claimed
+    # and submitted at import, so its waits between stages are 0.
+    assert original.pop("waiting_periods")
+    assert all(e["max_days"] == 0 for g in copied.pop("waiting_periods").values() for e in g)
     assert_same_report(copied, original)
 
 
@@ -352,7 +360,9 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
 @pytest.fixture
 def staff_client(client):
     user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    user.user_permissions.add(
+        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
+    )
     client.force_login(user)
     return client
 
@@ -552,3 +562,30 @@ def test_command_leaves_no_partial_file_when_the_export_fails(
     with pytest.raises(RuntimeError, match="database went away"):
         call_command("export_annotations", "pilot", "--out", str(target), stderr=StringIO())
     assert list(tmp_path.iterdir()) == []
+
+
+def test_staff_who_may_see_studies_but_not_judgements_cannot_export(annotated_study, client):
+    """An export is rows of judgements: it takes what the admin's judgement list takes
+    (studies.permissions), on the download, the admin's export page and its action."""
+    user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
+    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    client.force_login(user)
+    download = reverse("studies:export", args=["pilot"])
+    export_page = reverse("admin:studies_study_export", args=[annotated_study.pk])
+    study_page = reverse("admin:studies_study_change", args=[annotated_study.pk])
+    assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 403
+    assert client.get(download).status_code == 403
+    assert client.get(export_page).status_code == 403
+    page = client.get(study_page).content.decode()
+    assert export_page not in page
+    changelist = client.get(reverse("admin:studies_study_changelist")).content.decode()
+    assert 'value="export_annotations"' not in changelist
+
+    user.user_permissions.add(Permission.objects.get(codename="view_judgement"))
+    client.force_login(get_user_model().objects.get(pk=user.pk))  # fresh permission cache
+    assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 200
+    assert client.get(download).status_code == 200
+    assert client.get(export_page).status_code == 200
+    assert export_page in client.get(study_page).content.decode()
+    changelist = client.get(reverse("admin:studies_study_changelist")).content.decode()
+    assert 'value="export_annotations"' in changelist

@@ -756,6 +756,18 @@ def test_csv_p_that_is_not_finite_is_rejected(loaded_study, value):
     ]
 
 
+def test_json_key_given_twice_in_one_object_is_rejected(loaded_study):
+    """The JSON counterpart of a repeated CSV column: the last value would silently win."""
+    text = json.dumps(new_doc(), indent=2)
+    text = text.replace(
+        '"human_reflection": ', '"text": "First.", "text": "Second.", "human_reflection": ', 1
+    )
+    issues = rejected(loaded_study, text, "json")
+    assert [(i.where, i.message) for i in issues] == [
+        ("file", 'invalid JSON: key "text" appears twice in one object')
+    ]
+
+
 def test_deeply_nested_json_file_is_rejected(loaded_study):
     content = '{"contexts": ' + "[" * 100_000 + "]" * 100_000 + "}"
     issues = rejected(loaded_study, content, "json")

@@ -9,7 +9,7 @@ import json
 from io import StringIO
 
 import pytest
-from django.core.management import call_command
+from django.core.management import CommandError, call_command
 
 from studies.datafiles.published import PUBLISHED_COLUMNS
 from studies.models import Judgement, Reflection, Study
@@ -146,3 +146,81 @@ def test_the_documented_example_round_trips_byte_for_byte(tmp_path):
     assert sorted(target.read_bytes().splitlines()) == sorted(example.read_bytes().splitlines())
     study = Study.objects.get(slug="example")
     assert study.contexts.count() == 2 and study.annotators.count() == 2
+
+
+# --- descriptions (two-phase studies) -----------------------------------------------------
+
+DESCRIPTIONS = (
+    "",  # a Yes
+    '-It says "never", the client said "sometimes".',
+    "=Not what the client said,\nat all 🙃",
+    "لا علاقة له بالحوار",  # a No with no category, only a description
+)
+
+
+def described_rows() -> list[list[str]]:
+    """``published_rows`` plus the ``error_description`` column, last."""
+    rows = published_rows()
+    out = [[*rows[0], "error_description"]]
+    for n, row in enumerate(rows[1:]):
+        out.append([*row, DESCRIPTIONS[n % len(DESCRIPTIONS)]])
+    return out
+
+
+@pytest.mark.parametrize("safe", [False, True], ids=["exact", "spreadsheet-safe"])
+def test_descriptions_round_trip_cell_for_cell(tmp_path, safe):
+    rows = described_rows()
+    path = tmp_path / "described.csv"
+    path.write_text(to_csv(rows), encoding="utf-8")
+    call_command("import_annotations", str(path), "--study", "copy", stdout=StringIO())
+    study = Study.objects.get(slug="copy")
+    stored = Judgement.objects.filter(assignment__stage__study=study)
+    assert stored.exclude(error_description="").count() == 36
+    only_text = stored.filter(error_description=DESCRIPTIONS[3])
+    assert only_text.count() == 12
+    assert set(only_text.values_list("coherent", "error_flags")) == {(False, 0)}
+    # The stages had categories and descriptions: they ask for both.
+    assert set(study.stages.values_list("no_answer", flat=True)) == {"both"}
+    exported = parse(export("copy", *(["--spreadsheet-safe"] if safe else [])))
+    assert exported[0] == rows[0]
+    if not safe:
+        assert sorted(exported[1:]) == sorted(rows[1:])
+        return
+    assert all(not cell.startswith(("=", "+", "-", "@")) for r in exported for cell in r)
+    again = tmp_path / "safe.csv"
+    again.write_text(to_csv(exported), encoding="utf-8")
+    call_command(
+        "import_annotations", str(again), "--study", "again", "--spreadsheet-safe",
+        stdout=StringIO(),
+    )  # fmt: skip
+    assert sorted(parse(export("again"))[1:]) == sorted(rows[1:])
+
+
+@pytest.mark.parametrize(
+    ("row", "message"),
+    [
+        (1, "a description is only given when coherent_and_context_consistent is No"),
+        (2, "2,001 characters; at most 2,000 are allowed"),
+    ],
+)
+def test_bad_descriptions_are_refused_and_nothing_is_written(tmp_path, row, message):
+    rows = described_rows()
+    rows[row][-1] = "A description on a Yes." if row == 1 else "x" * 2001
+    assert rows[1][6] == "Yes" and rows[2][6] == "No"  # the fixture's answers
+    path = tmp_path / "bad.csv"
+    path.write_text(to_csv(rows), encoding="utf-8")
+    with pytest.raises(CommandError) as caught:
+        call_command("import_annotations", str(path), "--study", "copy", stdout=StringIO())
+    assert message in str(caught.value)
+    assert not Study.objects.filter(slug="copy").exists()
+
+
+def test_full_export_ends_with_the_description(tmp_path):
+    path = tmp_path / "described.csv"
+    path.write_text(to_csv(described_rows()), encoding="utf-8")
+    call_command("import_annotations", str(path), "--study", "copy", stdout=StringIO())
+    out = StringIO()
+    call_command("export_annotations", "copy", "--format", "full", stdout=out)
+    full = parse(out.getvalue())
+    assert full[0][-1] == "error_description"
+    assert sorted({r[-1] for r in full[1:]}) == sorted(DESCRIPTIONS)

@@ -1,4 +1,4 @@
-"""Whole studies run through the services on a simulated clock (BRIEF §3).
+"""Whole studies run through the services on a simulated clock.
 
 The main simulation: 15 contexts, 2 stages, 2 groups of 9 annotators, k = 3, m = 5,
 a 3-day wait before stage 2. 15 × 3 = 9 × 5, so supply and demand match exactly and
@@ -190,7 +190,7 @@ def test_second_stage_opens_exactly_when_the_annotators_own_wait_ends(sim_study)
 def test_an_annotator_who_started_stage_2_is_not_sent_back_to_stage_1(sim_study):
     """annotator_stage_states: a stage is complete once the annotator has work in a
     later stage, "so a slot that opens up later never reopens a stage they have left"
-    (and BRIEF §3: stages in order). A researcher rejecting one of their stage-1
+    (and the protocol: stages in order). A researcher rejecting one of their stage-1
     batches, then their stage-2 batch running out of time, must not send them back."""
     annotator = enrol(sim_study, 1)[0]
     last = work_session(annotator, start=T0, stage_position=1)
@@ -208,7 +208,7 @@ def test_an_annotator_who_started_stage_2_is_not_sent_back_to_stage_1(sim_study)
 
 def test_annotators_taking_turns_still_get_m_batches_when_supply_equals_demand(db):
     """Three annotators of one group take turns, one batch each, on three batches with
-    k = 2 and m = 2: 3 × 2 = 3 × 2, so BRIEF §3 (exactly k per batch, m per annotator)
+    k = 2 and m = 2: 3 × 2 = 3 × 2, so the protocol (exactly k per batch, m per annotator)
     leaves one way to finish, every annotator with 2 batches and every batch with 2
     annotators. The picks follow the study seed, so try several: a plain random pick
     among the least-filled batches strands the last annotator for some of them."""

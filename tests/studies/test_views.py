@@ -8,12 +8,22 @@ from django.db import connection
 from django.urls import reverse
 from django.utils import timezone
 
-from studies.models import Annotator, Assignment, Judgement, Reflection, Stage, Study
+from studies.forms import item_shown_at
+from studies.models import (
+    Annotator,
+    Assignment,
+    CrowdEntry,
+    Judgement,
+    Reflection,
+    Stage,
+    Study,
+)
 from studies.services import (
     annotators_create,
     assignment_claim,
     consent_version_current,
 )
+from studies.times import time_rounded_up
 from studies.views.common import SESSION_ANNOTATORS
 
 HX = {"HTTP_HX_REQUEST": "true"}
@@ -190,13 +200,13 @@ def test_tutorial_is_mandatory_once_and_stays_reachable(client, ready):
 def test_home_shows_stages_and_the_start_button(client, ready):
     page = client.get("/s/pilot/").content.decode()
     assert "Stage 1</strong>:" in page and "open (0 of 2 submitted)" in page
-    assert "GPT" not in page  # stage names name the models (BRIEF §4)
+    assert "GPT" not in page  # stage names name the models
     assert "locked until you finish the stage before" in page
     assert "Start a batch" in page
 
 
-def test_home_shows_the_exact_unlock_time_while_waiting(client, ready):
-    now = timezone.now().replace(microsecond=0)
+def test_home_shows_the_unlock_time_rounded_up_while_waiting(client, ready):
+    now = timezone.now().replace(second=0, microsecond=0) - timedelta(minutes=5)
     for i in range(2):
         a = assignment_claim(annotator=ready, now=now + timedelta(minutes=i))
         Judgement.objects.bulk_create(
@@ -208,7 +218,9 @@ def test_home_shows_the_exact_unlock_time_while_waiting(client, ready):
     unlock = now + timedelta(minutes=1, seconds=30) + timedelta(days=3)
     page = client.get("/s/pilot/").content.decode()
     assert "Stage 2</strong> opens for you on" in page and "GPT" not in page
-    assert f'datetime="{unlock.isoformat()}"' in page
+    shown = time_rounded_up(unlock)  # never earlier than the real moment
+    assert shown - unlock == timedelta(seconds=30)
+    assert f'datetime="{shown:%Y-%m-%dT%H:%M:%SZ}" data-local' in page
 
 
 def test_start_claims_a_batch_and_opens_its_first_item(client, ready):
@@ -269,7 +281,7 @@ def test_htmx_gets_only_the_item_panel(client, assignment):
 
 def test_saving_an_answer_stores_it_and_moves_on(client, assignment):
     response = client.post(item_url(assignment, 1), good_answer(assignment, 1))
-    assert response["Location"] == item_url(assignment, 2) + "?saved=1"
+    assert response["Location"] == item_url(assignment, 2) + "?saved=1#item-panel"
     assert "Saved ✓" in client.get(response["Location"]).content.decode()
     judgement = Judgement.objects.get()
     assert judgement.reflection_id == assignment.order[0]
@@ -456,50 +468,24 @@ def test_a_failed_attention_check_is_recorded_but_not_shown(client, assignment):
 def crowd_study(open_study):
     Study.objects.filter(pk=open_study.pk).update(
         crowd_group=open_study.groups.get(name="Layperson"),
-        crowd_completion_code="C0DE42",
-        crowd_return_url="https://app.prolific.com/submissions/complete?cc=C0DE42",
     )
+    Stage.objects.filter(study=open_study, position=2).update(completion_code="C0DE42")
     open_study.refresh_from_db()
     return open_study
 
 
-def test_prolific_link_creates_a_pseudonymous_annotator_and_resumes_it(client, crowd_study):
-    url = "/s/pilot/join?PROLIFIC_PID=abc123&STUDY_ID=st1&SESSION_ID=se1"
-    assert client.get(url)["Location"] == "/s/pilot/"
-    annotator = Annotator.objects.get()
-    assert (annotator.platform, annotator.platform_participant_id) == ("prolific", "abc123")
-    assert annotator.platform_data == {"STUDY_ID": "st1", "SESSION_ID": "se1"}
-    assert annotator.pseudonym == "Layperson 1" and annotator.group.name == "Layperson"
-    client.logout()
-    client.get(url)
-    assert Annotator.objects.count() == 1
-    assert client.session[SESSION_ANNOTATORS] == {"pilot": annotator.pk}
-
-
-def test_mturk_link_and_preview(client, crowd_study):
-    preview = client.get("/s/pilot/join?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=h")
-    assert preview.status_code == 200 and not Annotator.objects.exists()
-    client.get("/s/pilot/join?workerId=W1&assignmentId=A1&hitId=H1")
-    assert Annotator.objects.get().platform == "mturk"
-
-
-def test_join_link_without_ids_or_crowd_group_is_refused(client, open_study):
-    missing = client.get("/s/pilot/join")
-    assert missing.status_code == 400 and "crowd-platform id" in missing.content.decode()
-    no_group = client.get("/s/pilot/join?PROLIFIC_PID=x")
-    assert no_group.status_code == 403
-    assert "not taking part through a crowd platform" in no_group.content.decode()
-    assert not Annotator.objects.exists()
-
-
 def test_a_finished_crowd_worker_gets_the_completion_code(client, crowd_study):
-    client.get("/s/pilot/join?PROLIFIC_PID=done1")
+    first = crowd_study.stages.get(position=1)
+    client.get(f"/s/pilot/join/{first.join_key}?PROLIFIC_PID=done1&STUDY_ID=s1&SESSION_ID=x1")
     annotator = Annotator.objects.get()
     Stage.objects.filter(study=crowd_study).update(min_wait=timedelta(0))
     Study.objects.filter(pk=crowd_study.pk).update(batches_per_stage=1)
     annotator.consented_version = consent_version_current(study=crowd_study)
     annotator.consented_at = annotator.tutorial_completed_at = timezone.now()
     annotator.save()
+    CrowdEntry.objects.create(
+        annotator=annotator, stage=crowd_study.stages.get(position=2), platform="prolific"
+    )
     for _ in range(2):
         a = assignment_claim(annotator=annotator)
         Judgement.objects.bulk_create(
@@ -591,28 +577,9 @@ def test_resaving_the_same_consent_texts_with_crlf_makes_no_new_version(open_stu
     assert open_study.consent_versions.count() == 1
 
 
-def test_a_full_study_turns_crowd_newcomers_away_before_storing_anything(client, crowd_study):
-    Study.objects.filter(pk=crowd_study.pk).update(overlap_k=1)
-    group = crowd_study.groups.get(name="Layperson")
-    for worker in annotators_create(group=group, count=3):
-        worker.consented_version = consent_version_current(study=crowd_study)
-        worker.consented_at = timezone.now()
-        worker.save()
-        assignment_claim(annotator=worker)
-    response = client.get("/s/pilot/join?PROLIFIC_PID=latecomer")
-    assert response.status_code == 403
-    assert "This study has all the participants it needs." in response.content.decode()
-    assert not Annotator.objects.filter(platform_participant_id="latecomer").exists()
-
-
-def test_malformed_crowd_ids_are_refused(client, crowd_study):
-    response = client.get("/s/pilot/join?PROLIFIC_PID=%3Cscript%3E")
-    assert response.status_code == 400
-    assert not Annotator.objects.exists()
-
-
 def test_a_crowd_worker_who_declines_leaves_no_trace(client, crowd_study):
-    client.get("/s/pilot/join?PROLIFIC_PID=w42&STUDY_ID=s&SESSION_ID=x")
+    first = crowd_study.stages.get(position=1)
+    client.get(f"/s/pilot/join/{first.join_key}?PROLIFIC_PID=w42&STUDY_ID=s&SESSION_ID=x")
     assert Annotator.objects.filter(platform_participant_id="w42").exists()
     response = client.post("/s/pilot/consent/decline/")
     assert "We have not kept anything about you" in response.content.decode()
@@ -656,3 +623,33 @@ def test_a_save_from_an_outdated_page_is_refused_and_shows_the_saved_answer(clie
     assert client.post(url, {**late, "revision": "1"}).status_code == 302
     judgement.refresh_from_db()
     assert (judgement.coherent, judgement.revision) == (False, 2)
+
+
+# --- time spent without JavaScript ---------------------------------------------------------
+
+
+def test_a_plain_form_save_measures_the_time_from_when_the_server_showed_the_item(
+    client, assignment
+):
+    page = client.get(item_url(assignment, 1)).content.decode()
+    assert 'name="shown_at" value="' in page
+    shown = item_shown_at(now=timezone.now() - timedelta(seconds=42))
+    response = client.post(
+        item_url(assignment, 1), {**good_answer(assignment, 1), "shown_at": shown}
+    )
+    assert response.status_code == 302
+    assert Judgement.objects.get().seconds_spent == pytest.approx(42, abs=2)
+
+
+def test_the_browsers_own_measure_wins_and_a_forged_timestamp_is_ignored(client, assignment):
+    shown = item_shown_at(now=timezone.now() - timedelta(seconds=42))
+    client.post(
+        item_url(assignment, 1),
+        {**good_answer(assignment, 1), "shown_at": shown, "seconds_spent": "7.5"},
+    )
+    client.post(
+        item_url(assignment, 2),
+        {**good_answer(assignment, 2), "shown_at": shown.replace(":", ":9", 1)},
+    )
+    times = dict(Judgement.objects.values_list("reflection_id", "seconds_spent"))
+    assert times == {assignment.order[0]: 7.5, assignment.order[1]: None}

@@ -4,8 +4,9 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
+from analysis.management.options import add_judgement_options
 from analysis.models import AnalysisRun
-from analysis.services import analysis_run_compute
+from analysis.services import DEFAULT_PARAMETERS, analysis_run_compute
 from analysis.summary import report_summary_lines
 from studies.models import Study
 
@@ -18,18 +19,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("study_slug")
-        parser.add_argument(
-            "--exclude-source",
-            action="append",
-            default=[],
-            metavar="NAME",
-            help="Leave out a reflection source (repeatable), e.g. --exclude-source BART.",
-        )
-        parser.add_argument(
-            "--include-expired",
-            action="store_true",
-            help="Also count the answers of batches that expired before submission.",
-        )
+        add_judgement_options(parser)
         parser.add_argument("--json", metavar="PATH", help="Write the JSON report to PATH.")
         parser.add_argument(
             "--resamples",
@@ -38,6 +28,18 @@ class Command(BaseCommand):
             help="Bootstrap resamples for the confidence intervals (0: no intervals).",
         )
         parser.add_argument("--seed", type=int, default=0, help="Seed of the bootstrap.")
+        parser.add_argument(
+            "--fast-seconds",
+            type=float,
+            default=DEFAULT_PARAMETERS["fast_seconds"],
+            help="Annotator quality: answers faster than this are fast (default 3).",
+        )
+        parser.add_argument(
+            "--agreement-floor",
+            type=float,
+            default=DEFAULT_PARAMETERS["agreement_floor"],
+            help="Annotator quality: flag agreement with the group below this (default 0.5).",
+        )
 
     def handle(self, *args, study_slug: str, **options):
         study = Study.objects.filter(slug=study_slug).first()
@@ -51,6 +53,8 @@ class Command(BaseCommand):
             "include_expired": options["include_expired"],
             "bootstrap_resamples": options["resamples"],
             "seed": options["seed"],
+            "fast_seconds": options["fast_seconds"],
+            "agreement_floor": options["agreement_floor"],
         }
         try:
             run = analysis_run_compute(study=study, parameters=parameters)

@@ -1,9 +1,11 @@
-"""Measures specific to the reflection-coherence protocol (BRIEF §5).
+"""Measures specific to the reflection-coherence protocol.
 
 Agreement summaries with bootstrap intervals, most-evident-error (MEE)
 agreement with consensus adjustment and category merging, empathy agreement,
 between-group agreement, cross-stage shift on human reflections, human vs
-synthetic, and per-annotator consistency. Built on
+synthetic, per-annotator consistency, the item-level table (:mod:`.items`, the one
+home of the majority rule), and the system-level analysis built on it
+(:mod:`.systems`, :mod:`.generation`, :mod:`.evaluators`). Built on
 :mod:`analysis.metrics.agreement`, :mod:`analysis.metrics.association` and
 :mod:`analysis.metrics.bootstrap`; no Django.
 
@@ -16,21 +18,50 @@ when the rater gave none).
 from .annotators import annotator_consistency
 from .empathy import EMPATHY_MERGED, EMPATHY_MERGED_ORDER, empathy_agreement
 from .errors import mee_agreement, mee_labels
+from .evaluators import evaluators_by_source, evaluators_systems
+from .generation import generation_settings, generation_values, item_label_sums
 from .groups import between_group_agreement, majority_labels
+from .items import item_table, majority_label
+from .quality import annotator_quality, waiting_periods
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
 from .summary import agreement_summary
+from .systems import (
+    cohens_d,
+    cohens_h,
+    group_comparison,
+    holm,
+    system_entries,
+    system_pairs,
+    system_stats,
+)
 
 __all__ = [
     "EMPATHY_MERGED",
     "EMPATHY_MERGED_ORDER",
     "agreement_summary",
     "annotator_consistency",
+    "annotator_quality",
     "between_group_agreement",
+    "cohens_d",
+    "cohens_h",
     "coherent_rate_test",
     "cross_stage_shift",
     "empathy_agreement",
+    "evaluators_by_source",
+    "evaluators_systems",
+    "generation_settings",
+    "generation_values",
+    "group_comparison",
+    "holm",
+    "item_label_sums",
+    "item_table",
+    "majority_label",
     "majority_labels",
     "mee_agreement",
     "mee_labels",
     "recurrence_free",
+    "system_entries",
+    "system_pairs",
+    "system_stats",
+    "waiting_periods",
 ]

@@ -18,7 +18,7 @@ def annotator_consistency(
     coherent: str = "coherent",
     recurring: str | None = None,
 ) -> dict[str, dict[str, Any]]:
-    """Per annotator, over their judgements of human reflections (BRIEF §5):
+    """Per annotator, over their judgements of human reflections:
 
     * ``recurring_identical_rate``: of the human reflections they judged in
       more than one stage, the share they answered the same Yes/No every time

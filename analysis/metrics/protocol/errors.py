@@ -1,5 +1,4 @@
-"""Most-evident-error (MEE) agreement: consensus adjustment and category merging
-(BRIEF §5)."""
+"""Most-evident-error (MEE) agreement: consensus adjustment and category merging."""
 
 from __future__ import annotations
 
@@ -36,8 +35,8 @@ def mee_labels(
     * ``consensus``: where the item's raters share selected categories (every
       rater of the item selected them), every rater's MEE becomes one shared
       category: the one most often named as MEE on the item (ties: the first in
-      ``categories`` order), BRIEF §5's "a category that all annotators of the
-      item selected".
+      ``categories`` order): "a category that all annotators of the item
+      selected".
 
     Returns a Series aligned with ``judgements`` (object dtype, NaN = none).
     """
@@ -45,20 +44,27 @@ def mee_labels(
     merge = dict(merge or {})
     labels = list(dict.fromkeys(merge.get(slug, slug) for slug in categories))
     selected = _selected(judgements, categories)
-    merged = pd.DataFrame(
-        {
-            label: selected[[s for s in categories if merge.get(s, s) == label]].any(axis=1)
-            for label in labels
-        },
-        index=judgements.index,
-    )
-    single = merged.sum(axis=1) == 1
-    named = judgements[mee].map(lambda slug: merge.get(slug, slug), na_action="ignore")
+    merged = selected
+    if merge:
+        merged = pd.DataFrame(
+            {
+                label: selected[[s for s in categories if merge.get(s, s) == label]].any(axis=1)
+                for label in labels
+            },
+            index=judgements.index,
+        )
+    flags = merged.to_numpy(dtype=bool)
+    named = judgements[mee]
+    if merge:
+        named = named.map(lambda slug: merge.get(slug, slug), na_action="ignore")
     if named.notna().any():
-        unknown = set(named.dropna()) - set(labels)
+        unknown = set(pd.unique(named.dropna())) - set(labels)
         if unknown:
             raise ValueError(f"MEE labels not among the categories: {sorted(map(str, unknown))}")
-    only = merged.idxmax(axis=1).where(single)
+    first = flags.argmax(axis=1) if labels else np.zeros(len(flags), dtype=np.int64)
+    only = pd.Series(
+        np.asarray(labels or [np.nan], dtype=object)[first], index=judgements.index, dtype=object
+    ).where(flags.sum(axis=1) == 1)
     result = named.where(named.notna(), only)
     if not consensus or judgements.empty:
         return result
@@ -92,7 +98,7 @@ def mee_agreement(
     seed: int = 0,
 ) -> dict[str, Any]:
     """Agreement on the most evident error among the items that all their
-    raters judged incoherent (BRIEF §5), with :func:`mee_labels`' rules.
+    raters judged incoherent, with :func:`mee_labels`' rules.
 
     Raters without an MEE on such an item leave it with fewer ratings, so
     under the modal-rater rule it drops out of the kappas; ``n_items_all_incoherent``

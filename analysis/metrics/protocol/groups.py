@@ -10,17 +10,17 @@ import pandas as pd
 
 from ..agreement import alpha_from_counts, count_table
 from ..bootstrap import DEFAULT_RESAMPLES, alpha_ci
+from .items import NO_MAJORITY, majority_label
 
 
 def majority_labels(*, scores: pd.Series, raters: pd.Series) -> pd.Series:
-    """Majority label per item from its coherence score and rater count:
-    ``"coherent"`` when more than half judged it coherent, ``"incoherent"`` when
-    fewer than half did, missing on a tie (possible with an even rater count)."""
+    """Majority label per item from its coherence score and rater count
+    (:func:`analysis.metrics.protocol.items.majority_label`, a lone rater's answer
+    counting as the group's): missing on a tie (possible with an even rater
+    count)."""
     scores, raters = scores.align(raters, join="inner")
-    labels = pd.Series(np.nan, index=scores.index, dtype=object)
-    labels[2 * scores > raters] = "coherent"
-    labels[2 * scores < raters] = "incoherent"
-    return labels
+    labels = majority_label(votes=scores.to_numpy(), raters=raters.to_numpy(), min_raters=1)
+    return pd.Series(labels, index=scores.index, dtype=object).replace(NO_MAJORITY, np.nan)
 
 
 def between_group_agreement(

@@ -46,7 +46,7 @@ def recurrence_free(
     recurring: str | None = None,
 ) -> pd.DataFrame:
     """Drop every judgement of an (annotator, reflection) pair judged in more
-    than one of the stages present (the recurrence-free view of BRIEF §5), and,
+    than one of the stages present (the recurrence-free view), and,
     with ``recurring`` (a boolean column: the annotator had met the reflection
     before, in work not counted here, e.g. a rejected batch), the flagged rows."""
     stages_seen = judgements.groupby([rater, item])[stage].transform("nunique")

@@ -1,6 +1,7 @@
 """Checks of parsed materials across contexts and against the study (its stages, the
 contexts it already holds)."""
 
+from ...limits import MATERIAL_TEXT_MAX_LENGTH
 from ...models import DialogueContext, Reflection, Study
 from ...protocol import HUMAN_SOURCE
 from .. import Problems, storable_problem
@@ -47,7 +48,7 @@ def materials_check(study: Study, specs: list[ContextSpec], problems: Problems) 
             )
         elif not human.text:
             problems.add(loc(fmt, human.where, "human"), "empty text", row=human.row)
-        elif problem := storable_problem(human.text):
+        elif problem := storable_problem(human.text, MATERIAL_TEXT_MAX_LENGTH):
             problems.add(loc(fmt, human.where, "human"), problem, row=human.row)
         for where, row, stage in spec.human_stages:
             unknown_stage(where, row, stage)
@@ -83,7 +84,7 @@ def _check_items(spec: ContextSpec, problems: Problems, unknown_stage) -> None:
         if not item.text:
             add("text", "empty text")
             continue
-        if problem := storable_problem(item.text):
+        if problem := storable_problem(item.text, MATERIAL_TEXT_MAX_LENGTH):
             add("text", problem)
         if item.kind == "synthetic":
             if not item.stage:

@@ -33,4 +33,7 @@ PUBLISHED_COLUMNS = (
 GROUP_COLUMN = "annotator_group"
 MOST_EVIDENT_COLUMN = "most_evident_error"
 EMPATHY_COLUMN = "empathy"
-PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN)
+# What is wrong in the annotator's own words: the last column of every export of a
+# study with any description.
+DESCRIPTION_COLUMN = "error_description"
+PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN, DESCRIPTION_COLUMN)

@@ -20,9 +20,16 @@ from ...models import (
     DialogueContext,
     Judgement,
     Reflection,
+    Stage,
     Study,
 )
-from ...protocol import HUMAN_SOURCE, shuffled_order
+from ...protocol import (
+    HUMAN_SOURCE,
+    NO_ANSWER_BOTH,
+    NO_ANSWER_FREE_TEXT,
+    AnswerSettings,
+    shuffled_order,
+)
 from ...services import (
     Answer,
     EncodedAnswer,
@@ -231,11 +238,17 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
     for assignment, planned in zip(assignments, plan, strict=True):
         for row in planned.rows:
             answer = (row.coherent, row.categories, row.most_evident, row.empathy)
-            encoded = encoded_answers.get(answer)
+            encoded = encoded_answers.get(answer) if not row.description else None
             if encoded is None:
-                encoded = encoded_answers[answer] = answer_encode(
-                    answer=Answer(*answer), categories=bits, require_complete=False
+                # Published data may carry categories, a description or both.
+                encoded = answer_encode(
+                    answer=Answer(*answer, description=row.description),
+                    categories=bits,
+                    settings=IMPORTED_ANSWERS,
+                    require_complete=False,
                 )
+                if not row.description:
+                    encoded_answers[answer] = encoded
             judgements.append(
                 Judgement(
                     assignment_id=assignment.pk,
@@ -244,6 +257,7 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
                     error_flags=encoded.error_flags,
                     most_evident_bit=encoded.most_evident_bit,
                     empathy=encoded.empathy,
+                    error_description=encoded.error_description,
                 )
             )
     Judgement.objects.bulk_create(judgements, **bulk)
@@ -256,6 +270,23 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
         "assignments": len(assignments),
         "judgements": len(judgements),
     }
+
+
+# Imported answers may carry categories, a description or both.
+IMPORTED_ANSWERS = AnswerSettings(no_answer=NO_ANSWER_BOTH)
+
+
+def _stages_answer_settings(study: Study, parsed: Parsed) -> None:
+    """A stage whose rows have descriptions asks for them: with categories when any of
+    its rows has one, else alone (a free-text stage)."""
+    described = {row.stage for row in parsed.rows if row.description}
+    categorised = {row.stage for row in parsed.rows if row.categories}
+    Stage.objects.filter(study=study, name__in=described & categorised).update(
+        no_answer=NO_ANSWER_BOTH
+    )
+    Stage.objects.filter(study=study, name__in=described - categorised).update(
+        no_answer=NO_ANSWER_FREE_TEXT
+    )
 
 
 def _study_problem(slug: str, title: str) -> Problem | None:
@@ -316,6 +347,7 @@ def annotations_import(
             raise AnnotationsImportError(
                 [Problem("study", f'a study with the slug "{study_slug}" was just created')]
             ) from None
+        _stages_answer_settings(study, parsed)
         counts = _write(study, parsed, plan)
     return AnnotationsImportSummary(
         study_slug=study.slug,

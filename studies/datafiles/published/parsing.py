@@ -6,8 +6,9 @@ import re
 from dataclasses import dataclass
 from typing import NamedTuple
 
+from ...limits import MATERIAL_TEXT_MAX_LENGTH
 from ...models import PREFIX_REGEX, Annotator, AnnotatorGroup, Stage
-from ...protocol import HUMAN_SOURCE
+from ...protocol import DESCRIPTION_MAX_LENGTH, HUMAN_SOURCE
 from .. import (
     CsvRecords,
     Problems,
@@ -22,6 +23,7 @@ from .columns import (
     ANNOTATOR_COLUMN,
     COHERENT_COLUMN,
     CONTEXT_COLUMN,
+    DESCRIPTION_COLUMN,
     DIALOGUE_ID_COLUMN,
     EMPATHY_COLUMN,
     GROUP_COLUMN,
@@ -57,6 +59,7 @@ class Row(NamedTuple):
     categories: frozenset[str]
     most_evident: str | None
     empathy: int | None
+    description: str = ""
 
 
 @dataclass
@@ -155,19 +158,25 @@ class _Parser:
             group,
             most_evident,
             empathy,
+            description,
         ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))
         dialogue = self.required(n, DIALOGUE_ID_COLUMN, dialogue, "dialogue id", ID_MAX_LENGTH)
         stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
         source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
         pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
         # The reflection is kept exactly.
-        problem = "empty reflection" if not text.strip() else storable_problem(text)
+        problem = (
+            "empty reflection"
+            if not text.strip()
+            else storable_problem(text, MATERIAL_TEXT_MAX_LENGTH)
+        )
         if problem:
             self.add(n, REFLECTION_COLUMN, problem)
             text = None
         coherent, categories, most_evident, empathy = self.answer(
             n, answer.strip(), categories, most_evident.strip() or None, empathy.strip()
         )
+        description = self.description(n, answer.strip(), description.strip())
         if dialogue is not None:
             self.context(n, dialogue, context.strip())
             if source == HUMAN_SOURCE and text is not None:
@@ -191,8 +200,24 @@ class _Parser:
                     categories,
                     most_evident,
                     empathy,
+                    description,
                 )
             )
+
+    def description(self, n: int, answer: str, description: str) -> str:
+        """Any non-empty description up to the cap, on a No (the typing minimum is for
+        the annotation page)."""
+        if description and answer == YES:
+            self.add(
+                n, DESCRIPTION_COLUMN, f"a description is only given when {COHERENT_COLUMN} is {NO}"
+            )
+        elif len(description) > DESCRIPTION_MAX_LENGTH:
+            self.add(
+                n,
+                DESCRIPTION_COLUMN,
+                f"{len(description):,} characters; at most {DESCRIPTION_MAX_LENGTH:,} are allowed",
+            )
+        return description
 
     def answer(
         self, n: int, answer: str, cells: list[str], most_evident: str | None, empathy: str

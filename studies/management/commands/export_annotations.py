@@ -10,7 +10,7 @@ from studies.models import Study
 
 class Command(BaseCommand):
     help = (
-        "Write a study's annotations: the published format (BRIEF §6) or the full audit "
+        "Write a study's annotations: the published format or the full audit "
         "format, as CSV with every text exactly as stored (default), as a spreadsheet-safe "
         "CSV, or as an Excel workbook. Streams; memory stays flat however large the study."
     )

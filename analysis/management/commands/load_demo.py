@@ -1,4 +1,10 @@
-"""Create (or refresh) the demo study, a researcher login and annotator links."""
+"""Create (or refresh) the demo study, a researcher login and annotator links, with
+simulated annotators' judgements and an analysis run, so the dashboard shows figures
+from the start.
+
+It lives in the analysis app because it ends with an analysis run: analysis sits
+above studies, so this command may use both.
+"""
 
 import json
 from datetime import timedelta
@@ -10,14 +16,24 @@ from django.core.management.base import BaseCommand, CommandError
 from django.db import transaction
 from django.urls import reverse
 
+from analysis.models import AnalysisRun
+from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
 from studies.models import Study
-from studies.services import annotators_create, study_create
+from studies.selectors import study_has_judgements
+from studies.services import (
+    annotators_create,
+    demo_judgements_simulate,
+    study_create,
+    study_open,
+)
 
-DEMO_DIR = Path(__file__).resolve().parents[2] / "demo"
+DEMO_DIR = Path(__file__).resolve().parents[3] / "studies" / "demo"
 RESEARCHER_USERNAME = "researcher"
 RESEARCHER_PASSWORD = "demo-researcher"  # demo only; printed so the quick start works
 ANNOTATORS_PER_GROUP = 4
+NEW_ANNOTATOR_GROUP = "Layperson"  # its last annotator is left to start, to try the pages
+DEMO_RESAMPLES = 200  # bootstrap resamples of the demo's analysis (seconds, not minutes)
 
 
 class Command(BaseCommand):
@@ -30,10 +46,16 @@ class Command(BaseCommand):
             action="store_true",
             help="Run even with DEBUG off (only on a throwaway deployment).",
         )
+        parser.add_argument(
+            "--no-judgements",
+            action="store_true",
+            help="Only the study, its materials and annotators: no simulated judgements "
+            "and no analysis run.",
+        )
 
     # The materials import is its own (durable) transaction. Each step is idempotent,
     # so running the command again completes an interrupted load.
-    def handle(self, *args, base_url: str, force: bool, **options):
+    def handle(self, *args, base_url: str, force: bool, no_judgements: bool, **options):
         if not settings.DEBUG and not force:
             raise CommandError(
                 "The demo creates a superuser whose password is published in the README; "
@@ -46,6 +68,7 @@ class Command(BaseCommand):
             study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
         )
         self.stdout.write(f"Materials: {summary}")
+        study_open(study=study)
 
         User = get_user_model()
         researcher = User.objects.filter(username=RESEARCHER_USERNAME).first()
@@ -56,6 +79,11 @@ class Command(BaseCommand):
             missing = ANNOTATORS_PER_GROUP - group.annotators.count()
             if missing > 0:
                 annotators_create(group=group, count=missing)
+        newcomer = (
+            study.annotators.filter(group__name=NEW_ANNOTATOR_GROUP).order_by("-number").first()
+        )
+        if not no_judgements:
+            self._simulate(study, newcomer)
 
         base = base_url.rstrip("/")
         self.stdout.write("")
@@ -64,15 +92,39 @@ class Command(BaseCommand):
         self.stdout.write(f"  username: {RESEARCHER_USERNAME}")
         self.stdout.write(f"  password: {RESEARCHER_PASSWORD}")
         self.stdout.write("")
-        self.stdout.write(self.style.SUCCESS("Crowd entry link (joins the Layperson group):"))
         self.stdout.write(
-            f"  {base}/s/{study.slug}/join?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x"
+            self.style.SUCCESS("Crowd entry link of stage 1 (joins the Layperson group):")
         )
+        first = study.stages.order_by("position").first()
+        join = reverse("studies:join", args=[study.slug, first.join_key])
+        self.stdout.write(f"  {base}{join}?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x")
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Annotator invitation links (one per person):"))
         for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
             link = reverse("studies:invitation", args=[annotator.access_token])
-            self.stdout.write(f"  {annotator.pseudonym:<14} {base}{link}")
+            note = "  (not started yet: try the annotator pages with this one)"
+            started = annotator.consented_at is not None
+            self.stdout.write(f"  {annotator.pseudonym:<14} {base}{link}{'' if started else note}")
+        self.stdout.write("")
+        self.stdout.write(self.style.SUCCESS("Dashboard (agreement, figures, exports):"))
+        self.stdout.write(f"  {base}{reverse('analysis:dashboard', args=[study.slug])}")
+
+    def _simulate(self, study: Study, newcomer) -> None:
+        """Simulated annotators (all but ``newcomer``) and an analysis run, once."""
+        if not study_has_judgements(study_id=study.pk):
+            annotators = list(
+                study.annotators.exclude(pk=getattr(newcomer, "pk", None)).order_by("pk")
+            )
+            done = demo_judgements_simulate(study=study, annotators=annotators)
+            self.stdout.write(
+                f"Simulated annotators: {done.annotators} annotators submitted "
+                f"{done.batches} batches ({done.judgements} answers)."
+            )
+        if not AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE).exists():
+            run = analysis_run_compute(
+                study=study, parameters={"bootstrap_resamples": DEMO_RESAMPLES}
+            )
+            self.stdout.write(f"Analysis run #{run.pk}: {run.get_status_display().lower()}.")
 
     def _study(self, config: dict) -> Study:
         study = Study.objects.filter(slug=config["slug"]).first()
@@ -92,7 +144,6 @@ class Command(BaseCommand):
             tutorial_empathy_explanation=tutorial["empathy_explanation"],
             stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
             groups=["Layperson", "Expert"],
-            status=Study.Status.OPEN,
             seed=20261121,
         )
         for category in study.categories.all():
@@ -101,7 +152,6 @@ class Command(BaseCommand):
             category.example_explanation = example.get("example_explanation", "")
             category.save(update_fields=["example_reflection", "example_explanation"])
         study.crowd_group = study.groups.get(name="Layperson")
-        study.crowd_completion_code = "DEMO-COMPLETE"
-        study.save(update_fields=["crowd_group", "crowd_completion_code"])
+        study.save(update_fields=["crowd_group"])
         self.stdout.write(f'Created the demo study "{study.title}".')
         return study

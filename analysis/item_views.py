@@ -1,0 +1,59 @@
+"""The item-level export as a download (interfaces only): the dashboard's link and the
+admin export page's form (``items_csv``), and the streamed response the API sends too
+(``items_response``)."""
+
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.shortcuts import get_object_or_404
+from django.views.decorators.http import require_GET
+
+from studies.models import Study
+from studies.permissions import user_may_read_judgements
+
+from .item_export import items_csv_chunks, items_filename, items_parameters_clean
+from .views import staff_page
+
+
+@require_GET
+@staff_page
+def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
+    """The item-level CSV, streamed: ``?exclude_source=NAME`` (repeatable) and
+    ``include_expired=1`` choose the judgements as the analysis parameters do. Rows per
+    item and group are row-level data: they need what the annotation export and the
+    admin's judgement list need (``studies.permissions``)."""
+    if not user_may_read_judgements(request.user):
+        raise PermissionDenied
+    study = get_object_or_404(Study, slug=slug)
+    include_expired = request.GET.get("include_expired", "").lower()
+    if include_expired not in ("", "0", "1", "true", "false", "on", "off"):
+        return _nothing_exported({"include_expired": ["Use 1 or 0."]})
+    try:
+        parameters = items_parameters_clean(
+            study=study,
+            excluded_sources=request.GET.getlist("exclude_source"),
+            include_expired=include_expired in ("1", "true", "on"),
+        )
+    except ValidationError as exc:
+        return _nothing_exported(exc.message_dict)
+    return items_response(study=study, parameters=parameters)
+
+
+def items_response(*, study: Study, parameters: dict) -> StreamingHttpResponse:
+    """The item-level CSV as a streaming download (the dashboard's and the API's)."""
+    response = StreamingHttpResponse(
+        (chunk.encode("utf-8") for chunk in items_csv_chunks(study=study, parameters=parameters)),
+        content_type="text/csv; charset=utf-8",
+    )
+    response["Cache-Control"] = "no-store"
+    response["X-Content-Type-Options"] = "nosniff"
+    response["Content-Disposition"] = f'attachment; filename="{items_filename(study=study)}"'
+    return response
+
+
+def _nothing_exported(errors: dict[str, list[str]]) -> HttpResponse:
+    lines = [f"{field}: {'; '.join(problems)}" for field, problems in errors.items()]
+    return HttpResponse(
+        "Nothing exported:\n" + "\n".join(lines),
+        status=400,
+        content_type="text/plain; charset=utf-8",
+    )

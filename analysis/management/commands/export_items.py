@@ -1,0 +1,47 @@
+from pathlib import Path
+
+from django.core.exceptions import ValidationError
+from django.core.management.base import BaseCommand, CommandError
+
+from analysis.item_export import COLUMNS, items_csv_chunks, items_parameters_clean
+from analysis.management.options import add_judgement_options
+from studies.models import Study
+
+
+class Command(BaseCommand):
+    help = (
+        "Write the item-level CSV of a study: one row per (stage, item, group) of the "
+        f"judgements the report analyses, with the columns {', '.join(COLUMNS)}."
+    )
+
+    def add_arguments(self, parser):
+        parser.add_argument("study_slug")
+        add_judgement_options(parser)
+        parser.add_argument("--out", metavar="PATH", required=True, help="The CSV file to write.")
+
+    def handle(self, *args, study_slug: str, **options):
+        study = Study.objects.filter(slug=study_slug).first()
+        if study is None:
+            raise CommandError(f'No study with slug "{study_slug}".')
+        try:
+            parameters = items_parameters_clean(
+                study=study,
+                excluded_sources=options["exclude_source"],
+                include_expired=options["include_expired"],
+            )
+        except ValidationError as exc:
+            raise CommandError(" ".join(exc.messages)) from None
+        target = Path(options["out"])
+        if not target.parent.is_dir():
+            raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
+        # Written beside the target and renamed once complete: no half-written file.
+        partial = target.with_name(target.name + ".partial")
+        try:
+            with partial.open("w", encoding="utf-8", newline="") as handle:
+                for chunk in items_csv_chunks(study=study, parameters=parameters):
+                    handle.write(chunk)
+        except BaseException:
+            partial.unlink(missing_ok=True)
+            raise
+        partial.replace(target)
+        self.stdout.write(self.style.SUCCESS(f"Wrote {target}."))

@@ -1,0 +1,152 @@
+"""Coherence per generation setting: for each key of the reflections' generation
+metadata (model, decoding, nucleus p, prompt type…) and each of its values, the
+label distribution, coherent rate, majority-vote coherent rate and the
+distribution of majority most evident errors of the items with that value."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Sequence
+from typing import Any
+
+import pandas as pd
+
+from ..association import INCOHERENT_UNSPECIFIED, label_weights
+from .items import (
+    ITEM_KEYS,
+    MAJORITY_INCOHERENT,
+    MEE_NO_MAJORITY,
+    majority_coherent_counts,
+)
+
+#: A value needs at least this many of the group's items in the stage to be reported.
+MIN_SETTING_ITEMS = 5
+_SCALARS = (str, int, float, bool, type(None))
+
+
+def setting_value(value: Any) -> str:
+    """A metadata value as the report names it: a string as itself, any other
+    scalar as JSON writes it (``0.9`` → ``"0.9"``, ``True`` → ``"true"``,
+    ``None`` → ``"null"``)."""
+    return value if isinstance(value, str) else json.dumps(value)
+
+
+def generation_values(*, generation: pd.Series) -> pd.DataFrame:
+    """Reflections' generation metadata in long form: one row per (``item``,
+    ``key``, ``value``) with :func:`setting_value` values.
+
+    ``generation`` holds each reflection's metadata as JSON text, indexed by
+    reflection id; each distinct text is parsed once (a study has a handful of
+    generation settings and many reflections). Non-scalar values (lists,
+    objects) and metadata that is not a JSON object are left out."""
+    columns = ["item", "key", "value"]
+    if generation.empty:
+        return pd.DataFrame(columns=columns)
+    codes, texts = pd.factorize(generation.to_numpy())
+    rows = []
+    for code, text in enumerate(texts):
+        metadata = json.loads(text)
+        if isinstance(metadata, dict):
+            rows += [
+                (code, str(key), setting_value(value))
+                for key, value in metadata.items()
+                if isinstance(value, _SCALARS)
+            ]
+    settings = pd.DataFrame(rows, columns=["code", "key", "value"])
+    ids = pd.DataFrame({"item": generation.index.to_numpy(), "code": codes})
+    long = ids.merge(settings, on="code")[columns]
+    # A handful of distinct keys and values: categoricals, so grouping by them is cheap.
+    return long.astype({"key": "category", "value": "category"})
+
+
+def item_label_sums(
+    *, judgements: pd.DataFrame, items: pd.DataFrame, categories: Sequence[str]
+) -> pd.DataFrame:
+    """``items`` (:func:`~analysis.metrics.protocol.items.item_table` rows) with one
+    column per label of :func:`~analysis.metrics.label_weights`: the sum of the
+    item's judgements' weights, so that a label distribution over any set of items
+    is their sums ÷ their judgements."""
+    weights = label_weights(judgements=judgements, categories=categories)
+    sums = weights.groupby([judgements[key] for key in ITEM_KEYS]).sum()
+    return items.join(sums, on=ITEM_KEYS)
+
+
+def generation_settings(
+    *,
+    items: pd.DataFrame,
+    values: pd.DataFrame,
+    categories: Sequence[str],
+    min_items: int = MIN_SETTING_ITEMS,
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{key: {value: entry}}`` for one group and stage.
+
+    ``items``: the cell's rows of :func:`item_label_sums`; ``values``:
+    :func:`generation_values`. A (key, value) with fewer than ``min_items`` of the
+    cell's items is left out. Per entry: ``n_items``; ``coherent_rate`` (coherent ÷
+    judgements of those items); ``majority_coherent_rate`` (share of the items with
+    at least 2 raters whose majority said coherent, null without such items);
+    ``label_distribution`` (as the report's, over those items' judgements);
+    ``majority_mee``: over the items whose majority said incoherent, the share of
+    each majority most evident error and of ``"no_majority"`` (null shares without
+    such items).
+    """
+    if items.empty or values.empty:
+        return {}
+    categories = list(categories)
+    labels = ["coherent", *categories, INCOHERENT_UNSPECIFIED]
+    columns = ["n_raters", "coherence_score", "majority_label", "majority_mee", *labels]
+    # The cell's row of each (item, key, value); an item is one row of the cell.
+    position = pd.Index(items["item"]).get_indexer(values["item"])
+    found = position >= 0
+    merged = (
+        items[columns]
+        .iloc[position[found]]
+        .reset_index(drop=True)
+        .assign(
+            item=values["item"].array[found],
+            key=values["key"].array[found],
+            value=values["value"].array[found],
+        )
+    )
+    keys = ["key", "value"]
+    counted = merged.groupby(keys, sort=True).agg(
+        n_items=("item", "size"),
+        n_judgements=("n_raters", "sum"),
+        n_coherent=("coherence_score", "sum"),
+    )
+    counted = counted.loc[counted["n_items"] >= min_items]
+    if counted.empty:
+        return {}
+    merged = merged.loc[pd.MultiIndex.from_frame(merged[keys]).isin(counted.index)]
+    majority = majority_coherent_counts(merged, by=keys)
+    shares = merged.groupby(keys, sort=True)[labels].sum()
+    incoherent = merged.loc[merged["majority_label"] == MAJORITY_INCOHERENT]
+    mee_counts = (
+        incoherent.groupby([*keys, "majority_mee"], sort=True)
+        .size()
+        .unstack("majority_mee", fill_value=0)
+        .reindex(columns=[*categories, MEE_NO_MAJORITY], fill_value=0)
+    )
+    result: dict[str, dict[str, dict[str, Any]]] = {}
+    for (key, value), row in counted.iterrows():
+        n_rated = int(majority.at[(key, value), "n_majority_items"])
+        mee = mee_counts.loc[(key, value)] if (key, value) in mee_counts.index else None
+        n_incoherent = int(mee.sum()) if mee is not None else 0
+        result.setdefault(key, {})[value] = {
+            "n_items": int(row["n_items"]),
+            "coherent_rate": float(row["n_coherent"] / row["n_judgements"]),
+            "majority_coherent_rate": float(
+                majority.at[(key, value), "n_majority_coherent"] / n_rated
+            )
+            if n_rated
+            else None,
+            "label_distribution": {
+                label: float(shares.at[(key, value), label] / row["n_judgements"])
+                for label in labels
+            },
+            "majority_mee": {
+                slug: float(mee[slug] / n_incoherent) if n_incoherent else None
+                for slug in [*categories, MEE_NO_MAJORITY]
+            },
+        }
+    return result

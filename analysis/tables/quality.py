@@ -1,0 +1,134 @@
+"""The report's annotator-quality and waiting-period tables."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+
+from ..metrics.protocol.quality import FLAG_BELOW_FLOOR, FLAG_FAST, FLAG_OUTLIER
+from .model import GROUP, Cell, Column, Key, Measure, Part, Table, at, build_table
+from .walk import annotators_in_order, group_order
+
+FLAG_LABELS = {
+    FLAG_FAST: "most items faster than the threshold",
+    FLAG_BELOW_FLOOR: "agreement below the floor",
+    FLAG_OUTLIER: "agreement more than 2 SD below the group's mean",
+}
+
+
+def flag_text(codes: str) -> str:
+    """The flags of a row ("fast;agreement_below_floor") in words."""
+    return "; ".join(FLAG_LABELS.get(code, code) for code in codes.split(";") if code) or "none"
+
+
+def quality_entries(report: dict) -> list[tuple[str, str, dict]]:
+    """(group, pseudonym, quality entry) in group order, then natural order."""
+    quality = report.get("quality") or {}
+    groups = [g for g in group_order(report) if g in quality]
+    groups += sorted((g for g in quality if g not in groups), key=str)
+    return [
+        (group, name, quality[group][name] or {})
+        for group in groups
+        for name in annotators_in_order(quality[group] or {})
+    ]
+
+
+def quality_table(report: dict, links: Mapping[str, str] | None = None) -> Table:
+    """One row per annotator. ``links``: pseudonym → the page listing their batches
+    (where a researcher rejects them); the dashboard passes it, other renderings not."""
+    params = report.get("parameters") or {}
+    fast = params.get("fast_seconds")
+    floor = params.get("agreement_floor")
+    table = build_table(
+        slug="quality",
+        caption="Annotator quality",
+        keys=[
+            GROUP,
+            Key("Annotator", ("annotator",)),
+            Key(
+                "Flags",
+                ("flags",),
+                show=flag_text,
+                header=False,
+                title=lambda codes: (
+                    "Why the annotator's work may need a look" if codes else "No flag raised"
+                ),
+            ),
+        ],
+        measures=[
+            Measure("n_batches", "Batches", "quality_batches", at("n_batches"), "count"),
+            Measure(
+                "median_seconds",
+                "Median s per item",
+                "median_seconds",
+                at("median_seconds"),
+                digits=1,
+            ),
+            Measure("fast_share", "Fast share", "fast_share", at("fast_share"), digits=2),
+            Measure(
+                "attention_failed",
+                "Attention checks failed",
+                "attention_failed",
+                at("attention_failed"),
+                "count",
+            ),
+            Measure("yes_rate", "Yes rate", "yes_rate", at("yes_rate"), digits=2),
+            Measure(
+                "agreement_with_group",
+                "Agreement with group",
+                "agreement_with_group",
+                at("agreement_with_group"),
+                digits=2,
+            ),
+        ],
+        entries=(
+            ((group, name, ";".join(entry.get("flags") or [])), entry)
+            for group, name, entry in quality_entries(report)
+        ),
+        note=(f"Fast: answered in less than {fast:g} s. " if isinstance(fast, int | float) else "")
+        + (
+            f"Flagged when most items are fast, the agreement is below {floor:g}, or it is "
+            "more than 2 standard deviations below the group's mean (groups of 5 or more)."
+            if isinstance(floor, int | float)
+            else ""
+        ),
+        empty="No annotator has submitted work yet.",
+    )
+    if not links:
+        return table
+    columns = [*table.columns, Column("Batches to review", numeric=False)]
+    rows = []
+    for row in table.rows:
+        name = row[1].keys[0]
+        url = links.get(name, "")
+        part = Part("Open batches", f"{name}'s batches, to review or reject", href=url)
+        rows.append([*row, Cell((part,) if url else (), numeric=False)])
+    return Table(
+        slug=table.slug, caption=table.caption, columns=columns, rows=rows,
+        note=table.note, empty=table.empty, extra=table.extra,
+    )  # fmt: skip
+
+
+def waiting_table(report: dict) -> Table:
+    periods = report.get("waiting_periods") or {}
+    groups = [g for g in group_order(report) if g in periods]
+    groups += sorted((g for g in periods if g not in groups), key=str)
+    entries = [
+        ((group, entry.get("from"), entry.get("to")), entry)
+        for group in groups
+        for entry in periods[group] or []
+    ]
+    return build_table(
+        slug="waiting-periods",
+        caption="Waiting periods between stages (days)",
+        keys=[GROUP, Key("From", ("from",)), Key("To", ("to",))],
+        measures=[
+            Measure("n", "Annotators", "waiting_n", at("n"), "count"),
+            Measure("mean_days", "Mean", "waiting_days", at("mean_days"), digits=1),
+            Measure("sd_days", "SD", "waiting_sd", at("sd_days"), digits=1),
+            Measure("min_days", "Min", "waiting_days", at("min_days"), digits=1),
+            Measure("max_days", "Max", "waiting_days", at("max_days"), digits=1),
+        ],
+        entries=entries,
+        note="From an annotator's last submission in one stage to their first batch in the next.",
+        empty="No annotator has gone on to a next stage yet.",
+    )

@@ -1,0 +1,308 @@
+"""The report's system-level tables: systems per group, their pairs, the comparison
+of two groups over the systems both judged, coherence per generation setting, and
+the automatic evaluators per source and per system."""
+
+from __future__ import annotations
+
+from ..metrics.protocol.evaluators import MIN_SCORED_ITEMS
+from ..metrics.protocol.generation import MIN_SETTING_ITEMS
+from ..metrics.protocol.systems import SIGNIFICANCE
+from .comparisons import EVALUATOR, NO_SCORES, evaluator_measures
+from .distributions import label_share_measures
+from .format import finite
+from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .walk import category_labels, generation_settings_in_order, group_pair, per_group_in_order
+
+EMPATHY_POINTS = ("1", "2", "3", "4", "5")
+SOURCE = Key("Source", ("source",))
+
+
+def _system(prefix: str, label: str) -> Key:
+    return Key(
+        label,
+        (f"stage_{prefix}", f"source_{prefix}"),
+        show=lambda stage, source: f"{source} · {stage}",
+    )
+
+
+SECTION = "Systems"
+SECTION_INTRO = (
+    "Which system is more coherent, for which group, and do the groups rank the "
+    "systems alike? A system is a source of reflections in a stage."
+)
+
+
+def systems_table(report: dict) -> Table:
+    """The first table of the dashboard's Systems section (``extra["section"]``)."""
+    table = build_table(
+        slug="systems",
+        caption="Systems: coherence and empathy per group",
+        keys=[GROUP, STAGE, SOURCE],
+        measures=[
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
+            Measure("n_items", "Items", "system_items", at("n_items"), "count"),
+            Measure(
+                "coherent_rate",
+                "Coherent share [95% CI]",
+                "coherent_rate",
+                at("coherent_rate"),
+                ci=at("coherent_rate_ci"),
+            ),
+            Measure(
+                "majority_coherent_rate",
+                "Majority coherent",
+                "majority_coherent_rate",
+                at("majority_coherent_rate"),
+            ),
+            Measure(
+                "empathy_mean",
+                "Empathy mean",
+                "empathy_mean",
+                at("empathy_mean"),
+                digits=2,
+                count=("n_empathy", at("n_empathy")),
+            ),
+            *(
+                Measure(
+                    "empathy_share",
+                    f"Empathy {point}",
+                    "empathy_share",
+                    at("empathy_distribution", point),
+                    digits=2,
+                    facet=("empathy", point),
+                )
+                for point in EMPATHY_POINTS
+            ),
+        ],
+        entries=(
+            ((group, entry.get("stage", ""), entry.get("source", "")), entry)
+            for group, entry in per_group_in_order(report, "systems")
+        ),
+        note="A system is a source of reflections in a stage (the human reflections of a "
+        "stage are one). The interval resamples the system's items.",
+    )
+    table.extra.update(section=SECTION, intro=SECTION_INTRO)
+    return table
+
+
+def _significant(entry: dict) -> bool:
+    p = finite(entry.get("p_holm"))
+    return p is not None and p < SIGNIFICANCE
+
+
+def system_pairs_table(report: dict) -> Table:
+    def side(entry: dict, name: str) -> tuple:
+        system = entry.get(name) or {}
+        return system.get("stage", ""), system.get("source", "")
+
+    return build_table(
+        slug="system-pairs",
+        caption="Pairs of systems per group",
+        keys=[GROUP, _system("a", "System A"), _system("b", "System B")],
+        measures=[
+            Measure("cohens_h", "Cohen's h (A − B)", "cohens_h", at("cohens_h")),
+            Measure("chi2_p", "χ² p", "system_chi2_p", at("chi2_p"), "p"),
+            Measure(
+                "p_holm",
+                "Holm p",
+                "p_holm",
+                at("p_holm"),
+                "p",
+                flag=("significant_holm", "holm_significant", _significant),
+            ),
+            Measure(
+                "cohens_d_empathy", "Cohen's d, empathy", "cohens_d_empathy", at("cohens_d_empathy")
+            ),
+        ],
+        entries=(
+            ((group, *side(entry, "a"), *side(entry, "b")), entry)
+            for group, entry in per_group_in_order(report, "system_pairs")
+        ),
+        note=f"✱ marks the pairs whose coherent shares differ after Holm's correction over "
+        f"all the group's pairs (adjusted p < {SIGNIFICANCE}).",
+        empty="Needs a group that judged two systems.",
+    )
+
+
+GROUPS = Key("Groups", ("group_a", "group_b"), show=lambda a, b: f"{a} vs {b}")
+
+
+def group_systems_table(report: dict) -> Table:
+    def rates(entry: dict, a: str, b: str):
+        shares = entry.get("coherent_rate") or {}
+        return (a, shares.get(a)), (b, shares.get(b))
+
+    entries = []
+    for comparison in report.get("group_comparisons") or []:
+        a, b = group_pair(comparison)
+        for entry in comparison.get("systems") or []:
+            data = {**entry, "rates": rates(entry, a, b)}
+            entries.append(((a, b, entry.get("stage", ""), entry.get("source", "")), data))
+    return build_table(
+        slug="group-systems",
+        caption="Groups compared per system",
+        keys=[GROUPS, STAGE, SOURCE],
+        measures=[
+            Measure(
+                "coherent_rate",
+                "Coherent share",
+                "group_coherent_rate",
+                at("rates"),
+                facet=("group", ""),
+                arrow=True,
+            ),
+            Measure("chi2_p", "χ² p", "groups_chi2_p", at("chi2_p"), "p"),
+        ],
+        entries=entries,
+        empty="Needs two groups that judged the same system.",
+    )
+
+
+def group_comparison_table(report: dict) -> Table:
+    return build_table(
+        slug="group-comparison",
+        caption="Do the groups rank the systems alike?",
+        keys=[GROUPS],
+        measures=[
+            Measure(
+                "n_systems",
+                "Common systems",
+                "n_systems_common",
+                lambda entry: len(entry.get("systems") or []),
+                "count",
+            ),
+            Measure("kendall_tau", "Kendall τ-b", "kendall_tau", at("kendall_tau")),
+            Measure("kendall_p", "p", "p_value", at("kendall_p"), "p"),
+            Measure("mean_abs_delta_h", "Mean |Δh|", "mean_abs_delta_h", at("mean_abs_delta_h")),
+            Measure(
+                "mean_abs_delta_d_empathy",
+                "Mean |Δd| empathy",
+                "mean_abs_delta_d_empathy",
+                at("mean_abs_delta_d_empathy"),
+            ),
+        ],
+        entries=((group_pair(entry), entry) for entry in report.get("group_comparisons") or []),
+        empty="Needs two groups that judged the same systems.",
+    )
+
+
+SETTING_KEYS = [GROUP, STAGE, Key("Setting", ("setting",)), Key("Value", ("value",))]
+
+
+def _settings_entries(report: dict):
+    return (
+        ((group, stage, key, value), entry)
+        for group, stage, key, value, entry in generation_settings_in_order(report)
+    )
+
+
+NO_SETTINGS = (
+    f"No reflection carries generation metadata (or no value has {MIN_SETTING_ITEMS} items)."
+)
+
+
+def generation_settings_table(report: dict) -> Table:
+    return build_table(
+        slug="generation-settings",
+        caption="Coherence per generation setting",
+        keys=SETTING_KEYS,
+        measures=[
+            Measure("n_items", "Items", "setting_items", at("n_items"), "count"),
+            Measure("coherent_rate", "Coherent share", "coherent_rate", at("coherent_rate")),
+            Measure(
+                "majority_coherent_rate",
+                "Majority coherent",
+                "majority_coherent_rate",
+                at("majority_coherent_rate"),
+            ),
+            *label_share_measures(report, "label_distribution"),
+        ],
+        entries=_settings_entries(report),
+        note="Per key of the reflections' generation metadata (model, decoding, p, prompt "
+        f"type…) and each value with at least {MIN_SETTING_ITEMS} of the group's items in "
+        "the stage.",
+        empty=NO_SETTINGS,
+    )
+
+
+def generation_mee_table(report: dict) -> Table:
+    segments = [*category_labels(report), ("no_majority", "No majority")]
+    return build_table(
+        slug="generation-mee",
+        caption="Majority most evident error per generation setting",
+        keys=SETTING_KEYS,
+        measures=[
+            Measure(
+                "majority_mee_share",
+                label,
+                "majority_mee_share",
+                at("majority_mee", slug),
+                digits=2,
+                facet=("majority_mee", slug),
+            )
+            for slug, label in segments
+        ],
+        entries=_settings_entries(report),
+        note="Over the items whose majority said incoherent: the error named most evident "
+        "by more than half of their incoherent annotators.",
+        empty=NO_SETTINGS,
+    )
+
+
+def evaluator_source_table(report: dict) -> Table:
+    return build_table(
+        slug="automatic-evaluators-by-source",
+        caption="Automatic evaluators vs coherence scores, per source",
+        keys=[STAGE, EVALUATOR, GROUP, SOURCE],
+        measures=evaluator_measures(),
+        entries=(
+            (
+                (
+                    e.get("stage", ""),
+                    e.get("evaluator", ""),
+                    e.get("group", ""),
+                    e.get("source", ""),
+                ),
+                e,
+            )
+            for e in report.get("automatic_evaluators_by_source") or []
+        ),
+        note=f"Sources with at least {MIN_SCORED_ITEMS} scored items the group judged.",
+        empty=f"No source has {MIN_SCORED_ITEMS} scored items.",
+    )
+
+
+def evaluator_systems_table(report: dict) -> Table:
+    return build_table(
+        slug="automatic-evaluators-systems",
+        caption="Automatic evaluators vs coherent share, per system",
+        keys=[EVALUATOR, GROUP],
+        measures=[
+            Measure("n_systems", "Systems", "evaluator_systems", at("n_systems"), "count"),
+            Measure("spearman", "Spearman ρ", "evaluator_system_spearman", at("spearman")),
+            Measure("spearman_p", "p", "p_value", at("spearman_p"), "p"),
+        ],
+        entries=(
+            ((e.get("evaluator", ""), e.get("group", "")), e)
+            for e in report.get("automatic_evaluators_systems") or []
+        ),
+        empty=NO_SCORES,
+    )
+
+
+def system_tables(report: dict) -> list[Table]:
+    """The system-level tables in reading order (none for a report from before
+    they existed); the automatic evaluators' only where the study has scores."""
+    if "systems" not in report:
+        return []
+    tables = [
+        systems_table(report),
+        system_pairs_table(report),
+        group_systems_table(report),
+        group_comparison_table(report),
+        generation_settings_table(report),
+        generation_mee_table(report),
+    ]
+    if report.get("automatic_evaluators_by_source") or report.get("automatic_evaluators_systems"):
+        tables += [evaluator_source_table(report), evaluator_systems_table(report)]
+    return tables

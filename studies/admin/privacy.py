@@ -1,0 +1,60 @@
+"""Deleting the personal data of a closed study: the study list's action (with a
+confirmation page listing what goes) and the read-only log of purges."""
+
+from django.contrib import admin, messages
+from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
+from django.core.exceptions import ValidationError
+from django.template.response import TemplateResponse
+
+from ..models import PersonalDataPurge
+from ..services import study_personal_data_counts, study_purge_personal_data
+from .common import ReadOnlyAdminMixin
+
+
+class PurgePersonalDataMixin:
+    """``StudyAdmin``'s action; ``purge_personal_data`` goes in its ``actions``."""
+
+    def has_purge_permission(self, request) -> bool:
+        return request.user.has_perm("studies.add_personaldatapurge")
+
+    @admin.action(
+        description="Delete the personal data of the selected closed study…",
+        permissions=["purge"],
+    )
+    def purge_personal_data(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one study to purge.", messages.WARNING)
+            return None
+        study = queryset.get()
+        if "apply" in request.POST:
+            try:
+                purge = study_purge_personal_data(study=study, by=request.user)
+            except ValidationError as exc:
+                self.message_user(request, " ".join(exc.messages), messages.ERROR)
+                return None
+            done = ", ".join(f"{n} {what}" for what, n in purge.deleted.items())
+            self.message_user(
+                request, f"Deleted from {study}: {done}. Logged under your name.", messages.SUCCESS
+            )
+            return None
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "study": study,
+            "counts": study_personal_data_counts(study=study),
+            "action_checkbox_name": ACTION_CHECKBOX_NAME,
+            "title": f"Delete the personal data of {study}",
+        }
+        return TemplateResponse(request, "admin/studies/study/purge.html", context)
+
+
+@admin.register(PersonalDataPurge)
+class PersonalDataPurgeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("study", "purged_at", "purged_by_name", "deleted_summary")
+    list_filter = ("study",)
+    fields = ("study", "purged_at", "purged_by", "purged_by_name", "deleted")
+    readonly_fields = fields
+
+    @admin.display(description="deleted")
+    def deleted_summary(self, obj):
+        return ", ".join(f"{n} {what}" for what, n in (obj.deleted or {}).items())

@@ -1,0 +1,34 @@
+"""Who may read what: one rule for the admin, the API, the exports and the dashboard.
+
+Django's admin shows a model's rows to users holding its *view* or *change*
+permission (``ModelAdmin.has_view_permission``). Every other interface asks the same
+question here, so a user refused the admin's judgement list is refused judgements
+everywhere else too:
+
+* a study and its aggregates (its configuration, progress, analysis reports and
+  their tables): *view study* or *change study*;
+* judgement rows (the judgements API, the exports, which hold one row per judgement
+  with its assignment): *view judgement* or *change judgement*, as the admin's
+  judgement list;
+* assignment rows (the assignments API): *view assignment* or *change assignment*,
+  as the admin's assignment list.
+"""
+
+from collections.abc import Iterable
+
+STUDY_READ_PERMS = ("studies.view_study", "studies.change_study")
+JUDGEMENT_READ_PERMS = ("studies.view_judgement", "studies.change_judgement")
+ASSIGNMENT_READ_PERMS = ("studies.view_assignment", "studies.change_assignment")
+
+
+def user_has_any_perm(user, perms: Iterable[str]) -> bool:
+    """Whether ``user`` holds one of ``perms`` (the admin's view-or-change rule)."""
+    return any(user.has_perm(perm) for perm in perms)
+
+
+def user_may_read_judgements(user) -> bool:
+    return user_has_any_perm(user, JUDGEMENT_READ_PERMS)
+
+
+def user_may_read_studies(user) -> bool:
+    return user_has_any_perm(user, STUDY_READ_PERMS)

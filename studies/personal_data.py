@@ -1,0 +1,98 @@
+"""What identifies a person, read from one declaration: each model's
+``PERSONAL_FIELDS`` constant (``Annotator``, ``CrowdEntry``...) lists its personal
+columns, so a new personal field is one more name there. The purge
+(:func:`studies.services.privacy.study_purge_personal_data`) and its counts read
+:func:`personal_fields`; :data:`PERSONAL_ROWS` lists the rows deleted whole
+(browser sessions).
+
+What a purged column becomes follows from the column, so the row's constraints still
+hold: a JSON column ``{}``; a text column that must stay unique or filled (unique, or
+named by one of the model's constraints, such as a crowd worker's id that goes with
+their platform) ``purged-<row id>``; any other text column ``""``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any
+
+from django.apps import apps
+from django.db import models
+from django.db.models import CharField, Q, Value
+from django.db.models.functions import Cast, Concat
+
+from .models import AnnotatorSession, Study
+
+PURGED_PREFIX = "purged-"
+
+
+@dataclass(frozen=True)
+class PersonalField:
+    model: type[models.Model]
+    field: str
+    erased: Any  # a value or an expression of the row
+    still_set: Q  # the rows still holding it
+    of_study: str  # the lookup from the model to its study
+
+    @property
+    def what(self) -> str:
+        """How the log and the counts name it: "annotator: email"."""
+        meta = self.model._meta
+        return f"{meta.verbose_name}: {meta.get_field(self.field).verbose_name}"
+
+
+@dataclass(frozen=True)
+class PersonalRows:
+    model: type[models.Model]
+    what: str
+    of_study: Callable[[Study], Q]
+
+
+def _constrained(model: type[models.Model], name: str) -> bool:
+    field = model._meta.get_field(name)
+    if field.unique:
+        return True
+    for constraint in model._meta.constraints:
+        if name in getattr(constraint, "fields", ()) or name in str(
+            getattr(constraint, "condition", "")
+        ):
+            return True
+    return False
+
+
+def _study_lookup(model: type[models.Model]) -> str:
+    names = {f.name for f in model._meta.get_fields()}
+    if "study" in names:
+        return "study"
+    if "annotator" in names:
+        return "annotator__study"
+    raise LookupError(f"{model.__name__} declares personal fields but has no way to its study.")
+
+
+def _personal_field(model: type[models.Model], name: str) -> PersonalField:
+    field = model._meta.get_field(name)
+    if isinstance(field, models.JSONField):
+        erased, still_set = {}, ~Q(**{name: {}})
+    elif _constrained(model, name):
+        erased = Concat(Value(PURGED_PREFIX), Cast("pk", CharField()))
+        still_set = ~Q(**{name: ""}) & ~Q(**{f"{name}__startswith": PURGED_PREFIX})
+    else:
+        erased, still_set = "", ~Q(**{name: ""})
+    return PersonalField(model, name, erased, still_set, _study_lookup(model))
+
+
+def personal_fields() -> list[PersonalField]:
+    """Every declared personal column of the project's models, model by model."""
+    return [
+        _personal_field(model, name)
+        for model in apps.get_models()
+        for name in getattr(model, "PERSONAL_FIELDS", ())
+    ]
+
+
+PERSONAL_ROWS: tuple[PersonalRows, ...] = (
+    PersonalRows(
+        AnnotatorSession, "browser sessions", lambda study: Q(annotators__has_key=study.slug)
+    ),
+)

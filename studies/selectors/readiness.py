@@ -1,0 +1,63 @@
+"""What a study still lacks before annotators can be let in.
+
+The one home of the rule "an open study gives annotators what they need": the admin
+form, the service that opens a study (``study_open``) and the demo loader all ask
+:func:`study_missing_for_opening`, so they cannot disagree.
+"""
+
+from django.db.models import Count, Q
+
+from ..models import ErrorCategory, Stage, Study
+
+# (field, what annotators miss without it), in the order the admin page shows them.
+REQUIRED_TEXTS = (
+    ("information_sheet", "the information sheet"),
+    ("consent_text", "the consent text"),
+    ("tutorial_intro", "the tutorial's introduction"),
+    ("tutorial_example_turns", "the tutorial's worked example dialogue"),
+    ("tutorial_example_notes", "the notes on the tutorial's worked example"),
+    ("tutorial_empathy_explanation", "the tutorial's explanation of the agreement scale"),
+)
+
+
+def _blank(value) -> bool:
+    if isinstance(value, str):
+        return not value.strip()
+    return not value
+
+
+def study_missing_for_opening(*, study: Study) -> list[str]:
+    """What annotators would miss if ``study`` opened now, as short phrases ("the
+    consent text", "materials for the stage \"GPT-3 stage\""); empty when it can open.
+
+    Reads the texts from ``study`` as given (an unsaved form's values work) and the
+    stages, groups, categories and materials from the database; a study not saved yet
+    has no materials, which can only be imported into a saved study."""
+    missing = [label for field, label in REQUIRED_TEXTS if _blank(getattr(study, field))]
+    if study.pk is None:  # its stages, groups and categories are saved with it
+        return [*missing, "materials (save the study as a draft first, then import them)"]
+    stages = list(
+        Stage.objects.filter(study=study)
+        .order_by("position")
+        .annotate(n_batches=Count("batches"))
+        .values_list("name", "n_batches")
+    )
+    if not stages:
+        missing.append("a stage")
+    if not study.groups.exists():
+        missing.append("an annotator group")
+    categories = ErrorCategory.objects.filter(study=study)
+    if not categories.exists():
+        missing.append("error categories")
+    undefined = categories.filter(Q(definition="") | Q(label="")).order_by("order")
+    for slug in undefined.values_list("slug", flat=True):
+        missing.append(f'a label and definition of the error category "{slug}"')
+    if not stages or all(n == 0 for _, n in stages):
+        missing.append("materials (import the dialogue contexts)")
+    else:
+        missing.extend(f'materials for the stage "{name}"' for name, n in stages if n == 0)
+    return missing
+
+
+def study_opening_message(missing: list[str]) -> str:
+    return "Annotators cannot start yet: the study needs " + "; ".join(missing) + "."

@@ -1,0 +1,125 @@
+"""Simulated annotators for the demo study, so a researcher trying the product sees
+its main output (progress, agreement, figures) before anyone has annotated.
+
+Every answer goes through the product's own services, as the annotation pages do:
+consent, tutorial, ``assignment_claim`` (random batches, the waiting period between
+stages), ``judgement_record`` and ``assignment_submit``, on a clock set in the past so
+the waiting period has passed. The answers are random with a lean: human and GPT-3
+reflections are more often called coherent than GPT-2 ones.
+"""
+
+import random
+from dataclasses import dataclass
+from datetime import datetime, timedelta
+
+from django.utils import timezone
+
+from ..models import Annotator, ErrorCategory, Reflection, Study
+from .claims import assignment_claim
+from .judgements import Answer, judgement_record, study_category_bits
+from .lifecycle import assignment_submit
+from .stages import NoWorkAvailable, StageLocked
+from .studies import annotator_complete_tutorial, annotator_consent, consent_version_current
+
+COHERENT_CHANCE = {"Human": 0.8, "GPT-2": 0.45, "GPT-3": 0.7}
+
+
+@dataclass(frozen=True)
+class SimulationSummary:
+    annotators: int
+    batches: int
+    judgements: int
+
+
+def _answer(
+    rng: random.Random, reflection: Reflection, slugs: list[str], attentive: frozenset[str]
+) -> Answer:
+    seconds = float(rng.randint(15, 75))
+    if reflection.kind == Reflection.Kind.ATTENTION_CHECK:  # the attentive answer
+        return Answer(coherent=False, categories=attentive, seconds_spent=seconds)
+    if rng.random() < COHERENT_CHANCE.get(reflection.source, 0.6):
+        return Answer(coherent=True, empathy=rng.choice([3, 4, 4, 5, 5]), seconds_spent=seconds)
+    chosen = rng.sample(slugs, k=rng.choice([1, 1, 1, 2]))
+    return Answer(
+        coherent=False,
+        categories=frozenset(chosen),
+        most_evident=rng.choice(chosen) if len(chosen) > 1 else None,
+        seconds_spent=seconds,
+    )
+
+
+def _work_one_batch(
+    *,
+    annotator: Annotator,
+    now: datetime,
+    rng: random.Random,
+    categories: dict[str, int],
+    attentive: frozenset[str],
+) -> tuple[int, datetime] | None:
+    """Claim, answer and submit one batch; None when the annotator has nothing to do."""
+    try:
+        assignment = assignment_claim(annotator=annotator, now=now)
+    except (NoWorkAvailable, StageLocked):
+        return None
+    reflections = Reflection.objects.in_bulk(assignment.order)
+    slugs = sorted(categories)
+    for reflection_id in assignment.order:
+        answer = _answer(rng, reflections[reflection_id], slugs, attentive)
+        now += timedelta(seconds=answer.seconds_spent)  # the clock moves as the answers say
+        judgement_record(
+            assignment=assignment,
+            reflection=reflections[reflection_id],
+            answer=answer,
+            now=now,
+            categories=categories,
+        )
+    assignment_submit(assignment=assignment, now=now + timedelta(seconds=30))
+    return len(assignment.order), now + timedelta(minutes=5)
+
+
+def demo_judgements_simulate(
+    *, study: Study, annotators: list[Annotator], seed: int = 20261121, days_ago: int = 10
+) -> SimulationSummary:
+    """``annotators`` consent, do the tutorial and work through every stage: in turns,
+    one batch each, until no batch is left for them; the next stage starts after its
+    waiting period. Starts ``days_ago`` days back, so every stage is done by now."""
+    rng = random.Random(seed)
+    categories = study_category_bits(study_id=study.pk)
+    # The attention check answered as the study expects: No, with one category that
+    # catches it (the demo's stages ask for categories).
+    attentive = frozenset(
+        ErrorCategory.objects.filter(study=study, catches_attention_check=True)
+        .order_by("order", "bit")
+        .values_list("slug", flat=True)[:1]
+    )
+    version = consent_version_current(study=study)
+    start = timezone.now() - timedelta(days=days_ago)
+    for annotator in annotators:
+        annotator_consent(annotator=annotator, version=version, now=start)
+        annotator_complete_tutorial(annotator=annotator, now=start)
+    batches = judgements = 0
+    now = start
+    for position, stage in enumerate(study.stages.order_by("position")):
+        if position > 0:  # everyone's wait, counted from their last batch, has passed
+            now += stage.min_wait + timedelta(hours=1)
+        if now > timezone.now():
+            break
+        # Claims hand out the stage in order: an annotator done with this stage (or with
+        # nothing left in it) gets StageLocked or NoWorkAvailable and leaves the turns.
+        busy = list(annotators)
+        while busy:
+            for annotator in list(busy):
+                done = _work_one_batch(
+                    annotator=annotator,
+                    now=now,
+                    rng=rng,
+                    categories=categories,
+                    attentive=attentive,
+                )
+                if done is None:
+                    busy.remove(annotator)
+                    continue
+                batches += 1
+                judgements += done[0]
+                now = done[1]
+    return SimulationSummary(annotators=len(annotators), batches=batches, judgements=judgements)

@@ -1,0 +1,32 @@
+"""Times shown to annotators: never earlier than the real moment (an unlock time is
+rounded up to the minute, never truncated), in UTC on the server; the browser shows
+them in the annotator's own time zone (``static/js/times.js`` rewrites every
+``<time data-local>``; without JavaScript the UTC text stays)."""
+
+from datetime import UTC, datetime, timedelta
+
+from django.utils.html import format_html
+
+TIME_FORMAT = "%A %-d %B %Y, %H:%M UTC"
+
+
+def time_rounded_up(moment: datetime) -> datetime:
+    """``moment`` rounded up to the whole minute, in UTC (12:00:01 → 12:01)."""
+    moment = moment.astimezone(UTC)
+    whole = moment.replace(second=0, microsecond=0)
+    return whole if whole == moment else whole + timedelta(minutes=1)
+
+
+def time_display(moment: datetime) -> str:
+    """ "Monday 7 December 2026, 14:05 UTC", rounded up to the minute."""
+    return time_rounded_up(moment).strftime(TIME_FORMAT)
+
+
+def time_html(moment: datetime) -> str:
+    """A ``<time>`` element the browser shows in the annotator's time zone."""
+    rounded = time_rounded_up(moment)
+    return format_html(
+        '<time datetime="{}" data-local>{}</time>',
+        rounded.strftime("%Y-%m-%dT%H:%M:%SZ"),
+        rounded.strftime(TIME_FORMAT),
+    )

@@ -1,0 +1,97 @@
+"""`make demo` serves a study with judgements of both groups in both stages, one
+annotator still to start, and an analysis run, so the dashboard shows figures."""
+
+from io import StringIO
+
+from django.core.management import call_command
+from django.db.models import Count
+from django.urls import reverse
+
+from analysis.models import AnalysisRun
+from studies.models import Annotator, Assignment, Judgement, Study
+from studies.services import (
+    annotator_complete_tutorial,
+    annotator_consent,
+    assignment_claim,
+    consent_version_current,
+)
+
+
+def test_the_demo_has_simulated_judgements_of_both_groups_in_both_stages(db):
+    out = StringIO()
+    call_command("load_demo", "--force", stdout=out)
+    study = Study.objects.get(slug="demo")
+    cells = set(
+        Assignment.objects.filter(stage__study=study, status=Assignment.Status.SUBMITTED)
+        .values_list("group__name", "stage__position")
+        .annotate(n=Count("pk"))
+        .values_list("group__name", "stage__position")
+    )
+    assert cells == {("Layperson", 1), ("Layperson", 2), ("Expert", 1), ("Expert", 2)}
+    # Through the services: every answered item has its time, every batch is whole.
+    judgements = Judgement.objects.filter(assignment__stage__study=study)
+    assert judgements.count() > 200
+    assert not judgements.filter(seconds_spent__isnull=True).exists()
+    for assignment in Assignment.objects.filter(stage__study=study):
+        assert assignment.judgements.count() == len(assignment.order)
+        assert assignment.attention_passed is True
+    # The waiting period between stages held for every simulated annotator.
+    for annotator in Annotator.objects.filter(study=study, consented_at__isnull=False):
+        done = {a.stage.position: a for a in annotator.assignments.select_related("stage")}
+        first = max(a.submitted_at for a in annotator.assignments.all() if a.stage.position == 1)
+        second = min(a.assigned_at for a in annotator.assignments.all() if a.stage.position == 2)
+        assert second - first >= study.stages.get(position=2).min_wait, done
+    run = AnalysisRun.objects.get(study=study)
+    assert run.status == AnalysisRun.Status.DONE
+    assert set(run.result["groups"]) == {"Layperson", "Expert"}
+    printed = out.getvalue()
+    assert "Analysis run #" in printed and "/dashboard/demo/" in printed
+
+
+def test_one_demo_annotator_is_still_to_start_and_gets_a_batch(db):
+    out = StringIO()
+    call_command("load_demo", "--force", stdout=out)
+    newcomer = Annotator.objects.get(study__slug="demo", consented_at__isnull=True)
+    assert newcomer.pseudonym == "Layperson 4"
+    assert not newcomer.assignments.exists()
+    assert "Layperson 4" in [
+        line.split()[0] + " " + line.split()[1]
+        for line in out.getvalue().splitlines()
+        if "not started yet" in line
+    ]
+    annotator_consent(annotator=newcomer, version=consent_version_current(study=newcomer.study))
+    annotator_complete_tutorial(annotator=newcomer)
+    assert assignment_claim(annotator=newcomer).stage.position == 1
+
+
+def test_the_demo_dashboard_shows_figures_at_once(admin_client, db):
+    call_command("load_demo", "--force", stdout=StringIO())
+    page = admin_client.get(reverse("analysis:dashboard", args=["demo"])).content.decode()
+    assert "<svg" in page
+    assert "Label distribution per group and stage" in page
+
+
+def test_loading_the_demo_again_adds_no_judgements_and_no_run(db):
+    call_command("load_demo", "--force", stdout=StringIO())
+    before = (Judgement.objects.count(), AnalysisRun.objects.count())
+    call_command("load_demo", "--force", stdout=StringIO())
+    assert (Judgement.objects.count(), AnalysisRun.objects.count()) == before
+
+
+def test_the_demo_consent_page_names_the_contact_once(client, db):
+    call_command("load_demo", "--force", stdout=StringIO())
+    newcomer = Annotator.objects.get(study__slug="demo", consented_at__isnull=True)
+    client.get(reverse("studies:invitation", args=[newcomer.access_token]))
+    page = client.get(reverse("studies:consent", args=["demo"])).content.decode()
+    assert page.count("Contact:") == 1
+    assert page.count("research-team@example.org") == 2  # the link's address and text
+
+
+def test_the_run_panel_says_how_a_run_is_computed(admin_client, db, settings):
+    call_command("load_demo", "--force", "--no-judgements", stdout=StringIO())
+    url = reverse("analysis:dashboard", args=["demo"])
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # no broker, as in the demo
+    assert "Computed at once, before the page comes back" in admin_client.get(url).content.decode()
+    settings.CELERY_TASK_ALWAYS_EAGER = False
+    page = admin_client.get(url).content.decode()
+    assert "Computed in the background; this page follows its progress." in page

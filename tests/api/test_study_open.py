@@ -1,0 +1,35 @@
+"""POST /api/studies/{slug}/open/: the admin's rule for opening a study, over the API."""
+
+from studies.models import Study
+from tests.studies.test_opening import TUTORIAL
+
+
+def test_opening_a_study_without_a_tutorial_is_refused_listing_what_is_missing(api, loaded_study):
+    response = api.post("/api/studies/pilot/open/")
+    assert response.status_code == 400, response.content
+    body = response.json()
+    assert body["errors"] == {
+        "non_field_errors": [
+            "Annotators cannot start yet: the study needs the tutorial's introduction; the "
+            "tutorial's worked example dialogue; the notes on the tutorial's worked example; "
+            "the tutorial's explanation of the agreement scale."
+        ]
+    }
+    assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.DRAFT
+
+
+def test_opening_a_ready_study_opens_it_and_again_changes_nothing(api, loaded_study):
+    Study.objects.filter(pk=loaded_study.pk).update(**TUTORIAL)
+    for _ in range(2):
+        response = api.post("/api/studies/pilot/open/")
+        assert response.status_code == 200, response.content
+        assert response.json()["status"] == "open"
+    assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.OPEN
+
+
+def test_opening_needs_the_permission_to_change_studies(reader, loaded_study):
+    Study.objects.filter(pk=loaded_study.pk).update(**TUTORIAL)
+    response = reader.post("/api/studies/pilot/open/")
+    assert response.status_code == 403
+    assert "studies.change_study" in response.json()["message"]
+    assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.DRAFT

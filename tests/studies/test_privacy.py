@@ -1,0 +1,222 @@
+"""Deleting the personal data of a closed study (studies.services.privacy): what goes
+(the registry in studies.personal_data), what stays, the log, and the refusals."""
+
+import io
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.core.management import call_command
+from django.core.management.base import CommandError
+from django.db import IntegrityError, transaction
+from django.urls import reverse
+
+from studies.models import (
+    Annotator,
+    AnnotatorSession,
+    CrowdEntry,
+    Judgement,
+    PersonalDataPurge,
+    Study,
+)
+from studies.personal_data import PERSONAL_ROWS, personal_fields
+from studies.services import (
+    annotators_create,
+    study_open,
+    study_personal_data_counts,
+    study_purge_personal_data,
+)
+from tests.conftest import annotate_study, form_data
+from tests.factories import StaffUserFactory
+
+pytestmark = pytest.mark.django_db
+
+
+@pytest.fixture
+def people(loaded_study, client):
+    """Two invited annotators with e-mail addresses (one signed in: a session), a
+    Prolific worker, and a session of another study that must survive."""
+    group = loaded_study.groups.get(name="Layperson")
+    invited = annotators_create(group=group, count=2, email="someone@example.org")
+    worker = Annotator.objects.create(
+        study=loaded_study,
+        group=group,
+        number=3,
+        pseudonym="Layperson 3",
+        platform=Annotator.Platform.PROLIFIC,
+        platform_participant_id="5f0c1a2b3c4d5e6f7a8b9c0d",
+        platform_data={"SESSION_ID": "abc", "STUDY_ID": "xyz"},
+    )
+    CrowdEntry.objects.create(
+        annotator=worker,
+        stage=loaded_study.stages.get(position=1),
+        platform=Annotator.Platform.PROLIFIC,
+        session_id="sess-123",
+        platform_study_id="study-456",
+    )
+    AnnotatorSession.objects.create(
+        session_key="a" * 32,
+        session_data="",
+        expire_date="2099-01-01T00:00Z",
+        annotators={loaded_study.slug: invited[0].pk},
+    )
+    AnnotatorSession.objects.create(
+        session_key="b" * 32,
+        session_data="",
+        expire_date="2099-01-01T00:00Z",
+        annotators={"another-study": 999},
+    )
+    return [*invited, worker]
+
+
+def close(study):
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.CLOSED)
+    study.refresh_from_db()
+
+
+def snapshot(study):
+    return (
+        list(Annotator.objects.filter(study=study).order_by("pk").values()),
+        list(AnnotatorSession.objects.exclude(annotators={}).order_by("pk").values()),
+        Study.objects.get(pk=study.pk).purged_at,
+        PersonalDataPurge.objects.count(),
+    )
+
+
+def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
+    annotate_study(loaded_study, annotators_per_group=3)
+    judgements = list(Judgement.objects.order_by("pk").values())
+    close(loaded_study)
+    researcher = StaffUserFactory()
+    before = study_personal_data_counts(study=loaded_study)
+    assert before == {
+        "annotator: platform participant id": 1,
+        "annotator: platform data": 1,
+        "annotator: email": 2,
+        "annotator: access token": Annotator.objects.filter(study=loaded_study).count(),
+        "crowd entry: session id": 1,
+        "crowd entry: platform study id": 1,
+        "browser sessions": 1,
+    }
+
+    purge = study_purge_personal_data(study=loaded_study, by=researcher)
+
+    assert purge.deleted == before and purge.purged_by == researcher
+    assert purge.purged_by_name == researcher.username
+    assert set(study_personal_data_counts(study=loaded_study).values()) == {0}
+    for annotator in Annotator.objects.filter(study=loaded_study):
+        assert annotator.email == "" and annotator.platform_data == {}
+        assert annotator.access_token == f"purged-{annotator.pk}"
+        assert not annotator.is_active
+    entry = CrowdEntry.objects.get()
+    assert (entry.session_id, entry.platform_study_id) == ("", "")
+    worker = Annotator.objects.get(pk=people[2].pk)
+    assert worker.platform == "prolific"  # which platform stays known, not who
+    assert worker.platform_participant_id == f"purged-{worker.pk}"
+    assert worker.pseudonym == "Layperson 3"
+    # The other study's session stays; the annotations are untouched.
+    assert list(AnnotatorSession.objects.values_list("session_key", flat=True)) == ["b" * 32]
+    assert list(Judgement.objects.order_by("pk").values()) == judgements
+    loaded_study.refresh_from_db()
+    assert loaded_study.purged_at == purge.purged_at
+    # Old invitation links no longer sign anyone in.
+    assert Annotator.objects.filter(access_token=people[0].access_token).count() == 0
+
+
+def test_every_registered_kind_of_personal_data_is_counted_and_purged(loaded_study, people):
+    close(loaded_study)
+    kinds = [item.what for item in personal_fields()] + [rows.what for rows in PERSONAL_ROWS]
+    counts = study_personal_data_counts(study=loaded_study)
+    assert list(counts) == kinds and all(counts.values())
+    # Every model's declared personal fields are found (one declaration per model).
+    declared = {
+        (model, name) for model in (Annotator, CrowdEntry) for name in model.PERSONAL_FIELDS
+    }
+    assert {(item.model, item.field) for item in personal_fields()} == declared
+    study_purge_personal_data(study=loaded_study)
+    assert set(study_personal_data_counts(study=loaded_study).values()) == {0}
+
+
+@pytest.mark.parametrize("status", [Study.Status.DRAFT, Study.Status.OPEN])
+def test_purging_a_study_that_is_not_closed_is_refused_and_changes_nothing(
+    loaded_study, people, status
+):
+    Study.objects.filter(pk=loaded_study.pk).update(status=status)
+    before = snapshot(loaded_study)
+    with pytest.raises(ValidationError) as caught:
+        study_purge_personal_data(study=loaded_study)
+    assert caught.value.messages == [
+        f"Close the study before deleting its personal data (it is {status}): annotators "
+        "may still be at work."
+    ]
+    assert snapshot(loaded_study) == before
+
+
+def test_a_purged_study_cannot_reopen(loaded_study, people, client):
+    close(loaded_study)
+    study_purge_personal_data(study=loaded_study)
+    with pytest.raises(ValidationError) as caught:
+        study_open(study=loaded_study)
+    assert "stays closed" in " ".join(caught.value.messages)
+    with pytest.raises(IntegrityError), transaction.atomic():
+        Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    # The admin's study form says why and saves nothing.
+    client.force_login(StaffUserFactory())
+    url = reverse("admin:studies_study_change", args=[loaded_study.pk])
+    data = {**form_data(client.get(url)), "status": "open"}
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert "it stays closed" in response.content.decode()
+    assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.CLOSED
+
+
+def test_command_purges_a_closed_study_and_refuses_an_open_one(loaded_study, people):
+    researcher = StaffUserFactory()
+    before = snapshot(loaded_study)
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    with pytest.raises(CommandError, match="Close the study before"):
+        call_command("purge_personal_data", "pilot", stdout=io.StringIO())
+    assert snapshot(loaded_study)[1:] == before[1:]
+    close(loaded_study)
+    out = io.StringIO()
+    call_command("purge_personal_data", "pilot", "--dry-run", stdout=out)
+    assert (
+        "Would delete from pilot: 1 annotator: platform participant id, 1 annotator: platform data, 2 annotator: email"
+        in out.getvalue()
+    )
+    assert PersonalDataPurge.objects.count() == 0
+    with pytest.raises(CommandError, match='No account "nobody"'):
+        call_command("purge_personal_data", "pilot", "--by", "nobody", stdout=io.StringIO())
+    assert PersonalDataPurge.objects.count() == 0
+    out = io.StringIO()
+    call_command("purge_personal_data", "pilot", "--by", researcher.username, stdout=out)
+    assert "Deleted from pilot at" in out.getvalue() and "1 browser sessions" in out.getvalue()
+    assert PersonalDataPurge.objects.get().purged_by == researcher
+
+
+def test_admin_action_confirms_then_purges_and_logs_the_researcher(loaded_study, people, client):
+    close(loaded_study)
+    researcher = StaffUserFactory()
+    client.force_login(researcher)
+    url = reverse("admin:studies_study_changelist")
+    action = {"action": "purge_personal_data", "_selected_action": [loaded_study.pk]}
+    page = client.post(url, action)
+    assert page.status_code == 200
+    assert "2 annotator: email" in page.content.decode()
+    assert PersonalDataPurge.objects.count() == 0  # nothing until confirmed
+    response = client.post(url, {**action, "apply": "1"}, follow=True)
+    assert "Deleted from Pilot study" in response.content.decode()
+    log = PersonalDataPurge.objects.get()
+    assert log.purged_by == researcher and log.deleted["annotator: email"] == 2
+    listing = client.get(reverse("admin:studies_personaldatapurge_changelist"))
+    assert "2 annotator: email" in listing.content.decode()
+
+
+def test_admin_action_on_an_open_study_says_why_and_writes_nothing(loaded_study, people, client):
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    before = snapshot(loaded_study)
+    client.force_login(StaffUserFactory())
+    url = reverse("admin:studies_study_changelist")
+    action = {"action": "purge_personal_data", "_selected_action": [loaded_study.pk], "apply": "1"}
+    response = client.post(url, action, follow=True)
+    assert "Close the study before deleting its personal data" in response.content.decode()
+    assert snapshot(loaded_study) == before
