@@ -45,6 +45,7 @@ ITEM_URL = re.compile(r"/s/[\w-]+/b/(\d+)/(\d+)/")
 OF_ITEMS = re.compile(rb"Response candidate (\d+) of (\d+)")
 VERSION = re.compile(rb'name="version" value="(\d+)"')
 REVISION = re.compile(rb'name="revision" value="(\d+)"')
+NO_WORK = b"<h1>No work available right now</h1>"
 
 SAVE, SHOW = "save judgement", "show next item"
 SAVE_LOOP = "save + next panel (loop)"
@@ -172,6 +173,11 @@ class VirtualAnnotator:
         location = response.headers.get("location", "")
         if location.endswith("/done/"):
             self.ready = False  # finished every stage: the next one signs up
+            return
+        if response.status_code == 200 and NO_WORK in response.content:
+            # Every batch this annotator may take is held by others or done (a small
+            # study runs out): a normal answer, and the next annotator signs up.
+            self.ready = False
             return
         match = re.search(r"/b/(\d+)/$", location)
         if response.status_code != 302 or not match:
