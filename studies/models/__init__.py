@@ -11,6 +11,7 @@ and their sessions), ``work`` (assignments and judgements, with the querysets th
 define which of them count); ``messages`` gives every check constraint its message.
 """
 
+from .coding import Code, Coder, DescriptionCoding
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
 from .people import (
@@ -48,8 +49,11 @@ __all__ = [
     "Assignment",
     "Batch",
     "BatchItem",
+    "Code",
+    "Coder",
     "ConsentVersion",
     "CrowdEntry",
+    "DescriptionCoding",
     "DialogueContext",
     "ErrorCategory",
     "Judgement",

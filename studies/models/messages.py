@@ -5,10 +5,14 @@ from django.db import models
 
 from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
+from .coding import Code
 from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
 from .study import AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
 from .work import Assignment, Judgement
+
+# Category and code slugs become column names and report keys alike.
+SLUG_MESSAGE = "Use lower-case letters, digits and underscores, starting with a letter."
 
 CHECK_MESSAGES = {
     "study_slug_format": "Use lower-case letters, digits, hyphens and underscores only.",
@@ -34,8 +38,9 @@ CHECK_MESSAGES = {
     "group_name_not_empty": "A group needs a name.",
     "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
     '(annotators are named "<prefix> <number>").',
-    "category_slug_format": "Use lower-case letters, digits and underscores, starting with a letter.",
+    "category_slug_format": SLUG_MESSAGE,
     "category_bit_range": "A category's storage bit must be between 0 and 30.",
+    "code_slug_format": SLUG_MESSAGE,
     "context_external_id_not_empty": "A context needs its dialogue id.",
     "reflection_text_not_empty": "A reflection needs text.",
     "reflection_source_not_empty": "A reflection needs a source.",
@@ -80,6 +85,7 @@ for _model in (
     Stage,
     AnnotatorGroup,
     ErrorCategory,
+    Code,
     DialogueContext,
     Reflection,
     Annotator,
