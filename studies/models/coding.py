@@ -54,6 +54,12 @@ class Code(models.Model):
         return self.label
 
 
+class CoderQuerySet(models.QuerySet):
+    def primary(self, study) -> "Coder | None":
+        """The study's primary coder: the one marked primary, else its first coder."""
+        return self.filter(study=study).order_by("-is_primary", "added_at", "pk").first()
+
+
 class Coder(models.Model):
     """A staff user coding a study's descriptions. At most one is primary."""
 
@@ -65,6 +71,8 @@ class Coder(models.Model):
         default=False, help_text="The analysis reports this coder's codes."
     )
     added_at = models.DateTimeField(auto_now_add=True)
+
+    objects = CoderQuerySet.as_manager()
 
     class Meta:
         ordering = ["study", "added_at", "pk"]
