@@ -446,12 +446,12 @@ def test_import_scores_command_takes_replace(text_study, tmp_path):
 def eager_tasks(settings):
     """Tasks run in this process, as without a broker (the demo). The real worker runs
     the task in test_celery_worker.py."""
+    # Celery reads its CELERY_ settings live (none is set on its conf), so the
+    # settings fixture's undo undoes these too.
     settings.CELERY_TASK_ALWAYS_EAGER = True
-    conf = celery_app.conf
-    saved = conf.task_always_eager, conf.task_eager_propagates
-    conf.task_always_eager, conf.task_eager_propagates = True, True
+    settings.CELERY_TASK_EAGER_PROPAGATES = True
+    assert celery_app.conf.task_always_eager and celery_app.conf.task_eager_propagates
     yield
-    conf.task_always_eager, conf.task_eager_propagates = saved
 
 
 @pytest.fixture
@@ -529,7 +529,8 @@ def test_a_refused_computation_shows_why_and_queues_nothing(staff_client, text_s
     assert stored() == before
 
 
-def test_with_a_worker_the_notice_says_the_scores_come_later(staff_client, text_study):
+def test_with_a_worker_the_notice_says_the_scores_come_later(staff_client, text_study, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # a broker and a worker, even on a laptop
     with mock.patch("analysis.services._task") as task:
         response = staff_client.post(
             compute_url(text_study), {"metrics": ["bleu"]}, HTTP_HX_REQUEST="true"

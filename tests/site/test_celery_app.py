@@ -24,20 +24,17 @@ def test_a_task_sent_with_a_countdown_or_eta_is_refused(memory_broker, options):
     assert memory_broker.default_channel._size("celery") == 0
 
 
-def test_apply_async_with_a_countdown_is_refused_too(memory_broker):
+def test_apply_async_with_a_countdown_is_refused_too(memory_broker, settings):
     from analysis.tasks import analysis_run_task
 
-    eager = celery_app.conf.task_always_eager
-    celery_app.conf.task_always_eager = False
-    try:
-        with pytest.raises(ScheduledTaskRefused):
-            analysis_run_task.apply_async((1,), countdown=300, connection=memory_broker)
-        analysis_run_task.apply_async((1,), connection=memory_broker)
-    finally:
-        celery_app.conf.task_always_eager = eager
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # read live by Celery; undone after the test
+    with pytest.raises(ScheduledTaskRefused):
+        analysis_run_task.apply_async((1,), countdown=300, connection=memory_broker)
+    analysis_run_task.apply_async((1,), connection=memory_broker)
     assert memory_broker.default_channel._size("celery") == 1
 
 
-def test_a_task_sent_when_due_is_published(memory_broker):
+def test_a_task_sent_when_due_is_published(memory_broker, settings):
+    settings.CELERY_TASK_ALWAYS_EAGER = False  # as with a broker, even on a laptop
     celery_app.send_task("analysis.run", args=(1,), connection=memory_broker)
     assert memory_broker.default_channel._size("celery") == 1
