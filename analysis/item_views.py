@@ -7,6 +7,7 @@ from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
+from studies.exports.options import flag_clean
 from studies.models import Study
 from studies.permissions import user_may_read_judgements
 
@@ -24,14 +25,15 @@ def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
     if not user_may_read_judgements(request.user):
         raise PermissionDenied
     study = get_object_or_404(Study, slug=slug)
-    include_expired = request.GET.get("include_expired", "").lower()
-    if include_expired not in ("", "0", "1", "true", "false", "on", "off"):
-        return _nothing_exported({"include_expired": ["Use 1 or 0."]})
+    try:
+        include_expired = flag_clean(request.GET.get("include_expired", ""))
+    except ValidationError as exc:
+        return _nothing_exported({"include_expired": exc.messages})
     try:
         parameters = items_parameters_clean(
             study=study,
             excluded_sources=request.GET.getlist("exclude_source"),
-            include_expired=include_expired in ("1", "true", "on"),
+            include_expired=include_expired,
         )
     except ValidationError as exc:
         return _nothing_exported(exc.message_dict)

@@ -50,7 +50,8 @@ class ExportOptions:
         return self.file == "csv-spreadsheet-safe"
 
 
-def _truthy(value) -> bool:
+def flag_clean(value) -> bool:
+    """A yes/no option as a query string, a form or a command line gives it."""
     if isinstance(value, bool):
         return value
     text = str(value).strip().lower()
@@ -100,7 +101,7 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     flags = {}
     for key in ("include_expired", "include_rejected", "extended"):
         try:
-            flags[key] = _truthy(data.get(key, False))
+            flags[key] = flag_clean(data.get(key, False))
         except ValidationError as exc:
             errors[key] = exc.messages[0]
     if errors:

@@ -305,6 +305,13 @@ def test_the_download_refuses_an_unknown_source(judged, staff_client):
     )
 
 
+def test_the_download_refuses_a_flag_that_is_neither_yes_nor_no(judged, staff_client):
+    response = staff_client.get(items_url(judged), {"include_expired": "maybe"})
+    assert response.status_code == 400
+    assert response.content.decode() == "Nothing exported:\ninclude_expired: Use true or false."
+    assert "attachment" not in response.get("Content-Disposition", "")
+
+
 def test_the_download_of_an_unknown_study_is_404(staff_client, db):
     assert staff_client.get(reverse("analysis:items_csv", args=["nope"])).status_code == 404
 
