@@ -18,7 +18,9 @@ from studies.api_framework import (
 )
 from studies.apis import study_or_404
 from studies.apis.common import TAG_DATA
-from studies.apis.exports import CsvRenderer
+from studies.apis.exports import CsvRenderer, XlsxRenderer
+from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
+from studies.exports import FILES
 from studies.permissions import JUDGEMENT_READ_PERMS
 
 from .item_export import COLUMNS as ITEM_COLUMNS
@@ -172,12 +174,13 @@ class ItemExportApi(ResearcherApi):
     the annotation export needs (view or change judgement, as the admin's judgement
     list)."""
 
-    renderer_classes = [renderers.JSONRenderer, CsvRenderer]
+    renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
     read_perms = JUDGEMENT_READ_PERMS
 
     class InputSerializer(serializers.Serializer):
         exclude_source = serializers.ListField(child=serializers.CharField(), required=False)
         include_expired = serializers.BooleanField(required=False, default=False)
+        file = serializers.CharField(required=False, default="csv")
 
         class Meta:
             ref_name = "ItemExportParameters"
@@ -196,11 +199,21 @@ class ItemExportApi(ResearcherApi):
             OpenApiParameter(
                 "include_expired", bool, description="Also batches that expired before submission."
             ),
+            OpenApiParameter(
+                "file",
+                str,
+                enum=list(FILES),
+                description="Default: csv. "
+                + " ".join(f"`{name}`: {what}." for name, what in FILES.items()),
+            ),
         ],
         responses={
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR,
                 description=f"RFC 4180 CSV, UTF-8, columns {', '.join(ITEM_COLUMNS)}.",
+            ),
+            (200, XLSX_CONTENT_TYPE): OpenApiResponse(
+                OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
             ),
             **error_responses(400, 401, 403, 404),
         },
@@ -208,13 +221,15 @@ class ItemExportApi(ResearcherApi):
     def get(self, request, slug: str):
         study = study_or_404(slug)
         data = {"exclude_source": request.query_params.getlist("exclude_source")}
-        if "include_expired" in request.query_params:
-            data["include_expired"] = request.query_params["include_expired"]
+        for key in ("include_expired", "file"):
+            if key in request.query_params:
+                data[key] = request.query_params[key]
         serializer = self.InputSerializer(data=data)
         serializer.is_valid(raise_exception=True)
         parameters = items_parameters_clean(
             study=study,
             excluded_sources=serializer.validated_data.get("exclude_source", []),
             include_expired=serializer.validated_data["include_expired"],
+            file=serializer.validated_data["file"],
         )
         return items_response(study=study, parameters=parameters)

@@ -13,14 +13,14 @@ download (linked from the admin's export page) and the API all call
 
 from __future__ import annotations
 
-import csv
-import io
 import math
 from collections.abc import Iterable, Iterator
 
 import pandas as pd
 from django.core.exceptions import ValidationError
 
+from studies.datafiles.spreadsheet import cell_escape, cell_exact
+from studies.exports import file_clean, rows_csv_chunks
 from studies.models import Reflection, Study
 
 from .metrics.protocol.items import item_table
@@ -41,23 +41,43 @@ COLUMNS = (
     "empathy_mean",
     "n_descriptions",
 )
-ROWS_PER_WRITE = 500
+# Columns of text (the others are counts and scores): what a spreadsheet-safe file
+# escapes, as the annotation export escapes its texts.
+TEXT_COLUMNS = frozenset(
+    (
+        "stage",
+        "annomi_dialogue_id",
+        "reflection_source",
+        "reflection",
+        "group",
+        "majority_label",
+        "majority_mee",
+    )
+)
 
 
 def items_parameters_clean(
-    *, study: Study, excluded_sources: Iterable[str] = (), include_expired=False
+    *, study: Study, excluded_sources: Iterable[str] = (), include_expired=False, file="csv"
 ) -> dict:
     """The report's parameters that choose the judgements (``excluded_sources``,
     ``include_expired``), checked as a run's are (each excluded source must be one of
-    the study's). ``ValidationError`` per field."""
+    the study's), and the kind of file (``file``: one of the annotation export's
+    ``FILES``). ``ValidationError`` per field."""
+    errors = {}
     try:
         cleaned = analysis_parameters_clean(
             {"excluded_sources": list(excluded_sources), "include_expired": include_expired},
             study=study,
         )
     except ValidationError as exc:
-        raise ValidationError(exc.message_dict) from None
-    return {key: cleaned[key] for key in ("excluded_sources", "include_expired")}
+        errors.update(exc.message_dict)
+    try:
+        file = file_clean(file)
+    except ValidationError as exc:
+        errors["file"] = exc.messages
+    if errors:
+        raise ValidationError(errors)
+    return {key: cleaned[key] for key in ("excluded_sources", "include_expired")} | {"file": file}
 
 
 def items_frame(*, study: Study, parameters: dict) -> pd.DataFrame:
@@ -90,30 +110,31 @@ def items_frame(*, study: Study, parameters: dict) -> pd.DataFrame:
     return table[list(COLUMNS)].reset_index(drop=True)
 
 
-def _cell(value) -> object:
-    """Missing values (no empathy rating, no majority MEE) are empty cells."""
+def _cell(value) -> str:
+    """Missing values (no empathy rating, no majority MEE) are empty cells; numbers are
+    written as Python writes them (as the CSV module would)."""
     if value is None or (isinstance(value, float) and math.isnan(value)):
         return ""
-    return value
+    return str(value)
+
+
+def items_rows(*, study: Study, parameters: dict) -> Iterator[list[str]]:
+    """The header, then a row of text cells per item and group; texts exact, or escaped
+    for a spreadsheet when ``parameters["file"]`` is the spreadsheet-safe CSV."""
+    text_cell = cell_escape if parameters.get("file") == "csv-spreadsheet-safe" else cell_exact
+    yield list(COLUMNS)
+    table = items_frame(study=study, parameters=parameters)
+    texts = [column in TEXT_COLUMNS for column in COLUMNS]
+    for row in table.itertuples(index=False, name=None):
+        cells = map(_cell, row)
+        yield [text_cell(cell) if text else cell for cell, text in zip(cells, texts, strict=True)]
 
 
 def items_csv_chunks(*, study: Study, parameters: dict) -> Iterator[str]:
-    """The CSV (RFC 4180, ``\\r\\n``, texts exactly as stored) in chunks of a few hundred
-    rows, header first."""
-    buffer = io.StringIO()
-    writer = csv.writer(buffer, lineterminator="\r\n")
-    writer.writerow(COLUMNS)
-    yield buffer.getvalue()
-    table = items_frame(study=study, parameters=parameters)
-    for start in range(0, len(table), ROWS_PER_WRITE):
-        buffer.seek(0)
-        buffer.truncate()
-        chunk = table.iloc[start : start + ROWS_PER_WRITE]
-        writer.writerows(
-            [_cell(value) for value in row] for row in chunk.itertuples(index=False, name=None)
-        )
-        yield buffer.getvalue()
+    """The CSV (RFC 4180, ``\\r\\n``) in chunks of a few hundred rows, header first."""
+    return rows_csv_chunks(items_rows(study=study, parameters=parameters))
 
 
-def items_filename(*, study: Study) -> str:
-    return f"{study.slug}-items.csv"
+def items_filename(*, study: Study, parameters: dict | None = None) -> str:
+    extension = "xlsx" if (parameters or {}).get("file") == "xlsx" else "csv"
+    return f"{study.slug}-items.{extension}"

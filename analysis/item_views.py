@@ -1,27 +1,30 @@
 """The item-level export as a download (interfaces only): the dashboard's link and the
 admin export page's form (``items_csv``), and the streamed response the API sends too
-(``items_response``)."""
+(``items_response``): CSV, spreadsheet-safe CSV or an Excel workbook, written as the
+annotation export writes them (``studies.views.exports.rows_response``)."""
 
 from django.core.exceptions import PermissionDenied, ValidationError
-from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
+from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from studies.exports.options import flag_clean
 from studies.models import Study
 from studies.permissions import user_may_read_judgements
+from studies.views.exports import rows_response
 
-from .item_export import items_csv_chunks, items_filename, items_parameters_clean
+from .item_export import items_filename, items_parameters_clean, items_rows
 from .views import staff_page
 
 
 @require_GET
 @staff_page
 def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
-    """The item-level CSV, streamed: ``?exclude_source=NAME`` (repeatable) and
-    ``include_expired=1`` choose the judgements as the analysis parameters do. Rows per
-    item and group are row-level data: they need what the annotation export and the
-    admin's judgement list need (``studies.permissions``)."""
+    """The item-level export, streamed: ``?exclude_source=NAME`` (repeatable) and
+    ``include_expired=1`` choose the judgements as the analysis parameters do;
+    ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export. Rows per item and
+    group are row-level data: they need what the annotation export and the admin's
+    judgement list need (``studies.permissions``)."""
     if not user_may_read_judgements(request.user):
         raise PermissionDenied
     study = get_object_or_404(Study, slug=slug)
@@ -34,22 +37,22 @@ def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
             study=study,
             excluded_sources=request.GET.getlist("exclude_source"),
             include_expired=include_expired,
+            file=request.GET.get("file", ""),
         )
+        return items_response(study=study, parameters=parameters)
     except ValidationError as exc:
         return _nothing_exported(exc.message_dict)
-    return items_response(study=study, parameters=parameters)
 
 
-def items_response(*, study: Study, parameters: dict) -> StreamingHttpResponse:
-    """The item-level CSV as a streaming download (the dashboard's and the API's)."""
-    response = StreamingHttpResponse(
-        (chunk.encode("utf-8") for chunk in items_csv_chunks(study=study, parameters=parameters)),
-        content_type="text/csv; charset=utf-8",
+def items_response(*, study: Study, parameters: dict) -> StreamingHttpResponse | FileResponse:
+    """The item-level export as a streaming download (the dashboard's and the API's).
+    Raises ValidationError when an Excel workbook cannot hold it."""
+    return rows_response(
+        rows=lambda: items_rows(study=study, parameters=parameters),
+        file=parameters["file"],
+        filename=items_filename(study=study, parameters=parameters),
+        sheet_name="items",
     )
-    response["Cache-Control"] = "no-store"
-    response["X-Content-Type-Options"] = "nosniff"
-    response["Content-Disposition"] = f'attachment; filename="{items_filename(study=study)}"'
-    return response
 
 
 def _nothing_exported(errors: dict[str, list[str]]) -> HttpResponse:

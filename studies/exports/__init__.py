@@ -16,13 +16,13 @@ platform ids or link tokens.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 
 from ..datafiles.xlsx import ExcelLimitError, xlsx_write
 from ..models import Study
-from .options import FILES, FORMATS, ExportOptions, export_options_clean
+from .options import FILES, FORMATS, ExportOptions, export_options_clean, file_clean, flag_clean
 from .rows import export_header, export_rows
 
 __all__ = [
@@ -35,6 +35,10 @@ __all__ = [
     "export_options_clean",
     "export_rows",
     "export_xlsx_write",
+    "file_clean",
+    "flag_clean",
+    "rows_csv_chunks",
+    "rows_xlsx_write",
 ]
 
 ROWS_PER_WRITE = 500
@@ -47,11 +51,12 @@ class _Line:
         return value
 
 
-def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
-    """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
+def rows_csv_chunks(rows: Iterable[list]) -> Iterator[str]:
+    """Rows (the header first) as CSV text in chunks of a few hundred rows, for a
+    streaming response or a file: every export's CSV is written here."""
     writer = csv.writer(_Line(), lineterminator="\r\n")
     buffer: list[str] = []
-    for cells in export_rows(study=study, options=options):
+    for cells in rows:
         buffer.append(writer.writerow(cells))
         if len(buffer) >= ROWS_PER_WRITE:
             yield "".join(buffer)
@@ -60,16 +65,26 @@ def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
         yield "".join(buffer)
 
 
-def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
-    """Write the rows as an Excel workbook to ``target`` (a path or a binary file),
-    in constant memory. Raises ValidationError (on ``file``) when the export does not
-    fit in a worksheet; ``target`` then holds no usable workbook."""
+def rows_xlsx_write(*, rows: Iterable[list[str]], target, sheet_name: str) -> None:
+    """Rows of text (the header first) as an Excel workbook to ``target`` (a path or a
+    binary file), in constant memory. Raises ValidationError (on ``file``) when they do
+    not fit in a worksheet; ``target`` then holds no usable workbook."""
     try:
-        xlsx_write(
-            rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
-        )
+        xlsx_write(rows=rows, target=target, sheet_name=sheet_name)
     except ExcelLimitError as exc:
         raise ValidationError({"file": f"{exc}."}) from None
+
+
+def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
+    """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
+    return rows_csv_chunks(export_rows(study=study, options=options))
+
+
+def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
+    """Write the rows as an Excel workbook to ``target`` (see ``rows_xlsx_write``)."""
+    rows_xlsx_write(
+        rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
+    )
 
 
 def export_filename(*, study: Study, options: ExportOptions) -> str:

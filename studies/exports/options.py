@@ -50,6 +50,15 @@ class ExportOptions:
         return self.file == "csv-spreadsheet-safe"
 
 
+def file_clean(value: str | None) -> str:
+    """One of ``FILES`` (empty: csv), as every download and command takes it."""
+    file = (value or "csv").strip()
+    if file not in FILES:
+        choices = ", ".join(f'"{name}"' for name in FILES)
+        raise ValidationError(f'Choose {choices}, not "{file}".')
+    return file
+
+
 def flag_clean(value) -> bool:
     """A yes/no option as a query string, a form or a command line gives it."""
     if isinstance(value, bool):
@@ -80,9 +89,10 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     if fmt not in FORMATS:
         errors["format"] = f'Choose "published" or "full", not "{fmt}".'
     file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
-    if file not in FILES:
-        choices = ", ".join(f'"{name}"' for name in FILES)
-        errors["file"] = f'Choose {choices}, not "{file}".'
+    try:
+        file_clean(file)
+    except ValidationError as exc:
+        errors["file"] = exc.messages[0]
     known = {
         "stage": set(study.stages.values_list("name", flat=True)),
         "group": set(study.groups.values_list("name", flat=True)),

@@ -2,6 +2,7 @@
 or as an Excel workbook)."""
 
 import tempfile
+from collections.abc import Callable, Iterable
 
 from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import PermissionDenied, ValidationError
@@ -10,22 +11,31 @@ from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
-from ..exports import export_csv_chunks, export_filename, export_options_clean, export_xlsx_write
+from ..exports import (
+    export_filename,
+    export_options_clean,
+    export_rows,
+    rows_csv_chunks,
+    rows_xlsx_write,
+)
 from ..models import Study
 from ..permissions import user_may_read_judgements, user_may_read_studies
 
 
-def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
-    """A streaming download. CSV: the first rows leave while the rest are still read.
-    Excel: the workbook is built in a temporary file (constant memory: a zip archive
-    can only be finished at its end), then streamed from there. Raises ValidationError
-    when the rows do not fit in an Excel worksheet."""
-    filename = export_filename(study=study, options=options)
-    if options.file == "xlsx":
+def rows_response(
+    *, rows: Callable[[], Iterable[list]], file: str, filename: str, sheet_name: str
+) -> StreamingHttpResponse | FileResponse:
+    """A streaming download of ``rows()`` (the header first) as ``file`` (one of
+    ``FILES``; the rows are already spreadsheet-safe when asked). CSV: the first rows
+    leave while the rest are still read. Excel: the workbook is built in a temporary
+    file (constant memory: a zip archive can only be finished at its end), then
+    streamed from there. Raises ValidationError when the rows do not fit in an Excel
+    worksheet."""
+    if file == "xlsx":
         # Closed by the response once sent, or here on failure.
         target = tempfile.TemporaryFile()  # noqa: SIM115
         try:
-            export_xlsx_write(study=study, options=options, target=target)
+            rows_xlsx_write(rows=rows(), target=target, sheet_name=sheet_name)
         except BaseException:
             target.close()
             raise
@@ -35,13 +45,23 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse | FileRes
         )
     else:
         response = StreamingHttpResponse(
-            (chunk.encode("utf-8") for chunk in export_csv_chunks(study=study, options=options)),
+            (chunk.encode("utf-8") for chunk in rows_csv_chunks(rows())),
             content_type="text/csv; charset=utf-8",
         )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
+    """The annotation export as a download (``rows_response``)."""
+    return rows_response(
+        rows=lambda: export_rows(study=study, options=options),
+        file=options.file,
+        filename=export_filename(study=study, options=options),
+        sheet_name="annotations",
+    )
 
 
 def _bad_request(exc: ValidationError) -> HttpResponseBadRequest:

@@ -11,10 +11,12 @@ import pytest
 from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.urls import reverse
+from openpyxl import load_workbook
 from rest_framework.authtoken.models import Token
 
 from analysis.item_export import COLUMNS
-from studies.models import Batch, Reflection, Stage
+from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
+from studies.models import Batch, Reflection, Stage, Study
 from studies.services import (
     Answer,
     annotators_create,
@@ -453,3 +455,82 @@ def test_n_descriptions_counts_the_group_s_described_answers(loaded_study, tmp_p
     assert rows["GPT-2", cand(S1, 1, 2)][-1] == "2"
     assert rows["GPT-2", cand(S1, 2, 2)][-1] == "1"
     assert rows["Human", H2][-1] == "0"
+
+
+# --- the kinds of file: CSV exact, spreadsheet-safe CSV, Excel workbook ---------------------
+
+
+def sheet_rows(data: bytes) -> list[list[str]]:
+    """The workbook's cells as text (empty cells: ""), and that every cell is text."""
+    workbook = load_workbook(io.BytesIO(data))
+    assert workbook.sheetnames == ["items"]
+    rows = [list(row) for row in workbook.active.iter_rows(values_only=True)]
+    assert all(cell is None or isinstance(cell, str) for row in rows for cell in row)
+    return [["" if cell is None else cell for cell in row] for row in rows]
+
+
+def test_the_command_writes_the_same_rows_as_a_workbook(judged, tmp_path):
+    out = tmp_path / "items.xlsx"
+    call_command("export_items", "pilot", "--file", "xlsx", "--out", str(out))
+    assert sheet_rows(out.read_bytes()) == EXPECTED
+    assert [path.name for path in tmp_path.iterdir()] == ["items.xlsx"]
+
+
+def test_the_command_refuses_an_unknown_kind_of_file(judged, tmp_path):
+    with pytest.raises(CommandError, match="invalid choice: 'ods'"):
+        call_command("export_items", "pilot", "--file", "ods", "--out", str(tmp_path / "x"))
+    assert list(tmp_path.iterdir()) == []
+
+
+@pytest.fixture
+def formula_text(judged):
+    """The human reflection of dlg-2 starts with "=", as a formula would."""
+    text = "=1+1 sounds like a hard week."
+    Reflection.objects.filter(text=H2).update(text=text)
+    return text
+
+
+def test_texts_are_exact_in_the_csv_and_escaped_in_the_spreadsheet_safe_one(
+    formula_text, staff_client
+):
+    def reflections(file: str) -> set[str]:
+        response = staff_client.get(items_url(Study.objects.get()), {"file": file})
+        return {row[3] for row in rows_of(body(response))[1:]}
+
+    assert formula_text in reflections("csv")
+    safe = reflections("csv-spreadsheet-safe")
+    assert "'" + formula_text in safe and formula_text not in safe
+    # Only texts are escaped: the counts and scores are the plain CSV's.
+    plain, escaped = (
+        rows_of(body(staff_client.get(items_url(Study.objects.get()), {"file": file})))
+        for file in ("csv", "csv-spreadsheet-safe")
+    )
+    assert [row[5:] for row in plain] == [row[5:] for row in escaped]
+
+
+def test_the_download_as_a_workbook(formula_text, staff_client):
+    response = staff_client.get(items_url(Study.objects.get()), {"file": "xlsx"})
+    assert response.status_code == 200
+    assert response["Content-Type"] == XLSX_CONTENT_TYPE
+    assert 'filename="pilot-items.xlsx"' in response["Content-Disposition"]
+    rows = sheet_rows(b"".join(response.streaming_content))
+    assert formula_text in {row[3] for row in rows}  # a text cell, never evaluated
+    assert len(rows) == len(EXPECTED)
+
+
+def test_the_download_refuses_an_unknown_kind_of_file(judged, staff_client):
+    response = staff_client.get(items_url(judged), {"file": "ods"})
+    assert response.status_code == 400
+    assert response.content.decode() == (
+        'Nothing exported:\nfile: Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".'
+    )
+
+
+def test_the_api_sends_the_workbook_and_refuses_an_unknown_kind_of_file(judged, client):
+    api = token_client(client, StaffUserFactory())
+    response = api.get(api_url(judged), {"file": "xlsx"})
+    assert response.status_code == 200
+    assert sheet_rows(b"".join(response.streaming_content)) == EXPECTED
+    response = api.get(api_url(judged), {"file": "ods"})
+    assert response.status_code == 400
+    assert response.json()["errors"]["file"][0].startswith('Choose "csv"')

@@ -3,21 +3,28 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.item_export import COLUMNS, items_csv_chunks, items_parameters_clean
+from analysis.item_export import COLUMNS, items_csv_chunks, items_parameters_clean, items_rows
 from analysis.management.options import add_judgement_options
+from studies.exports import FILES, rows_xlsx_write
 from studies.models import Study
 
 
 class Command(BaseCommand):
     help = (
-        "Write the item-level CSV of a study: one row per (stage, item, group) of the "
+        "Write the item-level export of a study: one row per (stage, item, group) of the "
         f"judgements the report analyses, with the columns {', '.join(COLUMNS)}."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("study_slug")
         add_judgement_options(parser)
-        parser.add_argument("--out", metavar="PATH", required=True, help="The CSV file to write.")
+        parser.add_argument(
+            "--file",
+            default="csv",
+            choices=list(FILES),
+            help="csv (texts exactly as stored, the default), csv-spreadsheet-safe or xlsx.",
+        )
+        parser.add_argument("--out", metavar="PATH", required=True, help="The file to write.")
 
     def handle(self, *args, study_slug: str, **options):
         study = Study.objects.filter(slug=study_slug).first()
@@ -28,6 +35,7 @@ class Command(BaseCommand):
                 study=study,
                 excluded_sources=options["exclude_source"],
                 include_expired=options["include_expired"],
+                file=options["file"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
@@ -37,9 +45,19 @@ class Command(BaseCommand):
         # Written beside the target and renamed once complete: no half-written file.
         partial = target.with_name(target.name + ".partial")
         try:
-            with partial.open("w", encoding="utf-8", newline="") as handle:
-                for chunk in items_csv_chunks(study=study, parameters=parameters):
-                    handle.write(chunk)
+            if parameters["file"] == "xlsx":
+                rows_xlsx_write(
+                    rows=items_rows(study=study, parameters=parameters),
+                    target=str(partial),
+                    sheet_name="items",
+                )
+            else:
+                with partial.open("w", encoding="utf-8", newline="") as handle:
+                    for chunk in items_csv_chunks(study=study, parameters=parameters):
+                        handle.write(chunk)
+        except ValidationError as exc:
+            partial.unlink(missing_ok=True)
+            raise CommandError(" ".join(exc.messages)) from None
         except BaseException:
             partial.unlink(missing_ok=True)
             raise
