@@ -15,20 +15,25 @@ platform ids or link tokens.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterator
 
 from django.core.exceptions import ValidationError
 
 from ..datafiles.xlsx import ExcelLimitError, xlsx_write
 from ..models import Study
+from .codes import CODES_COLUMNS, codes_csv_chunks, codes_filename, codes_rows
+from .csvtext import csv_chunks
 from .options import FILES, FORMATS, ExportOptions, export_options_clean
 from .rows import export_header, export_rows
 
 __all__ = [
+    "CODES_COLUMNS",
     "FILES",
     "FORMATS",
     "ExportOptions",
+    "codes_csv_chunks",
+    "codes_filename",
+    "codes_rows",
     "export_csv_chunks",
     "export_filename",
     "export_header",
@@ -37,27 +42,10 @@ __all__ = [
     "export_xlsx_write",
 ]
 
-ROWS_PER_WRITE = 500
-
-
-class _Line:
-    """A write-only file for csv.writer that hands back what was written."""
-
-    def write(self, value: str) -> str:
-        return value
-
 
 def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
     """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
-    writer = csv.writer(_Line(), lineterminator="\r\n")
-    buffer: list[str] = []
-    for cells in export_rows(study=study, options=options):
-        buffer.append(writer.writerow(cells))
-        if len(buffer) >= ROWS_PER_WRITE:
-            yield "".join(buffer)
-            buffer.clear()
-    if buffer:
-        yield "".join(buffer)
+    return csv_chunks(export_rows(study=study, options=options))
 
 
 def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
