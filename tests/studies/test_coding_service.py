@@ -9,13 +9,8 @@ from django.core.exceptions import ValidationError
 from studies.models import Code, Coder, DescriptionCoding, Judgement
 from studies.services import study_create
 from studies.services.coding import code_create, coder_join, coder_make_primary, coding_save
-from tests.studies.coding_fixtures import (  # noqa: F401  (fixtures)
-    alice,
-    bob,
-    coded_descriptions,
-    coding_stage,
-    make_staff,
-)
+from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
+from tests.studies.coding_fixtures import coded_descriptions, make_staff
 
 pytestmark = pytest.mark.django_db
 
