@@ -10,6 +10,7 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
 from django.http import HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
@@ -108,8 +109,10 @@ def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, erro
         "own": own,
         "chosen": chosen,
         "errors": errors or {},
+        # (code, its number key, ticked for this description)
         "codebook": [
-            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "") for i, c in enumerate(codebook)
+            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "", c.slug in chosen["codes"])
+            for i, c in enumerate(codebook)
         ],
         "number": (position.index(item_id) or 0) + 1,
         "position": position,
@@ -167,14 +170,15 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
             )
         if judgement.assignment.stage_id != stage.pk:
             raise ValidationError({"judgement": "This answer belongs to another stage."})
-        coder = coder or coder_join(study=stage.study, user=request.user)
-        coding_save(
-            coder=coder,
-            judgement=judgement,
-            codes=codes,
-            uninformative=uninformative,
-            user=request.user,
-        )
+        with transaction.atomic():  # a refused first coding leaves no coder behind
+            coder = coder or coder_join(study=stage.study, user=request.user)
+            coding_save(
+                coder=coder,
+                judgement=judgement,
+                codes=codes,
+                uninformative=uninformative,
+                user=request.user,
+            )
     except ValidationError as exc:
         context = _panel_context(
             request,
