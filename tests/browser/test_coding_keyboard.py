@@ -10,6 +10,7 @@ from playwright.sync_api import expect
 
 from studies.models import DescriptionCoding
 from studies.services.coding import code_create
+from tests.browser.test_content_security_policy import REPORT_VIOLATIONS
 from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_staff
 
 DESKTOP = {"width": 1280, "height": 900}
@@ -35,7 +36,9 @@ def _log_in(page, live_server, next_url: str) -> None:
 
 def test_coding_with_the_keyboard(browser, live_server, stage):
     ids = coded_descriptions(stage)
-    page = browser.new_context(viewport=DESKTOP).new_page()
+    context = browser.new_context(viewport=DESKTOP)
+    context.add_init_script(REPORT_VIOLATIONS)
+    page = context.new_page()
     violations = []
     page.on(
         "console",
