@@ -5,6 +5,7 @@
 // buttons and links do the same.
 (function () {
   "use strict";
+  document.documentElement.classList.add("js"); // the keys are shown (site.css)
   var TYPING = /^(TEXTAREA|SELECT)$/;
   var KEYS = "1234567890";
 
