@@ -11,7 +11,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import Code, Coder, DescriptionCoding
-from ..services.coding import coder_make_primary
+from ..services.coding import STAFF_ONLY_MESSAGE, coder_make_primary
 from ..services.coding_categories import codes_to_categories, codes_to_new_study
 from .common import ReadOnlyAdminMixin
 
@@ -52,6 +52,17 @@ class CodeAdmin(admin.ModelAdmin):
     def get_readonly_fields(self, request, obj=None):
         # The slug names the code in exports and reports: it never changes.
         return (*self.readonly_fields, "study", "slug") if obj is not None else self.readonly_fields
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # one at a time, and only unused codes
+        return actions
+
+    def has_delete_permission(self, request, obj=None):
+        """A code in use stays: removing it would empty codings and change exports."""
+        if obj is not None and obj.codings.exists():
+            return False
+        return super().has_delete_permission(request, obj)
 
     def save_model(self, request, obj, form, change):
         if not change:
@@ -114,12 +125,29 @@ class CodeAdmin(admin.ModelAdmin):
         return TemplateResponse(request, "admin/studies/code/to_categories.html", context)
 
 
+class CoderForm(forms.ModelForm):
+    class Meta:
+        model = Coder
+        fields = ("study", "user")
+
+    def clean_user(self):
+        user = self.cleaned_data["user"]
+        if not (user.is_active and user.is_staff):
+            raise ValidationError(STAFF_ONLY_MESSAGE)
+        return user
+
+
 @admin.register(Coder)
 class CoderAdmin(admin.ModelAdmin):
+    form = CoderForm
     list_display = ("user", "study", "is_primary", "primary_now", "n_codings", "added_at")
     list_filter = ("study",)
     readonly_fields = ("is_primary", "added_at")
     actions = ("make_primary",)
+
+    def get_readonly_fields(self, request, obj=None):
+        # A coder's codings are theirs: study and user stay.
+        return ("study", "user", *self.readonly_fields) if obj is not None else self.readonly_fields
 
     def get_queryset(self, request):
         return super().get_queryset(request).annotate(_n_codings=Count("codings"))

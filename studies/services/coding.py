@@ -25,12 +25,13 @@ from ..models.messages import SLUG_MESSAGE
 
 SLUG_MAX_LENGTH = Code._meta.get_field("slug").max_length
 LABEL_MAX_LENGTH = Code._meta.get_field("label").max_length
+STAFF_ONLY_MESSAGE = "Only active staff users code descriptions."
 
 
 def coder_join(*, study: Study, user) -> Coder:
     """``user`` codes ``study`` (idempotent: returns their existing role). Staff only."""
     if not (user.is_active and user.is_staff):
-        raise ValidationError({"user": "Only active staff users code descriptions."})
+        raise ValidationError({"user": STAFF_ONLY_MESSAGE})
     coder, _ = Coder.objects.get_or_create(study=study, user=user)
     return coder
 

@@ -2,13 +2,16 @@
 copy) or are refused with nothing written; the primary coder; read-only codings."""
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
 from django.urls import reverse
 
-from studies.models import MAX_CATEGORY_BIT, Coder, ErrorCategory, Stage, Study
+from studies.models import MAX_CATEGORY_BIT, Code, Coder, ErrorCategory, Judgement, Stage, Study
 from studies.protocol import NO_ANSWER_CATEGORIES
-from studies.services.coding import code_create, coder_join
+from studies.services import study_create
+from studies.services.coding import code_create, coder_join, coding_save
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
+from tests.studies.coding_fixtures import coded_descriptions
 
 pytestmark = pytest.mark.django_db
 
@@ -161,8 +164,6 @@ def test_a_new_study_needs_a_free_slug_and_a_title(admin_client, codes, coding_s
 
 
 def test_codes_of_two_studies_are_refused(admin_client, codes, coding_stage):
-    from studies.services import study_create
-
     other = study_create(slug="other", title="Other")
     foreign = code_create(study=other, slug="foreign", label="Foreign", definition="D")
     response = act(admin_client, [codes[0], foreign], target="same")
@@ -190,3 +191,26 @@ def test_codings_are_read_only_in_the_admin(admin_client, coding_stage):
     )
     assert admin_client.get(reverse("admin:studies_coder_changelist")).status_code == 200
     assert admin_client.get(reverse(CHANGELIST)).status_code == 200
+
+
+def test_a_code_in_use_cannot_be_deleted(admin_client, codes, coding_stage, alice):
+    used, unused = codes
+    coding_save(
+        coder=coder_join(study=coding_stage.study, user=alice),
+        judgement=Judgement.objects.get(pk=coded_descriptions(coding_stage)[0]),
+        codes=[used],
+    )
+    delete = "admin:studies_code_delete"
+    assert admin_client.post(reverse(delete, args=[used.pk]), {"post": "yes"}).status_code == 403
+    admin_client.post(reverse(delete, args=[unused.pk]), {"post": "yes"})
+    assert list(Code.objects.all()) == [used]
+
+
+def test_only_staff_become_coders_in_the_admin(admin_client, coding_stage, alice):
+    outsider = get_user_model().objects.create_user(username="outsider", password="pw")
+    url = reverse("admin:studies_coder_add")
+    response = admin_client.post(url, {"study": coding_stage.study.pk, "user": outsider.pk})
+    assert "Only active staff users code descriptions." in response.content.decode()
+    assert not Coder.objects.exists()
+    admin_client.post(url, {"study": coding_stage.study.pk, "user": alice.pk})
+    assert Coder.objects.get().user == alice
