@@ -13,7 +13,7 @@ everywhere else too:
 * assignment rows (the assignments API): *view assignment* or *change assignment*,
   as the admin's assignment list;
 * coding descriptions (the coding page): active staff who may read studies and hold
-  *add description coding*; growing the codebook there also needs *add code*, and the
+  *add description coding*; growing the codebook there also needs *add code*. The
   codes download needs what the exports need (it holds the descriptions).
 """
 

@@ -18,7 +18,12 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..exports import codes_csv_chunks, codes_filename
 from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
-from ..permissions import CODE_ADD_PERM, user_may_code_descriptions, user_may_read_judgements
+from ..permissions import (
+    CODE_ADD_PERM,
+    user_may_code_descriptions,
+    user_may_read_judgements,
+    user_may_read_studies,
+)
 from ..selectors.coding import (
     coding_position,
     descriptions_filtered,
@@ -30,23 +35,40 @@ from ..services.coding import code_create, coder_join, coding_save
 SHORTCUT_KEYS = "1234567890"
 
 
-def coding_page(view):
-    """Staff who may code descriptions (``user_may_code_descriptions``); others signed
-    in get a 403, visitors the admin login (htmx: a whole-page redirect)."""
+def _staff_page(may):
+    """Staff for whom ``may(user)`` holds; others signed in get a 403, visitors the
+    admin login (htmx: a whole-page redirect)."""
 
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        if not request.user.is_authenticated:
-            if request.htmx:
-                response = HttpResponse(status=204)
-                response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
-                return response
-            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        if not user_may_code_descriptions(request.user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            if not request.user.is_authenticated:
+                if request.htmx:
+                    response = HttpResponse(status=204)
+                    response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
+                    return response
+                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+            if not may(request.user):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
 
-    return wrapper
+        return wrapper
+
+    return decorator
+
+
+#: The coding page and its codebook form (``user_may_code_descriptions``).
+coding_page = _staff_page(user_may_code_descriptions)
+
+
+def _may_download_codes(user) -> bool:
+    """The codes hold descriptions: what the annotation exports need."""
+    return (
+        user.is_active
+        and user.is_staff
+        and user_may_read_studies(user)
+        and user_may_read_judgements(user)
+    )
 
 
 def _stage(slug: str, position: int) -> Stage:
@@ -74,7 +96,11 @@ def _url(stage: Stage, filters: dict[str, str], item: int | None = None) -> str:
 
 def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, errors=None):
     study = stage.study
-    code = Code.objects.filter(study=study, slug=filters.get("code")).first()
+    code = (
+        Code.objects.filter(study=study, slug=filters["code"]).first()
+        if "code" in filters
+        else None
+    )
     descriptions = descriptions_filtered(
         stage=stage, coder=coder, source=filters.get("source", ""), code=code
     )
@@ -129,7 +155,7 @@ def _render(request, context, *, status=200) -> HttpResponse:
         context |= {
             "sources": stage_description_sources(stage=stage),
             "can_add_codes": request.user.has_perm(CODE_ADD_PERM),
-            "can_download": user_may_read_judgements(request.user),
+            "can_download": _may_download_codes(request.user),
             "code_form": context.get("code_form", {}),
         }
     return render(request, template, context, status=status)
@@ -256,12 +282,9 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 
 
 @require_GET
-@coding_page
+@_staff_page(_may_download_codes)
 def coding_export(request: HttpRequest, slug: str) -> StreamingHttpResponse:
-    """The study's codes as CSV (``?stage=POSITION`` for one stage). Needs what the
-    annotation exports need: it holds the descriptions."""
-    if not user_may_read_judgements(request.user):
-        raise PermissionDenied
+    """The study's codes as CSV (``?stage=POSITION`` for one stage)."""
     study = get_object_or_404(Study, slug=slug)
     stage = None
     if request.GET.get("stage"):

@@ -163,6 +163,20 @@ def test_a_new_study_needs_a_free_slug_and_a_title(admin_client, codes, coding_s
     )
 
 
+def test_a_new_study_refused_for_its_categories_is_not_created(admin_client, codes, coding_stage):
+    taken = code_create(study=coding_stage.study, slug="off_topic", label="Other", definition="D")
+    refused(
+        admin_client,
+        [taken],
+        coding_stage.study,
+        'pilot-2 already has an error category "off_topic".',
+        target="copy",
+        slug="pilot-2",
+        title="Phase 2",
+    )
+    assert not Study.objects.filter(slug="pilot-2").exists()
+
+
 def test_codes_of_two_studies_are_refused(admin_client, codes, coding_stage):
     other = study_create(slug="other", title="Other")
     foreign = code_create(study=other, slug="foreign", label="Foreign", definition="D")

@@ -206,12 +206,13 @@ def test_who_may_code(client, coding_stage, codebook):
     assert client.get(url).status_code == 302  # to the login
     viewer = make_staff("viewer", perms=("view_study", "view_judgement"))
     assert signed_in(client, viewer).get(url).status_code == 403
+    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
+    assert client.get(export).status_code == 200  # reading the codes is reading judgements
     coder = make_staff("coder_only", perms=("view_study", "add_descriptioncoding"))
     client = signed_in(client, coder)
     assert client.get(url).status_code == 200
     add = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
     assert client.post(add, {"slug": "x", "label": "X"}).status_code == 403
-    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
     assert client.get(export).status_code == 403
     assert Code.objects.count() == 2
 
