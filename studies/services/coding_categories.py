@@ -9,7 +9,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from ..models import MAX_CATEGORY_BIT, Code, ErrorCategory, Study
-from .studies import study_create
+from .studies import error_category_next_bit, study_create
 
 # What a copy takes over from its study (everything but identity, status, the crowd
 # group and the purge; mee_merge names the original's categories).
@@ -39,9 +39,10 @@ def _codes_problems(*, codes: Sequence[Code], study: Study) -> list[str]:
             problems.append(f'{study.slug} already has an error category labelled "{code.label}".')
         if not code.definition:
             problems.append(f'The code "{code.slug}" needs a definition to become a category.')
-    used = list(study.categories.values_list("bit", flat=True))
-    first_bit = max(used) + 1 if used else 0
-    free = MAX_CATEGORY_BIT + 1 - first_bit
+    try:
+        free = MAX_CATEGORY_BIT + 1 - error_category_next_bit(study=study)
+    except ValidationError:
+        free = 0
     if len(codes) > free:
         problems.append(
             f"{study.slug} has room for {free} more error categor{'y' if free == 1 else 'ies'} "
@@ -63,13 +64,12 @@ def codes_to_categories(*, codes: Sequence[Code], study: Study) -> list[ErrorCat
     problems = _codes_problems(codes=codes, study=study)
     if problems:
         raise ValidationError(problems)
-    top = study.categories.aggregate(bit=Max("bit"), order=Max("order"))
-    bit = -1 if top["bit"] is None else top["bit"]
-    order = 0 if top["order"] is None else top["order"]
+    top = study.categories.aggregate(order=Max("order"))["order"]
+    order = 0 if top is None else top
     created = []
     for code in codes:
-        bit += 1
         order += 1
+        bit = error_category_next_bit(study=study)
         category = ErrorCategory(
             study=study,
             slug=code.slug,
