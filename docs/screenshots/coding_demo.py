@@ -1,9 +1,9 @@
 """Give the demo study descriptions to code, for the coding page's screenshot
 (`make screenshots` runs it after load_demo; never on a real database).
 
-The demo's first stage then asks for categories plus an optional description; a few of
-its counted No answers get an invented description, the codebook gets four codes, and
-the demo researcher codes the first three descriptions.
+A few counted No answers of the demo's first stage get an invented description (the
+stage itself is left as it is, so the annotator screenshots do not change), the
+codebook gets four codes, and the demo researcher codes the first three descriptions.
 """
 
 import os
@@ -20,8 +20,7 @@ django.setup()
 from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 
-from studies.models import Judgement, Stage, Study  # noqa: E402
-from studies.protocol import NO_ANSWER_BOTH  # noqa: E402
+from studies.models import Judgement, Study  # noqa: E402
 from studies.selectors.coding import DESCRIPTION_ORDER  # noqa: E402
 from studies.services.coding import code_create, coder_join, coding_save  # noqa: E402
 
@@ -47,7 +46,6 @@ CODES = [
 def main() -> None:
     study = Study.objects.get(slug="demo")
     stage = study.stages.get(position=1)
-    Stage.objects.filter(pk=stage.pk).update(no_answer=NO_ANSWER_BOTH)
     answers = (
         Judgement.objects.analysed()
         .filter(assignment__stage=stage, coherent=False)

@@ -235,3 +235,19 @@ def test_the_admin_study_page_links_to_the_coding_page(admin_client, coding_stag
     response = admin_client.get(reverse("admin:studies_study_change", args=[coding_stage.study.pk]))
     assert page_url(coding_stage) in response.content.decode()
     assert page_url(coding_stage.study.stages.get(position=2)) not in response.content.decode()
+
+
+def test_htmx_navigation_gets_the_panel_only(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    response = signed_in(client, alice).get(page_url(coding_stage, item=ids[3]), **HTMX)
+    html = response.content.decode()
+    assert html.startswith('<div id="coding-panel"') and "<html" not in html
+    assert "Description 4 of 6" in html
+    assert f'href="{page_url(coding_stage, item=ids[2])}"' in html  # previous
+    assert f'href="{page_url(coding_stage, item=ids[4])}"' in html  # skip
+
+
+def test_an_expired_login_redirects_the_whole_page(client, coding_stage):
+    response = client.post(page_url(coding_stage), {"judgement": 1}, **HTMX)
+    assert response.status_code == 204
+    assert response["HX-Redirect"].startswith(reverse("admin:login"))
