@@ -67,6 +67,7 @@ screenshots: install
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py migrate -v0
 	@# The demo as `make demo` serves it: simulated judgements and an analysis run included.
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py load_demo >/dev/null
+	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python docs/screenshots/coding_demo.py
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py runserver 127.0.0.1:8799 --noreload & \
 	  server=$$!; sleep 3; \
 	  $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799; status=$$?; \

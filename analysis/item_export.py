@@ -20,7 +20,7 @@ import pandas as pd
 from django.core.exceptions import ValidationError
 
 from studies.datafiles.spreadsheet import cell_escape, cell_exact
-from studies.exports import file_clean, rows_csv_chunks
+from studies.exports import csv_chunks, file_clean
 from studies.models import Reflection, Study
 
 from .metrics.protocol.items import item_table
@@ -132,7 +132,7 @@ def items_rows(*, study: Study, parameters: dict) -> Iterator[list[str]]:
 
 def items_csv_chunks(*, study: Study, parameters: dict) -> Iterator[str]:
     """The CSV (RFC 4180, ``\\r\\n``) in chunks of a few hundred rows, header first."""
-    return rows_csv_chunks(items_rows(study=study, parameters=parameters))
+    return csv_chunks(items_rows(study=study, parameters=parameters))
 
 
 def items_filename(*, study: Study, parameters: dict | None = None) -> str:

@@ -11,7 +11,10 @@ everywhere else too:
   with its assignment): *view judgement* or *change judgement*, as the admin's
   judgement list;
 * assignment rows (the assignments API): *view assignment* or *change assignment*,
-  as the admin's assignment list.
+  as the admin's assignment list;
+* coding descriptions (the coding page): active staff who may read studies and hold
+  *add description coding*; growing the codebook there also needs *add code*. The
+  codes download needs what the exports need (it holds the descriptions).
 """
 
 from collections.abc import Iterable
@@ -32,3 +35,16 @@ def user_may_read_judgements(user) -> bool:
 
 def user_may_read_studies(user) -> bool:
     return user_has_any_perm(user, STUDY_READ_PERMS)
+
+
+CODING_PERM = "studies.add_descriptioncoding"
+CODE_ADD_PERM = "studies.add_code"
+
+
+def user_may_code_descriptions(user) -> bool:
+    return bool(
+        user.is_active
+        and user.is_staff
+        and user_may_read_studies(user)
+        and user.has_perm(CODING_PERM)
+    )

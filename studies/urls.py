@@ -19,4 +19,11 @@ urlpatterns = [
     path("s/<slug:slug>/b/<int:assignment_id>/<int:number>/", views.item, name="item"),
     path("s/<slug:slug>/b/<int:assignment_id>/review/", views.review, name="review"),
     path("exports/<slug:slug>/annotations.csv", views.export_annotations, name="export"),
+    path("coding/<slug:slug>/stage-<int:position>/", views.coding, name="coding"),
+    path(
+        "coding/<slug:slug>/stage-<int:position>/codes/",
+        views.coding_code_add,
+        name="coding_code_add",
+    ),
+    path("coding/<slug:slug>/codes.csv", views.coding_export, name="coding_export"),
 ]

@@ -5,7 +5,8 @@ started on a free loopback port with the demo study loaded.
 
     python docs/screenshots/capture.py --base-url http://127.0.0.1:8799
 
-The researcher's pages come first, the study's dashboard among them (the demo comes
+The researcher's pages come first, the study's dashboard and the coding page (with
+the descriptions ``coding_demo.py`` adds) among them (the demo comes
 with simulated judgements and an analysis run). The annotator's pages (consent, tutorial, an item,
 the most-evident question, review, the phone layout) are taken with the first of the
 Layperson invitation links the admin has just created, so the annotator is always
@@ -88,6 +89,7 @@ def main() -> None:
         page.wait_for_selector(".errornote")
         page.screenshot(path=OUT / "admin-import-errors.png")
         capture_dashboard(page, base)
+        capture_coding(page, base)
         capture_annotator_pages(browser, invitation_url)
         browser.close()
     print(f"Screenshots written to {OUT}")
@@ -106,6 +108,16 @@ def capture_dashboard(page, base: str) -> None:
         full_page=True,
         clip={"x": 0, "y": 0, "width": 1280, "height": 2250},
     )
+
+
+def capture_coding(page, base: str) -> None:
+    """The coding page of the demo's first stage (descriptions from coding_demo.py): it
+    opens at the first description the researcher has not coded; one code ticked."""
+    page.goto(f"{base}/coding/demo/stage-1/")
+    expect(page.locator("#coding-panel[data-item]")).to_be_visible()
+    page.locator("h1").click()
+    page.keyboard.press("1")
+    page.screenshot(path=OUT / "coding-page.png", full_page=True)
 
 
 def _wait_for_item(page, number: int, n_items: int) -> None:

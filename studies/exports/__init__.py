@@ -15,20 +15,26 @@ platform ids or link tokens.
 
 from __future__ import annotations
 
-import csv
 from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 
 from ..datafiles.xlsx import ExcelLimitError, xlsx_write
 from ..models import Study
+from .codes import CODES_COLUMNS, codes_csv_chunks, codes_filename, codes_rows
+from .csvtext import csv_chunks
 from .options import FILES, FORMATS, ExportOptions, export_options_clean, file_clean, flag_clean
 from .rows import export_header, export_rows
 
 __all__ = [
+    "CODES_COLUMNS",
     "FILES",
     "FORMATS",
     "ExportOptions",
+    "codes_csv_chunks",
+    "codes_filename",
+    "codes_rows",
+    "csv_chunks",
     "export_csv_chunks",
     "export_filename",
     "export_header",
@@ -37,32 +43,13 @@ __all__ = [
     "export_xlsx_write",
     "file_clean",
     "flag_clean",
-    "rows_csv_chunks",
     "rows_xlsx_write",
 ]
 
-ROWS_PER_WRITE = 500
 
-
-class _Line:
-    """A write-only file for csv.writer that hands back what was written."""
-
-    def write(self, value: str) -> str:
-        return value
-
-
-def rows_csv_chunks(rows: Iterable[list]) -> Iterator[str]:
-    """Rows (the header first) as CSV text in chunks of a few hundred rows, for a
-    streaming response or a file: every export's CSV is written here."""
-    writer = csv.writer(_Line(), lineterminator="\r\n")
-    buffer: list[str] = []
-    for cells in rows:
-        buffer.append(writer.writerow(cells))
-        if len(buffer) >= ROWS_PER_WRITE:
-            yield "".join(buffer)
-            buffer.clear()
-    if buffer:
-        yield "".join(buffer)
+def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
+    """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
+    return csv_chunks(export_rows(study=study, options=options))
 
 
 def rows_xlsx_write(*, rows: Iterable[list[str]], target, sheet_name: str) -> None:
@@ -73,11 +60,6 @@ def rows_xlsx_write(*, rows: Iterable[list[str]], target, sheet_name: str) -> No
         xlsx_write(rows=rows, target=target, sheet_name=sheet_name)
     except ExcelLimitError as exc:
         raise ValidationError({"file": f"{exc}."}) from None
-
-
-def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
-    """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
-    return rows_csv_chunks(export_rows(study=study, options=options))
 
 
 def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:

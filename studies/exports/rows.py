@@ -17,8 +17,9 @@ from ..datafiles.published.columns import (
     YES,
 )
 from ..datafiles.spreadsheet import cell_escape, cell_exact
-from ..models import DialogueContext, ErrorCategory, Judgement, Reflection, Study
+from ..models import DescriptionCoding, DialogueContext, ErrorCategory, Judgement, Reflection, Study
 from ..protocol import category_selected
+from .codes import PRIMARY_CODES_COLUMN, primary_codes_by_judgement
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
@@ -80,11 +81,18 @@ def _has_descriptions(study: Study) -> bool:
     )
 
 
+def _has_codings(study: Study) -> bool:
+    """Whether the study's descriptions were coded (its full export then ends with the
+    primary coder's codes, ``description_codes``)."""
+    return DescriptionCoding.objects.filter(coder__study=study).exists()
+
+
 def export_header(*, study: Study, options: ExportOptions) -> list[str]:
     slugs = [slug for slug, _ in _categories(study)]
     described = [DESCRIPTION_COLUMN] if _has_descriptions(study) else []
     if options.fmt == "full":
-        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *described]
+        coded = [PRIMARY_CODES_COLUMN] if described and _has_codings(study) else []
+        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *described, *coded]
     extra = [s for s in slugs if s not in PUBLISHED_CATEGORY_COLUMNS]
     header = [*PUBLISHED_COLUMNS, *extra]
     if options.extended:
@@ -122,6 +130,7 @@ _FULL_FIELDS = (
     "assignment__assigned_at",
     "assignment__submitted_at",
     "assignment__attention_passed",
+    "id",
 )
 
 
@@ -159,7 +168,8 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     slug_of_bit = {bit: slug for slug, bit in categories}
     scale = study.empathy_scale
     header = export_header(study=study, options=options)
-    described = header[-1] == DESCRIPTION_COLUMN
+    described = DESCRIPTION_COLUMN in header
+    coded = primary_codes_by_judgement(study=study) if PRIMARY_CODES_COLUMN in header else None
     yield header
     contexts: dict[int, str] = {}
     if options.fmt == "published":
@@ -231,7 +241,10 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             assigned,
             submitted,
             attention,
+            judgement_id,
         ) = row[len(_FIELDS) :]
+        if coded is not None:
+            tail.append(coded.get(judgement_id, ""))
         item_position = order.index(reflection_id) + 1 if reflection_id in order else ""
         yield [
             text_cell(study.slug),

@@ -1,11 +1,15 @@
 """Annotator-facing pages (entry, consent, tutorial, annotation) and staff downloads."""
 
 from .annotate import batch, done, home, item, review, start
+from .coding import coding, coding_code_add, coding_export
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations
 
 __all__ = [
     "batch",
+    "coding",
+    "coding_code_add",
+    "coding_export",
     "consent",
     "decline",
     "done",

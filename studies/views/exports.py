@@ -12,10 +12,10 @@ from django.views.decorators.http import require_GET
 
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import (
+    csv_chunks,
     export_filename,
     export_options_clean,
     export_rows,
-    rows_csv_chunks,
     rows_xlsx_write,
 )
 from ..models import Study
@@ -45,7 +45,7 @@ def rows_response(
         )
     else:
         response = StreamingHttpResponse(
-            (chunk.encode("utf-8") for chunk in rows_csv_chunks(rows())),
+            (chunk.encode("utf-8") for chunk in csv_chunks(rows())),
             content_type="text/csv; charset=utf-8",
         )
         response["Content-Disposition"] = f'attachment; filename="{filename}"'

@@ -1,0 +1,189 @@
+"""Coding descriptions in the admin: the codebook (with the action that turns codes
+into error categories), the coders (with the action that chooses the primary one) and
+the codings, read-only (coders write them on the coding page)."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count
+from django.http import HttpResponseRedirect
+from django.template.response import TemplateResponse
+from django.urls import reverse
+
+from ..models import Code, Coder, DescriptionCoding
+from ..services.coding import STAFF_ONLY_MESSAGE, coder_make_primary
+from ..services.coding_categories import codes_to_categories, codes_to_new_study
+from .common import ReadOnlyAdminMixin
+
+
+class CodesToCategoriesForm(forms.Form):
+    TARGETS = (
+        ("same", "This study: new error categories for its later stages"),
+        ("copy", "A new draft study: a copy of this one with these categories"),
+    )
+    target = forms.ChoiceField(choices=TARGETS, widget=forms.RadioSelect, initial="same")
+    slug = forms.CharField(
+        required=False, max_length=50, help_text="The new study's slug (for a new study)."
+    )
+    title = forms.CharField(
+        required=False, max_length=200, help_text="The new study's title (for a new study)."
+    )
+
+    def clean(self):
+        cleaned = super().clean()
+        if cleaned.get("target") == "copy":
+            for name in ("slug", "title"):
+                if not cleaned.get(name, "").strip():
+                    self.add_error(name, "A new study needs this.")
+        return cleaned
+
+
+@admin.register(Code)
+class CodeAdmin(admin.ModelAdmin):
+    list_display = ("label", "slug", "study", "n_codings", "definition")
+    list_filter = ("study",)
+    search_fields = ("slug", "label", "definition")
+    readonly_fields = ("created_by", "created_at")
+    actions = ("make_error_categories",)
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_n_codings=Count("codings"))
+
+    def get_readonly_fields(self, request, obj=None):
+        # The slug names the code in exports and reports: it never changes.
+        return (*self.readonly_fields, "study", "slug") if obj is not None else self.readonly_fields
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)  # one at a time, and only unused codes
+        return actions
+
+    def has_delete_permission(self, request, obj=None):
+        """A code in use stays: removing it would empty codings and change exports."""
+        if obj is not None and obj.codings.exists():
+            return False
+        return super().has_delete_permission(request, obj)
+
+    def save_model(self, request, obj, form, change):
+        if not change:
+            obj.created_by = request.user
+        super().save_model(request, obj, form, change)
+
+    @admin.display(description="codings", ordering="_n_codings")
+    def n_codings(self, obj):
+        return obj._n_codings
+
+    def has_categories_permission(self, request) -> bool:
+        return request.user.has_perm("studies.add_errorcategory")
+
+    @admin.action(
+        description="Make the selected codes error categories…", permissions=["categories"]
+    )
+    def make_error_categories(self, request, queryset):
+        codes = list(queryset.select_related("study").order_by("label"))
+        studies = {code.study_id for code in codes}
+        if len(studies) != 1:
+            self.message_user(request, "Choose codes of one study at a time.", messages.ERROR)
+            return None
+        study = codes[0].study
+        form = CodesToCategoriesForm(request.POST if "apply" in request.POST else None)
+        if form.is_bound and form.is_valid():
+            try:
+                if form.cleaned_data["target"] == "copy":
+                    if not request.user.has_perm("studies.add_study"):
+                        raise ValidationError("Creating a study needs the add study permission.")
+                    target = codes_to_new_study(
+                        codes=codes,
+                        slug=form.cleaned_data["slug"],
+                        title=form.cleaned_data["title"],
+                        user=request.user,
+                    )
+                else:
+                    target = study
+                    codes_to_categories(codes=codes, study=study)
+            except ValidationError as exc:
+                for message in exc.messages:
+                    self.message_user(request, f"Nothing was changed: {message}", messages.ERROR)
+            else:
+                self.message_user(
+                    request,
+                    f"{len(codes)} error categor{'y' if len(codes) == 1 else 'ies'} added to "
+                    f"{target.slug}.",
+                    messages.SUCCESS,
+                )
+                return HttpResponseRedirect(reverse("admin:studies_study_change", args=[target.pk]))
+        context = {
+            **self.admin_site.each_context(request),
+            "opts": self.model._meta,
+            "title": "Make codes error categories",
+            "codes": codes,
+            "study": study,
+            "form": form,
+            "selected": request.POST.getlist(admin.helpers.ACTION_CHECKBOX_NAME),
+            "action": "make_error_categories",
+        }
+        return TemplateResponse(request, "admin/studies/code/to_categories.html", context)
+
+
+class CoderForm(forms.ModelForm):
+    class Meta:
+        model = Coder
+        fields = ("study", "user")
+
+    def clean_user(self):
+        user = self.cleaned_data["user"]
+        if not (user.is_active and user.is_staff):
+            raise ValidationError(STAFF_ONLY_MESSAGE)
+        return user
+
+
+@admin.register(Coder)
+class CoderAdmin(admin.ModelAdmin):
+    form = CoderForm
+    list_display = ("user", "study", "is_primary", "primary_now", "n_codings", "added_at")
+    list_filter = ("study",)
+    readonly_fields = ("is_primary", "added_at")
+    actions = ("make_primary",)
+
+    def get_readonly_fields(self, request, obj=None):
+        # A coder's codings are theirs: study and user stay.
+        return ("study", "user", *self.readonly_fields) if obj is not None else self.readonly_fields
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_n_codings=Count("codings"))
+
+    @admin.display(description="codings", ordering="_n_codings")
+    def n_codings(self, obj):
+        return obj._n_codings
+
+    @admin.display(description="primary coder", boolean=True)
+    def primary_now(self, obj):
+        """Coder.objects.primary: the one marked, else the study's first coder."""
+        primary = Coder.objects.primary(obj.study)
+        return primary is not None and primary.pk == obj.pk
+
+    @admin.action(description="Make the selected coder the study's primary coder")
+    def make_primary(self, request, queryset):
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one coder.", messages.WARNING)
+            return
+        coder = coder_make_primary(coder=queryset.get())
+        self.message_user(
+            request,
+            f"{coder.user} is now the primary coder of {coder.study.slug}.",
+            messages.SUCCESS,
+        )
+
+
+@admin.register(DescriptionCoding)
+class DescriptionCodingAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+    list_display = ("judgement", "coder", "code_list", "uninformative", "coded_at")
+    list_filter = ("coder__study", "uninformative")
+    list_select_related = ("coder__user", "coder__study", "judgement__assignment__annotator")
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).prefetch_related("codes")
+
+    @admin.display(description="codes")
+    def code_list(self, obj):
+        return ", ".join(sorted(code.slug for code in obj.codes.all()))

@@ -1,0 +1,92 @@
+"""Reads for coding descriptions: which answers are descriptions to code, in which
+order, and how far a coder has got."""
+
+from dataclasses import dataclass
+
+from django.db.models import QuerySet
+
+from ..models import Code, Coder, DescriptionCoding, Judgement, Stage
+
+# The order coders meet descriptions in (and the export lists them in).
+DESCRIPTION_ORDER = ("assignment__batch__context__external_id", "reflection_id", "pk")
+
+
+def stage_descriptions(*, stage: Stage) -> QuerySet[Judgement]:
+    """The stage's descriptions to code: the judgements that count
+    (``Judgement.analysed_q``) with a description, in coding order."""
+    return (
+        Judgement.objects.analysed()
+        .filter(assignment__stage=stage)
+        .exclude(error_description="")
+        .order_by(*DESCRIPTION_ORDER)
+    )
+
+
+def stage_description_sources(*, stage: Stage) -> list[str]:
+    return list(
+        stage_descriptions(stage=stage)
+        .order_by("reflection__source")
+        .values_list("reflection__source", flat=True)
+        .distinct()
+    )
+
+
+def descriptions_filtered(
+    *, stage: Stage, coder: Coder | None, source: str = "", code: Code | None = None
+) -> QuerySet[Judgement]:
+    """The stage's descriptions from ``source`` (all when empty) and, with ``code``,
+    those ``coder`` gave that code (a coder filters by their own codes only)."""
+    qs = stage_descriptions(stage=stage)
+    if source:
+        qs = qs.filter(reflection__source=source)
+    if code is not None:
+        qs = qs.filter(codings__coder=coder, codings__codes=code) if coder else qs.none()
+    return qs
+
+
+@dataclass(frozen=True)
+class CodingPosition:
+    """Where a coder is in a (filtered) list of descriptions."""
+
+    ids: list[int]
+    coded_ids: frozenset[int]
+
+    @property
+    def total(self) -> int:
+        return len(self.ids)
+
+    @property
+    def coded(self) -> int:
+        return len(self.coded_ids.intersection(self.ids))
+
+    def first_uncoded(self) -> int | None:
+        """Where to resume: the first description not yet coded, else the first."""
+        for pk in self.ids:
+            if pk not in self.coded_ids:
+                return pk
+        return self.ids[0] if self.ids else None
+
+    def index(self, pk: int | None) -> int | None:
+        try:
+            return self.ids.index(pk)
+        except ValueError:
+            return None
+
+    def neighbour(self, pk: int, step: int) -> int | None:
+        i = self.index(pk)
+        if i is None or not 0 <= i + step < len(self.ids):
+            return None
+        return self.ids[i + step]
+
+
+def coding_position(*, descriptions: QuerySet[Judgement], coder: Coder | None) -> CodingPosition:
+    """Two queries: the ids in order, and which of them ``coder`` has coded."""
+    ids = list(descriptions.values_list("pk", flat=True))
+    coded = (
+        DescriptionCoding.objects.filter(coder=coder, judgement_id__in=ids).values_list(
+            "judgement_id", flat=True
+        )
+        if coder is not None
+        else []
+    )
+    return CodingPosition(ids=ids, coded_ids=frozenset(coded))

@@ -1,0 +1,298 @@
+"""The coding page (staff): one free-text description at a time, with its response
+candidate and conversation; the coder ticks codes of the study's codebook (or marks
+the description uninformative), grows the codebook in place, and moves on. htmx swaps
+the panel; every control is also a plain form or link. Each coder sees and writes only
+their own coding (``studies.services.coding``)."""
+
+from functools import wraps
+from urllib.parse import urlencode
+
+from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
+from django.core.exceptions import PermissionDenied, ValidationError
+from django.db import transaction
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import get_object_or_404, redirect, render
+from django.urls import reverse
+from django.views.decorators.http import require_GET, require_http_methods, require_POST
+
+from ..exports import codes_filename, codes_rows
+from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
+from ..permissions import (
+    CODE_ADD_PERM,
+    user_may_code_descriptions,
+    user_may_read_judgements,
+    user_may_read_studies,
+)
+from ..selectors.coding import (
+    coding_position,
+    descriptions_filtered,
+    stage_description_sources,
+)
+from ..services.coding import code_create, coder_join, coding_save
+from .exports import rows_response
+
+#: Number keys toggle the first ten codes: 1-9, then 0.
+SHORTCUT_KEYS = "1234567890"
+
+
+def _staff_page(may):
+    """Staff for whom ``may(user)`` holds; others signed in get a 403, visitors the
+    admin login (htmx: a whole-page redirect)."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request: HttpRequest, *args, **kwargs):
+            if not request.user.is_authenticated:
+                if request.htmx:
+                    response = HttpResponse(status=204)
+                    response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
+                    return response
+                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+            if not may(request.user):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator
+
+
+#: The coding page and its codebook form (``user_may_code_descriptions``).
+coding_page = _staff_page(user_may_code_descriptions)
+
+
+def _may_download_codes(user) -> bool:
+    """The codes hold descriptions: what the annotation exports need."""
+    return (
+        user.is_active
+        and user.is_staff
+        and user_may_read_studies(user)
+        and user_may_read_judgements(user)
+    )
+
+
+def _stage(slug: str, position: int) -> Stage:
+    return get_object_or_404(
+        Stage.objects.select_related("study"), study__slug=slug, position=position
+    )
+
+
+def _filters(data, *, stage: Stage) -> dict[str, str]:
+    """The source and code filters, unknown values dropped."""
+    source = (data.get("source") or "").strip()
+    code = (data.get("code") or "").strip()
+    if source and source not in stage_description_sources(stage=stage):
+        source = ""
+    if code and not Code.objects.filter(study=stage.study_id, slug=code).exists():
+        code = ""
+    return {key: value for key, value in (("source", source), ("code", code)) if value}
+
+
+def _url(stage: Stage, filters: dict[str, str], item: int | None = None) -> str:
+    query = {**filters, **({"item": item} if item else {})}
+    url = reverse("studies:coding", args=[stage.study.slug, stage.position])
+    return f"{url}?{urlencode(query)}" if query else url
+
+
+def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, errors=None):
+    study = stage.study
+    code = (
+        Code.objects.filter(study=study, slug=filters["code"]).first()
+        if "code" in filters
+        else None
+    )
+    descriptions = descriptions_filtered(
+        stage=stage, coder=coder, source=filters.get("source", ""), code=code
+    )
+    position = coding_position(descriptions=descriptions, coder=coder)
+    if item_id is None or position.index(item_id) is None:
+        item_id = position.first_uncoded()
+    item = None
+    if item_id is not None:
+        item = Judgement.objects.select_related(
+            "reflection", "assignment__batch__context", "assignment__group"
+        ).get(pk=item_id)
+    own = (
+        DescriptionCoding.objects.filter(judgement_id=item_id, coder=coder).first()
+        if coder and item_id
+        else None
+    )
+    if chosen is None:
+        chosen = {
+            "codes": set(own.codes.values_list("slug", flat=True)) if own else set(),
+            "uninformative": bool(own and own.uninformative),
+        }
+    # In the order they were added: a code keeps its number key as the codebook grows.
+    codebook = list(Code.objects.filter(study=study).order_by("pk"))
+    previous = position.neighbour(item_id, -1) if item_id else None
+    following = position.neighbour(item_id, +1) if item_id else None
+    return {
+        "study": study,
+        "stage": stage,
+        "filters": filters,
+        "item": item,
+        "turns": item.assignment.batch.context.turns if item else [],
+        "own": own,
+        "chosen": chosen,
+        "errors": errors or {},
+        # (code, its number key, ticked for this description)
+        "codebook": [
+            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "", c.slug in chosen["codes"])
+            for i, c in enumerate(codebook)
+        ],
+        "number": (position.index(item_id) or 0) + 1,
+        "position": position,
+        "previous_url": _url(stage, filters, previous) if previous else "",
+        "next_url": _url(stage, filters, following) if following else "",
+        "action_url": _url(stage, filters, item_id),
+    }
+
+
+def _render(request, context, *, status=200) -> HttpResponse:
+    template = "studies/coding/_panel.html" if request.htmx else "studies/coding/page.html"
+    if not request.htmx:
+        stage = context["stage"]
+        context |= {
+            "sources": stage_description_sources(stage=stage),
+            "can_add_codes": request.user.has_perm(CODE_ADD_PERM),
+            "can_download": _may_download_codes(request.user),
+            "code_form": context.get("code_form", {}),
+        }
+    return render(request, template, context, status=status)
+
+
+def _item_id(value) -> int | None:
+    try:
+        return int(value)
+    except (TypeError, ValueError):
+        return None
+
+
+@require_http_methods(["GET", "POST"])
+@coding_page
+def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
+    """GET: the description ``?item=`` (else the first this coder has not coded).
+    POST: save this coder's coding of it, then the next description."""
+    stage = _stage(slug, position)
+    data = request.POST if request.method == "POST" else request.GET
+    filters = _filters(data, stage=stage)
+    coder = Coder.objects.filter(study=stage.study, user=request.user).first()
+    item_id = _item_id(data.get("item") or data.get("judgement"))
+    if request.method == "GET":
+        context = _panel_context(
+            request, stage=stage, coder=coder, filters=filters, item_id=item_id
+        )
+        return _render(request, context)
+    judgement = get_object_or_404(Judgement, pk=_item_id(request.POST.get("judgement")))
+    slugs = request.POST.getlist("codes")
+    uninformative = request.POST.get("uninformative") in ("on", "1", "true")
+    codes = list(Code.objects.filter(study=stage.study, slug__in=slugs))
+    chosen = {"codes": set(slugs), "uninformative": uninformative}
+    unknown = set(slugs) - {c.slug for c in codes}
+    try:
+        if unknown:
+            raise ValidationError(
+                {"codes": f"Not codes of this study: {', '.join(sorted(unknown))}."}
+            )
+        if judgement.assignment.stage_id != stage.pk:
+            raise ValidationError({"judgement": "This answer belongs to another stage."})
+        with transaction.atomic():  # a refused first coding leaves no coder behind
+            coder = coder or coder_join(study=stage.study, user=request.user)
+            coding_save(
+                coder=coder,
+                judgement=judgement,
+                codes=codes,
+                uninformative=uninformative,
+                user=request.user,
+            )
+    except ValidationError as exc:
+        context = _panel_context(
+            request,
+            stage=stage,
+            coder=coder,
+            filters=filters,
+            item_id=judgement.pk,
+            chosen=chosen,
+            errors={key: " ".join(value) for key, value in exc.message_dict.items()},
+        )
+        return _render(request, context, status=422)
+    before = _panel_context(
+        request, stage=stage, coder=coder, filters=filters, item_id=judgement.pk
+    )
+    following = before["position"].neighbour(judgement.pk, +1)
+    if following is None:
+        following = before["position"].first_uncoded()
+    url = _url(stage, filters, following)
+    if not request.htmx:
+        messages.success(request, "Saved.")
+        return redirect(url)
+    context = _panel_context(request, stage=stage, coder=coder, filters=filters, item_id=following)
+    context["saved"] = True
+    response = _render(request, context)
+    response["HX-Push-Url"] = url
+    return response
+
+
+@require_POST
+@coding_page
+def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpResponse:
+    """Add a code to the codebook (slug, label, definition, example). htmx: the
+    emptied form plus the new code's checkbox (ticked) in the coding form."""
+    if not request.user.has_perm(CODE_ADD_PERM):
+        raise PermissionDenied
+    stage = _stage(slug, position)
+    filters = _filters(request.POST, stage=stage)
+    item_id = _item_id(request.POST.get("item"))
+    fields = {
+        name: request.POST.get(name, "") for name in ("slug", "label", "definition", "example")
+    }
+    try:
+        code = code_create(study=stage.study, user=request.user, **fields)
+    except ValidationError as exc:
+        errors = {key: " ".join(value) for key, value in exc.message_dict.items()}
+        if request.htmx:
+            context = {
+                "stage": stage,
+                "filters": filters,
+                "item_id": item_id,
+                "code_form": fields,
+                "code_errors": errors,
+            }
+            return render(request, "studies/coding/_code_form.html", context, status=422)
+        coder = Coder.objects.filter(study=stage.study, user=request.user).first()
+        context = _panel_context(
+            request, stage=stage, coder=coder, filters=filters, item_id=item_id
+        )
+        context |= {"code_form": fields, "code_errors": errors}
+        return _render(request, context, status=422)
+    if not request.htmx:
+        messages.success(request, f'Added the code "{code.label}".')
+        return redirect(_url(stage, filters, item_id))
+    index = Code.objects.filter(study=stage.study, pk__lt=code.pk).count()
+    context = {
+        "stage": stage,
+        "filters": filters,
+        "item_id": item_id,
+        "code_form": {},
+        "code_errors": {},
+        "added": code,
+        "added_key": SHORTCUT_KEYS[index] if index < len(SHORTCUT_KEYS) else "",
+    }
+    return render(request, "studies/coding/_code_form.html", context)
+
+
+@require_GET
+@_staff_page(_may_download_codes)
+def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
+    """The study's codes as CSV (``?stage=POSITION`` for one stage)."""
+    study = get_object_or_404(Study, slug=slug)
+    stage = None
+    if request.GET.get("stage"):
+        stage = get_object_or_404(study.stages, position=_item_id(request.GET["stage"]) or 0)
+    return rows_response(
+        rows=lambda: codes_rows(study=study, stage=stage),
+        file="csv",
+        filename=codes_filename(study=study, stage=stage),
+        sheet_name="codes",
+    )

@@ -1,0 +1,87 @@
+"""A free-text first stage with descriptions to code, and two staff coders."""
+
+import pytest
+from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
+
+from studies.models import Assignment, Batch, Judgement, Reflection, Stage
+from studies.protocol import NO_ANSWER_FREE_TEXT
+from studies.services import (
+    Answer,
+    annotators_create,
+    assignment_create,
+    assignment_submit,
+    judgement_record,
+)
+
+CODER_PERMS = ("view_study", "view_judgement", "add_descriptioncoding", "add_code")
+
+
+def describe(reflection: Reflection) -> Answer:
+    """No with a description for synthetic candidates, Yes for the rest."""
+    if reflection.kind == Reflection.Kind.SYNTHETIC:
+        return Answer(
+            coherent=False, description=f"It ignores what the client said: {reflection.text}"
+        )
+    if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
+        return Answer(coherent=False, description="Not about this conversation at all.")
+    return Answer(coherent=True, empathy=4)
+
+
+def code_first_stage(study) -> Stage:
+    """Stage 1 asks for a description; one Layperson annotator answers every batch of
+    it (submitted); a second annotator's batch stays open (its descriptions don't count)."""
+    stage = study.stages.get(position=1)
+    Stage.objects.filter(pk=stage.pk).update(no_answer=NO_ANSWER_FREE_TEXT)
+    stage.refresh_from_db()
+    done, open_ = annotators_create(group=study.groups.get(name="Layperson"), count=2)
+    batches = list(Batch.objects.filter(stage=stage).order_by("context__external_id"))
+    for annotator, submit in ((done, True), (open_, False)):
+        for batch in batches if submit else batches[:1]:
+            assignment = assignment_create(annotator=annotator, batch=batch)
+            reflections = {r.pk: r for r in batch.reflections.all()}
+            for pk in assignment.order:
+                judgement_record(
+                    assignment=assignment,
+                    reflection=reflections[pk],
+                    answer=describe(reflections[pk]),
+                )
+            if submit:
+                assignment_submit(assignment=assignment)
+    return stage
+
+
+@pytest.fixture
+def coding_stage(loaded_study):
+    return code_first_stage(loaded_study)
+
+
+def coded_descriptions(stage):
+    """The descriptions that count, in coding order (ids)."""
+    return list(
+        Judgement.objects.filter(
+            assignment__stage=stage,
+            assignment__status=Assignment.Status.SUBMITTED,
+            reflection__kind=Reflection.Kind.SYNTHETIC,
+        )
+        .order_by("assignment__batch__context__external_id", "reflection_id", "pk")
+        .values_list("pk", flat=True)
+    )
+
+
+def make_staff(username: str, perms=CODER_PERMS):
+    user = get_user_model().objects.create_user(username=username, password="pw", is_staff=True)
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label="studies", codename__in=perms)
+    )
+    return get_user_model().objects.get(pk=user.pk)  # fresh permission cache
+
+
+@pytest.fixture
+def alice(db):
+    return make_staff("alice")
+
+
+@pytest.fixture
+def bob(db):
+    return make_staff("bob")

@@ -1,0 +1,253 @@
+"""The coding page: two coders coding independently (plain POST and htmx), resuming,
+filters, growing the codebook, permissions, and the codes download."""
+
+import csv
+import io
+
+import pytest
+from django.urls import reverse
+
+from studies.models import Code, Coder, DescriptionCoding, Judgement
+from studies.services.coding import code_create
+from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
+from tests.studies.coding_fixtures import coded_descriptions, make_staff
+
+pytestmark = pytest.mark.django_db
+
+HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def codebook(coding_stage):
+    study = coding_stage.study
+    return [
+        code_create(study=study, slug="lost_context", label="Lost the context", definition="D1"),
+        code_create(study=study, slug="parrots", label="Parrots the client", definition="D2"),
+    ]
+
+
+def page_url(stage, **query):
+    url = reverse("studies:coding", args=[stage.study.slug, stage.position])
+    if query:
+        url += "?" + "&".join(f"{k}={v}" for k, v in query.items())
+    return url
+
+
+def signed_in(client, user):
+    client.force_login(user)
+    return client
+
+
+def test_the_page_opens_at_the_first_description_with_its_context(
+    client, coding_stage, codebook, alice
+):
+    response = signed_in(client, alice).get(page_url(coding_stage))
+    assert response.status_code == 200
+    first = Judgement.objects.get(pk=coded_descriptions(coding_stage)[0])
+    html = response.content.decode()
+    assert first.error_description in html
+    assert first.reflection.text in html
+    assert f"source: {first.reflection.source}" in html
+    assert "What brings you here today" in html  # the conversation
+    assert "0 / 6 coded by you" in html
+    assert 'name="codes" value="lost_context"' in html
+    assert "<kbd>1</kbd>" in html and "<kbd>U</kbd>" in html
+    assert "Content-Security-Policy" in response.headers
+    assert "<script>" not in html and "style=" not in html
+
+
+def test_plain_post_saves_and_goes_to_the_next_description(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    response = client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]})
+    assert response.status_code == 302
+    assert response.url == page_url(coding_stage, item=ids[1])
+    coding = DescriptionCoding.objects.get()
+    assert coding.coder.user == alice and coding.judgement_id == ids[0]
+    assert list(coding.codes.values_list("slug", flat=True)) == ["parrots"]
+    assert "1 / 6 coded by you" in client.get(response.url).content.decode()
+
+
+def test_htmx_post_returns_the_next_panel(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    response = signed_in(client, alice).post(
+        page_url(coding_stage), {"judgement": ids[0], "uninformative": "on"}, **HTMX
+    )
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert html.startswith('<div id="coding-panel"')
+    assert f'data-item="{ids[1]}"' in html and "Saved ✓" in html
+    assert response["HX-Push-Url"] == page_url(coding_stage, item=ids[1])
+    assert DescriptionCoding.objects.get().uninformative
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+def test_a_bad_coding_is_refused_with_its_message(client, coding_stage, codebook, alice, htmx):
+    ids = coded_descriptions(coding_stage)
+    response = signed_in(client, alice).post(
+        page_url(coding_stage),
+        {"judgement": ids[0], "codes": ["parrots"], "uninformative": "on"},
+        **(HTMX if htmx else {}),
+    )
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "An uninformative description gets no codes" in html
+    assert 'value="parrots" data-code checked' in html  # the choice is kept
+    assert not DescriptionCoding.objects.exists()
+
+
+def test_unknown_codes_and_empty_codings_are_refused(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    response = client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["nope"]})
+    assert response.status_code == 422
+    assert "Not codes of this study: nope." in response.content.decode()
+    response = client.post(page_url(coding_stage), {"judgement": ids[0]})
+    assert "Choose at least one code" in response.content.decode()
+    assert not DescriptionCoding.objects.exists() and not Coder.objects.exists()
+
+
+def test_a_judgement_of_another_stage_is_refused(client, coding_stage, codebook, alice):
+    other = coding_stage.study.stages.get(position=2)
+    ids = coded_descriptions(coding_stage)
+    response = signed_in(client, alice).post(
+        page_url(other), {"judgement": ids[0], "uninformative": "on"}
+    )
+    assert response.status_code == 422
+    assert "This answer belongs to another stage." in response.content.decode()
+    assert not DescriptionCoding.objects.exists()
+
+
+def test_two_coders_code_independently(client, coding_stage, codebook, alice, bob):
+    ids = coded_descriptions(coding_stage)
+    signed_in(client, alice).post(
+        page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]}
+    )
+    client.logout()
+    client = signed_in(client, bob)
+    html = client.get(page_url(coding_stage)).content.decode()
+    # Bob starts at the first description, sees none of Alice's codes, and 0 coded.
+    assert f'data-item="{ids[0]}"' in html and "0 / 6 coded by you" in html
+    assert "checked" not in html
+    client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["lost_context"]})
+    codings = {c.coder.user.username: c for c in DescriptionCoding.objects.all()}
+    assert list(codings["alice"].codes.values_list("slug", flat=True)) == ["parrots"]
+    assert list(codings["bob"].codes.values_list("slug", flat=True)) == ["lost_context"]
+    assert Coder.objects.primary(coding_stage.study).user == alice
+
+
+def test_the_page_resumes_at_the_first_uncoded_description(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    for pk in (ids[0], ids[1], ids[3]):
+        client.post(page_url(coding_stage), {"judgement": pk, "codes": ["parrots"]})
+    html = client.get(page_url(coding_stage)).content.decode()
+    assert f'data-item="{ids[2]}"' in html and "3 / 6 coded by you" in html
+    # A coded description shows this coder's own codes when revisited.
+    html = client.get(page_url(coding_stage, item=ids[0])).content.decode()
+    assert 'value="parrots" data-code checked' in html
+    assert "Description 1 of 6" in html
+
+
+def test_filters_by_source_and_by_own_code(client, coding_stage, codebook, alice, bob):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    client.post(page_url(coding_stage), {"judgement": ids[4], "codes": ["lost_context"]})
+    html = client.get(page_url(coding_stage, code="lost_context")).content.decode()
+    assert f'data-item="{ids[4]}"' in html and "Description 1 of 1" in html
+    sources = set(Judgement.objects.filter(pk__in=ids).values_list("reflection__source", flat=True))
+    source = sorted(sources)[0]
+    expected = Judgement.objects.filter(pk__in=ids, reflection__source=source).count()
+    html = client.get(page_url(coding_stage, source=source)).content.decode()
+    assert f"of {expected}</span>" in html
+    # Bob's code filter sees only his own codes: none yet.
+    client.logout()
+    html = signed_in(client, bob).get(page_url(coding_stage, code="lost_context")).content.decode()
+    assert "No description matches these filters." in html
+
+
+def test_saving_under_a_filter_keeps_the_filter(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    source = Judgement.objects.get(pk=ids[0]).reflection.source
+    response = signed_in(client, alice).post(
+        page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"], "source": source}
+    )
+    assert f"source={source}" in response.url
+
+
+def test_the_codebook_grows_from_the_page(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    url = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
+    data = {"slug": "too_vague", "label": "Too vague", "definition": "D", "item": ids[2]}
+    response = client.post(url, data, **HTMX)
+    assert response.status_code == 200
+    html = response.content.decode()
+    assert 'hx-swap-oob="beforeend:#code-list"' in html
+    assert 'value="too_vague" data-code checked' in html and "<kbd>3</kbd>" in html
+    response = client.post(url, data, **HTMX)
+    assert response.status_code == 422
+    assert "already has a code &quot;too_vague&quot;" in response.content.decode()
+    response = client.post(url, {**data, "slug": "plain_one", "label": "Plain one"})
+    assert response.status_code == 302 and response.url == page_url(coding_stage, item=ids[2])
+    response = client.post(url, {**data, "slug": "Bad slug", "label": "Other"})
+    assert response.status_code == 422
+    assert "Use lower-case letters" in response.content.decode()
+    assert sorted(Code.objects.values_list("slug", flat=True)) == [
+        "lost_context",
+        "parrots",
+        "plain_one",
+        "too_vague",
+    ]
+
+
+def test_who_may_code(client, coding_stage, codebook):
+    url = page_url(coding_stage)
+    assert client.get(url).status_code == 302  # to the login
+    viewer = make_staff("viewer", perms=("view_study", "view_judgement"))
+    assert signed_in(client, viewer).get(url).status_code == 403
+    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
+    assert client.get(export).status_code == 200  # reading the codes is reading judgements
+    coder = make_staff("coder_only", perms=("view_study", "add_descriptioncoding"))
+    client = signed_in(client, coder)
+    assert client.get(url).status_code == 200
+    add = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
+    assert client.post(add, {"slug": "x", "label": "X"}).status_code == 403
+    assert client.get(export).status_code == 403
+    assert Code.objects.count() == 2
+
+
+def test_the_codes_download(client, coding_stage, codebook, alice, bob):
+    ids = coded_descriptions(coding_stage)
+    signed_in(client, alice).post(
+        page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots", "lost_context"]}
+    )
+    response = client.get(
+        reverse("studies:coding_export", args=[coding_stage.study.slug]) + "?stage=1"
+    )
+    assert response.status_code == 200
+    assert response["Content-Disposition"] == 'attachment; filename="pilot-codes-stage-1.csv"'
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    assert [row[-2] for row in rows[1:]] == ["lost_context", "parrots"]
+
+
+def test_the_admin_study_page_links_to_the_coding_page(admin_client, coding_stage):
+    response = admin_client.get(reverse("admin:studies_study_change", args=[coding_stage.study.pk]))
+    assert page_url(coding_stage) in response.content.decode()
+    assert page_url(coding_stage.study.stages.get(position=2)) not in response.content.decode()
+
+
+def test_htmx_navigation_gets_the_panel_only(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    response = signed_in(client, alice).get(page_url(coding_stage, item=ids[3]), **HTMX)
+    html = response.content.decode()
+    assert html.startswith('<div id="coding-panel"') and "<html" not in html
+    assert "Description 4 of 6" in html
+    assert f'href="{page_url(coding_stage, item=ids[2])}"' in html  # previous
+    assert f'href="{page_url(coding_stage, item=ids[4])}"' in html  # skip
+
+
+def test_an_expired_login_redirects_the_whole_page(client, coding_stage):
+    response = client.post(page_url(coding_stage), {"judgement": 1}, **HTMX)
+    assert response.status_code == 204
+    assert response["HX-Redirect"].startswith(reverse("admin:login"))
