@@ -23,6 +23,14 @@ from .people import (
     new_access_token,
 )
 from .privacy import PersonalDataPurge
+from .questionnaires import (
+    Choice,
+    Question,
+    QuestionAnswer,
+    Questionnaire,
+    QuestionnaireResponse,
+    ScreeningTally,
+)
 from .study import (
     MAX_CATEGORY_BIT,
     PREFIX_REGEX,
@@ -39,6 +47,7 @@ from .work import Assignment, Judgement
 
 __all__ = [
     "CHECK_MESSAGES",
+    "Choice",
     "MAX_CATEGORY_BIT",
     "PREFIX_REGEX",
     "SLUG_REGEX",
@@ -58,7 +67,12 @@ __all__ = [
     "ErrorCategory",
     "Judgement",
     "PersonalDataPurge",
+    "Question",
+    "QuestionAnswer",
+    "Questionnaire",
+    "QuestionnaireResponse",
     "Reflection",
+    "ScreeningTally",
     "Stage",
     "StageUnlockNotice",
     "Study",

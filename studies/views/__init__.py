@@ -3,6 +3,7 @@
 from .annotate import batch, done, home, item, review, start
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations
+from .questionnaires import questionnaire
 
 __all__ = [
     "batch",
@@ -16,6 +17,7 @@ __all__ = [
     "item",
     "join",
     "join_without_key",
+    "questionnaire",
     "review",
     "start",
     "tutorial",
