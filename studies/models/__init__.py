@@ -47,7 +47,6 @@ from .work import Assignment, Judgement
 
 __all__ = [
     "CHECK_MESSAGES",
-    "Choice",
     "MAX_CATEGORY_BIT",
     "PREFIX_REGEX",
     "SLUG_REGEX",
@@ -58,6 +57,7 @@ __all__ = [
     "Assignment",
     "Batch",
     "BatchItem",
+    "Choice",
     "Code",
     "Coder",
     "ConsentVersion",

@@ -223,6 +223,9 @@ class QuestionAnswer(models.Model):
             text_cap("question_answer", "text", TEXT_ANSWER_MAX_LENGTH),
         ]
 
+    def __str__(self) -> str:
+        return f"Answer to {self.question}"
+
 
 class ScreeningTally(models.Model):
     """How many screened-out people gave an answer to a question: per choice
@@ -262,3 +265,6 @@ class ScreeningTally(models.Model):
             ),
             _check(Q(count__gte=0), "tally_count_not_negative"),
         ]
+
+    def __str__(self) -> str:
+        return f"{self.answer}: {self.count}"
