@@ -114,6 +114,29 @@ def questionnaire_has_answers(*, questionnaire: Questionnaire) -> bool:
     )
 
 
+def questionnaire_validate(*, questionnaire: Questionnaire) -> None:
+    """Cross-table rule of a questionnaire (the admin form calls it): a stage of its
+    own study."""
+    if questionnaire.stage_id and questionnaire.stage.study_id != questionnaire.study_id:
+        raise ValidationError({"stage": "This stage belongs to another study."})
+
+
+def choice_validate(*, question: Question, ends_participation: bool) -> None:
+    """Rules of a question's choices: only choice questions have them, and only a
+    screening questionnaire's choices can end participation."""
+    if not question.has_choices:
+        raise ValidationError(
+            f"A question answered with {question.get_kind_display().lower()} has no choices: "
+            "make it a one-choice or several-choices question, or remove the choices."
+        )
+    if ends_participation and question.questionnaire.placement != (
+        Questionnaire.Placement.SCREENING
+    ):
+        raise ValidationError(
+            "Only the choices of a screening questionnaire can end participation."
+        )
+
+
 # --- answering ---------------------------------------------------------------------------
 
 
