@@ -20,4 +20,9 @@ urlpatterns = [
     path("s/<slug:slug>/b/<int:assignment_id>/<int:number>/", views.item, name="item"),
     path("s/<slug:slug>/b/<int:assignment_id>/review/", views.review, name="review"),
     path("exports/<slug:slug>/annotations.csv", views.export_annotations, name="export"),
+    path(
+        "exports/<slug:slug>/questionnaires",
+        views.export_questionnaires,
+        name="export_questionnaires",
+    ),
 ]

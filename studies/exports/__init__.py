@@ -16,7 +16,7 @@ platform ids or link tokens.
 from __future__ import annotations
 
 import csv
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 
@@ -35,6 +35,8 @@ __all__ = [
     "export_options_clean",
     "export_rows",
     "export_xlsx_write",
+    "rows_csv_chunks",
+    "rows_xlsx_write",
 ]
 
 ROWS_PER_WRITE = 500
@@ -49,9 +51,14 @@ class _Line:
 
 def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
     """The CSV text in chunks of a few hundred rows (for a streaming response or a file)."""
+    return rows_csv_chunks(export_rows(study=study, options=options))
+
+
+def rows_csv_chunks(rows: Iterable[list[str]]) -> Iterator[str]:
+    """Any export's rows as CSV text, a few hundred rows a chunk."""
     writer = csv.writer(_Line(), lineterminator="\r\n")
     buffer: list[str] = []
-    for cells in export_rows(study=study, options=options):
+    for cells in rows:
         buffer.append(writer.writerow(cells))
         if len(buffer) >= ROWS_PER_WRITE:
             yield "".join(buffer)
@@ -64,10 +71,15 @@ def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
     """Write the rows as an Excel workbook to ``target`` (a path or a binary file),
     in constant memory. Raises ValidationError (on ``file``) when the export does not
     fit in a worksheet; ``target`` then holds no usable workbook."""
+    rows_xlsx_write(
+        rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
+    )
+
+
+def rows_xlsx_write(*, rows: Iterable[list[str]], target, sheet_name: str) -> None:
+    """Any export's rows as an Excel workbook (see ``export_xlsx_write``)."""
     try:
-        xlsx_write(
-            rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
-        )
+        xlsx_write(rows=rows, target=target, sheet_name=sheet_name)
     except ExcelLimitError as exc:
         raise ValidationError({"file": f"{exc}."}) from None
 

@@ -2,7 +2,7 @@
 
 from .annotate import batch, done, home, item, review, start
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
-from .exports import export_annotations
+from .exports import export_annotations, export_questionnaires
 from .questionnaires import questionnaire
 
 __all__ = [
@@ -11,6 +11,7 @@ __all__ = [
     "decline",
     "done",
     "export_annotations",
+    "export_questionnaires",
     "home",
     "index",
     "invitation",
