@@ -59,7 +59,7 @@ def questionnaire_export_rows(
     rows = (
         QuestionAnswer.objects.filter(response__questionnaire__study=study)
         .order_by(
-            "response__questionnaire__placement",
+            "-response__questionnaire__placement",
             "response__questionnaire__stage__position",
             "response__questionnaire__name",
             "response__annotator__group__name",

@@ -68,7 +68,8 @@ class Questionnaire(models.Model):
     created_at = models.DateTimeField(auto_now_add=True)
 
     class Meta:
-        ordering = ["study", "placement", "stage__position"]
+        # Screening ("screening") before the stages' ("after_stage"), as annotators meet them.
+        ordering = ["study", "-placement", "stage__position"]
         constraints = [
             models.UniqueConstraint(fields=["study", "name"], name="questionnaire_name_unique"),
             models.UniqueConstraint(
@@ -230,12 +231,13 @@ class QuestionAnswer(models.Model):
 class ScreeningTally(models.Model):
     """How many screened-out people gave an answer to a question: per choice
     (``answer`` "choice:<choice id>"), per number on the scale ("scale:<n>"), or how
-    many wrote a text ("text"); the row without a question ("people") counts the
-    people. Incremented atomically (``studies.services.questionnaires``); nothing
+    many wrote a text ("text"), and how many answered the question at all
+    ("answered"); the row without a question ("people") counts the people. Incremented atomically (``studies.services.questionnaires``); nothing
     says who."""
 
     PEOPLE = "people"
     TEXT = "text"
+    ANSWERED = "answered"
 
     questionnaire = models.ForeignKey(
         Questionnaire, on_delete=models.CASCADE, related_name="screening_tallies"

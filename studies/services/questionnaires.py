@@ -290,7 +290,7 @@ def _tally(*, questionnaire: Questionnaire, cleaned: list[CleanAnswer]) -> None:
     """Add one to each count (rows made on first use; one UPDATE adds, so concurrent
     screenings never lose a count)."""
     keys = [(None, ScreeningTally.PEOPLE)] + [
-        (a.question.pk, key) for a in cleaned for key in tally_keys(a)
+        (a.question.pk, key) for a in cleaned for key in (ScreeningTally.ANSWERED, *tally_keys(a))
     ]
     ScreeningTally.objects.bulk_create(
         [

@@ -105,6 +105,7 @@ def test_an_invited_annotator_screened_out_keeps_no_answers_only_counts(client, 
         (2, f"choice:{counselling}"): 1,
         (3, "scale:2"): 1,
         (4, "text"): 1,
+        **{(position, "answered"): 1 for position in (1, 2, 3, 4)},
     }
     # Every page ends at the end page; consent cannot be given; declining removes nothing.
     for page in ("/s/pilot/", "/s/pilot/consent/", "/s/pilot/b/1/"):
