@@ -7,8 +7,9 @@
   "mean"}`` for a 1–5 scale, ``{"n"}`` for a text question (texts are counted,
   never listed);
 * ``questionnaire_order``: the questionnaires in the order annotators meet them
-  (``name``, ``placement``, ``stage``, ``questions`` in order, ``n_screened_out``:
-  the people a screening answer ended), since JSONB keeps no key order.
+  (``name``, ``placement``, ``stage``, ``questions`` in order, ``choices``: per
+  choice question its choices in order, ``n_screened_out``: the people a screening
+  answer ended), since JSONB keeps no key order.
 """
 
 from __future__ import annotations

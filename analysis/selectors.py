@@ -234,7 +234,8 @@ def questionnaire_frames(*, study_id: int) -> tuple[pd.DataFrame, pd.DataFrame, 
 
 def questionnaire_order(*, study_id: int) -> list[dict]:
     """The study's questionnaires in the order annotators meet them, each with its
-    questions in order and how many people it screened out (the report's
+    questions in order, each choice question's choices in order, and how many people
+    it screened out (the report's
     ``questionnaire_order``: stored as JSONB, the ``questionnaires`` block keeps no
     key order)."""
     people = dict(
@@ -249,12 +250,20 @@ def questionnaire_order(*, study_id: int) -> list[dict]:
         columns=["questionnaire_id", "text"],
     )
     texts = questions.groupby("questionnaire_id")["text"].agg(list)
+    choices = pd.DataFrame.from_records(
+        Choice.objects.filter(question__questionnaire__study_id=study_id)
+        .order_by("position")
+        .values_list("question__questionnaire_id", "question__text", "text"),
+        columns=["questionnaire_id", "question", "text"],
+    )
+    by_question = choices.groupby(["questionnaire_id", "question"], sort=False)["text"].agg(list)
     return [
         {
             "name": name,
             "placement": placement,
             "stage": stage,
             "questions": texts.get(pk, []),
+            "choices": {q: c for (qn, q), c in by_question.items() if qn == pk},
             "n_screened_out": people.get(pk, 0),
         }
         for pk, name, placement, stage in Questionnaire.objects.filter(study_id=study_id)

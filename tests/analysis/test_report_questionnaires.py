@@ -148,6 +148,10 @@ def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
                 "How often do you read online forums?",
                 "Anything else we should know?",
             ],
+            "choices": {
+                "Is English your first language?": ["Yes", "No"],
+                "Which have you studied?": ["Counselling", "Linguistics", "Neither"],
+            },
             "n_screened_out": 1,
         },
         {
@@ -155,6 +159,7 @@ def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
             "placement": "after_stage",
             "stage": "GPT-2 stage",
             "questions": ["Did you remember any response candidate?", "How hard was the stage?"],
+            "choices": {"Did you remember any response candidate?": ["Yes", "No"]},
             "n_screened_out": 0,
         },
     ]
@@ -169,3 +174,43 @@ def test_a_study_without_questionnaires_has_empty_blocks(study):
         questionnaires=questionnaire_data(study_id=study.pk),
     )
     assert (report["questionnaires"], report["questionnaire_order"]) == ({}, [])
+
+
+def test_the_dashboard_shows_the_questionnaire_table_and_its_csv(client, study):
+    from analysis.report_questionnaires import QuestionnaireData
+    from tests.analysis.test_dashboard import done_run
+    from tests.factories import StaffUserFactory
+
+    order = [
+        {
+            "name": "After",
+            "questions": list(QUESTIONS["question"]),
+            "choices": {"Remembered?": ["Yes", "No"], "Which?": ["A", "B", "C"]},
+            "n_screened_out": 3,
+        }
+    ]
+    report = report_build(
+        frame=pd.DataFrame(),
+        study_slug=study.slug,
+        parameters={},
+        categories=[],
+        questionnaires=QuestionnaireData(QUESTIONS, ANSWERS, TALLIES, order),
+    )
+    run = done_run(study, report)
+    client.force_login(StaffUserFactory())
+    page = client.get(f"/dashboard/{study.slug}/").content.decode()
+    assert "<caption>Questionnaires</caption>" in page
+    assert "Yes: 1 · No: 1" in page and "A: 1 · B: 2 · C: 0" in page
+    assert "Screened out" in page and "3.50" in page and "2.50" in page
+    csv_text = client.get(f"/dashboard/{study.slug}/runs/{run.pk}/questionnaires.csv").content
+    lines = csv_text.decode().splitlines()
+    assert lines[0].split(",")[:6] == [
+        "questionnaire",
+        "question",
+        "group",
+        "answers",
+        "statistic",
+        "value",
+    ]
+    assert "After,Remembered?,Expert,Yes: 1 · No: 1,n,2,,," in lines
+    assert "After,Hard?,Screened out,,mean,2.5,,," in lines
