@@ -56,7 +56,7 @@ class Questionnaire(models.Model):
         Stage,
         null=True,
         blank=True,
-        on_delete=models.CASCADE,
+        on_delete=models.RESTRICT,  # a stage goes with its study, never alone with answers
         related_name="questionnaires",
         help_text="After a stage only: the stage it follows.",
     )

@@ -172,3 +172,22 @@ def test_the_database_keeps_one_screening_questionnaire_and_a_stage_for_stage_on
         Questionnaire.objects.create(study=study, name="Again", placement="screening")
     with pytest.raises(IntegrityError, match="questionnaire_placement"), transaction.atomic():
         Questionnaire.objects.create(study=study, name="No stage", placement="after_stage")
+
+
+def test_a_stage_keeps_its_questionnaire_and_a_questionnaire_goes_with_its_answers(setup, study):
+    """(The admin refuses deleting a questionnaire with answers; its row, deleted, takes
+    its questions and answers along: RESTRICT only stops a question or choice alone.)"""
+    from django.db.models import RestrictedError
+
+    from studies.models import Questionnaire
+
+    q, annotator, m = setup
+    questionnaire_respond(annotator=annotator, questionnaire=q, answers=valid(m))
+    after_stage(study, 1)
+    with pytest.raises(RestrictedError), transaction.atomic():
+        study.stages.get(position=1).delete()
+    assert Questionnaire.objects.count() == 2
+    with pytest.raises(RestrictedError), transaction.atomic():
+        q.questions.get(position=1).delete()
+    q.delete()
+    assert Questionnaire.objects.count() == 1 and not QuestionAnswer.objects.exists()
