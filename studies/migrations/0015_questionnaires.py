@@ -7,177 +7,445 @@ from django.db import migrations, models
 
 
 class Migration(migrations.Migration):
-
     dependencies = [
-        ('studies', '0014_description_coding'),
+        ("studies", "0014_description_coding"),
     ]
 
     operations = [
         migrations.CreateModel(
-            name='Question',
+            name="Question",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField(help_text='1, 2, ...: the order shown.')),
-                ('text', models.CharField(max_length=300)),
-                ('kind', models.CharField(choices=[('single', 'One choice'), ('multiple', 'Several choices'), ('scale', 'A number from 1 to 5'), ('text', 'A short text')], default='single', max_length=20)),
-                ('required', models.BooleanField(default=True)),
-                ('scale_low', models.CharField(blank=True, help_text='Scale only: what 1 means, e.g. "never".', max_length=60)),
-                ('scale_high', models.CharField(blank=True, help_text='Scale only: what 5 means, e.g. "often".', max_length=60)),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "position",
+                    models.PositiveSmallIntegerField(help_text="1, 2, ...: the order shown."),
+                ),
+                ("text", models.CharField(max_length=300)),
+                (
+                    "kind",
+                    models.CharField(
+                        choices=[
+                            ("single", "One choice"),
+                            ("multiple", "Several choices"),
+                            ("scale", "A number from 1 to 5"),
+                            ("text", "A short text"),
+                        ],
+                        default="single",
+                        max_length=20,
+                    ),
+                ),
+                ("required", models.BooleanField(default=True)),
+                (
+                    "scale_low",
+                    models.CharField(
+                        blank=True,
+                        help_text='Scale only: what 1 means, e.g. "never".',
+                        max_length=60,
+                    ),
+                ),
+                (
+                    "scale_high",
+                    models.CharField(
+                        blank=True,
+                        help_text='Scale only: what 5 means, e.g. "often".',
+                        max_length=60,
+                    ),
+                ),
             ],
             options={
-                'ordering': ['questionnaire', 'position'],
+                "ordering": ["questionnaire", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Choice',
+            name="Choice",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('position', models.PositiveSmallIntegerField()),
-                ('text', models.CharField(max_length=200)),
-                ('ends_participation', models.BooleanField(default=False, help_text='Screening only: a person who chooses this is thanked and takes no further part; only a count of their answers is kept.')),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='choices', to='studies.question')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("position", models.PositiveSmallIntegerField()),
+                ("text", models.CharField(max_length=200)),
+                (
+                    "ends_participation",
+                    models.BooleanField(
+                        default=False,
+                        help_text="Screening only: a person who chooses this is thanked and takes no further part; only a count of their answers is kept.",
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="choices",
+                        to="studies.question",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['question', 'position'],
+                "ordering": ["question", "position"],
             },
         ),
         migrations.CreateModel(
-            name='Questionnaire',
+            name="Questionnaire",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('name', models.CharField(help_text='Names the questionnaire in exports and the report.', max_length=100)),
-                ('placement', models.CharField(choices=[('screening', 'Screening, before the information sheet and consent'), ('after_stage', 'After a stage, once the annotator has finished it')], default='screening', max_length=20)),
-                ('introduction', models.TextField(blank=True, help_text='Shown above the questions (optional).', max_length=2000)),
-                ('created_at', models.DateTimeField(auto_now_add=True)),
-                ('stage', models.ForeignKey(blank=True, help_text='After a stage only: the stage it follows.', null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='questionnaires', to='studies.stage')),
-                ('study', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questionnaires', to='studies.study')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                (
+                    "name",
+                    models.CharField(
+                        help_text="Names the questionnaire in exports and the report.",
+                        max_length=100,
+                    ),
+                ),
+                (
+                    "placement",
+                    models.CharField(
+                        choices=[
+                            ("screening", "Screening, before the information sheet and consent"),
+                            ("after_stage", "After a stage, once the annotator has finished it"),
+                        ],
+                        default="screening",
+                        max_length=20,
+                    ),
+                ),
+                (
+                    "introduction",
+                    models.TextField(
+                        blank=True,
+                        help_text="Shown above the questions (optional).",
+                        max_length=2000,
+                    ),
+                ),
+                ("created_at", models.DateTimeField(auto_now_add=True)),
+                (
+                    "stage",
+                    models.ForeignKey(
+                        blank=True,
+                        help_text="After a stage only: the stage it follows.",
+                        null=True,
+                        on_delete=django.db.models.deletion.RESTRICT,
+                        related_name="questionnaires",
+                        to="studies.stage",
+                    ),
+                ),
+                (
+                    "study",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questionnaires",
+                        to="studies.study",
+                    ),
+                ),
             ],
             options={
-                'ordering': ['study', '-placement', 'stage__position'],
+                "ordering": ["study", "-placement", "stage__position"],
             },
         ),
         migrations.AddField(
-            model_name='question',
-            name='questionnaire',
-            field=models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questions', to='studies.questionnaire'),
+            model_name="question",
+            name="questionnaire",
+            field=models.ForeignKey(
+                on_delete=django.db.models.deletion.CASCADE,
+                related_name="questions",
+                to="studies.questionnaire",
+            ),
         ),
         migrations.CreateModel(
-            name='QuestionnaireResponse',
+            name="QuestionnaireResponse",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('screened_out', models.BooleanField(default=False)),
-                ('submitted_at', models.DateTimeField()),
-                ('annotator', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='questionnaire_responses', to='studies.annotator')),
-                ('questionnaire', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='responses', to='studies.questionnaire')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("screened_out", models.BooleanField(default=False)),
+                ("submitted_at", models.DateTimeField()),
+                (
+                    "annotator",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="questionnaire_responses",
+                        to="studies.annotator",
+                    ),
+                ),
+                (
+                    "questionnaire",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="responses",
+                        to="studies.questionnaire",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='QuestionAnswer',
+            name="QuestionAnswer",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('scale', models.PositiveSmallIntegerField(blank=True, null=True)),
-                ('text', models.TextField(blank=True, max_length=2000)),
-                ('choice', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='answers', to='studies.choice')),
-                ('question', models.ForeignKey(on_delete=django.db.models.deletion.RESTRICT, related_name='answers', to='studies.question')),
-                ('response', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='answers', to='studies.questionnaireresponse')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("scale", models.PositiveSmallIntegerField(blank=True, null=True)),
+                ("text", models.TextField(blank=True, max_length=2000)),
+                (
+                    "choice",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.RESTRICT,
+                        related_name="answers",
+                        to="studies.choice",
+                    ),
+                ),
+                (
+                    "question",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.RESTRICT,
+                        related_name="answers",
+                        to="studies.question",
+                    ),
+                ),
+                (
+                    "response",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="answers",
+                        to="studies.questionnaireresponse",
+                    ),
+                ),
             ],
         ),
         migrations.CreateModel(
-            name='ScreeningTally',
+            name="ScreeningTally",
             fields=[
-                ('id', models.BigAutoField(auto_created=True, primary_key=True, serialize=False, verbose_name='ID')),
-                ('answer', models.CharField(max_length=40)),
-                ('count', models.PositiveIntegerField(default=0)),
-                ('question', models.ForeignKey(blank=True, null=True, on_delete=django.db.models.deletion.RESTRICT, related_name='tallies', to='studies.question')),
-                ('questionnaire', models.ForeignKey(on_delete=django.db.models.deletion.CASCADE, related_name='screening_tallies', to='studies.questionnaire')),
+                (
+                    "id",
+                    models.BigAutoField(
+                        auto_created=True, primary_key=True, serialize=False, verbose_name="ID"
+                    ),
+                ),
+                ("answer", models.CharField(max_length=40)),
+                ("count", models.PositiveIntegerField(default=0)),
+                (
+                    "question",
+                    models.ForeignKey(
+                        blank=True,
+                        null=True,
+                        on_delete=django.db.models.deletion.RESTRICT,
+                        related_name="tallies",
+                        to="studies.question",
+                    ),
+                ),
+                (
+                    "questionnaire",
+                    models.ForeignKey(
+                        on_delete=django.db.models.deletion.CASCADE,
+                        related_name="screening_tallies",
+                        to="studies.questionnaire",
+                    ),
+                ),
             ],
         ),
         migrations.AddConstraint(
-            model_name='choice',
-            constraint=models.UniqueConstraint(fields=('question', 'position'), name='choice_position_unique'),
+            model_name="choice",
+            constraint=models.UniqueConstraint(
+                fields=("question", "position"), name="choice_position_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='choice',
-            constraint=models.UniqueConstraint(fields=('question', 'text'), name='choice_text_unique'),
+            model_name="choice",
+            constraint=models.UniqueConstraint(
+                fields=("question", "text"), name="choice_text_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='choice',
-            constraint=models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='choice_position_positive', violation_error_message='Choices are numbered from 1.'),
+            model_name="choice",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("position__gte", 1)),
+                name="choice_position_positive",
+                violation_error_message="Choices are numbered from 1.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaire',
-            constraint=models.UniqueConstraint(fields=('study', 'name'), name='questionnaire_name_unique'),
+            model_name="questionnaire",
+            constraint=models.UniqueConstraint(
+                fields=("study", "name"), name="questionnaire_name_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaire',
-            constraint=models.UniqueConstraint(condition=models.Q(('placement', 'screening')), fields=('study',), name='questionnaire_one_screening', violation_error_message='This study has a screening questionnaire already.'),
+            model_name="questionnaire",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("placement", "screening")),
+                fields=("study",),
+                name="questionnaire_one_screening",
+                violation_error_message="This study has a screening questionnaire already.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaire',
-            constraint=models.UniqueConstraint(fields=('stage',), name='questionnaire_one_per_stage', violation_error_message='This stage has a questionnaire already.'),
+            model_name="questionnaire",
+            constraint=models.UniqueConstraint(
+                fields=("stage",),
+                name="questionnaire_one_per_stage",
+                violation_error_message="This stage has a questionnaire already.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaire',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('placement', 'screening'), ('stage__isnull', True)), models.Q(('placement', 'after_stage'), ('stage__isnull', False)), _connector='OR'), name='questionnaire_placement', violation_error_message='A screening questionnaire has no stage; a questionnaire after a stage needs its stage.'),
+            model_name="questionnaire",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("placement", "screening"), ("stage__isnull", True)),
+                    models.Q(("placement", "after_stage"), ("stage__isnull", False)),
+                    _connector="OR",
+                ),
+                name="questionnaire_placement",
+                violation_error_message="A screening questionnaire has no stage; a questionnaire after a stage needs its stage.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaire',
-            constraint=models.CheckConstraint(condition=django.db.models.lookups.LessThanOrEqual(django.db.models.functions.text.Length('introduction'), 2000), name='questionnaire_introduction_max_length'),
+            model_name="questionnaire",
+            constraint=models.CheckConstraint(
+                condition=django.db.models.lookups.LessThanOrEqual(
+                    django.db.models.functions.text.Length("introduction"), 2000
+                ),
+                name="questionnaire_introduction_max_length",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.UniqueConstraint(fields=('questionnaire', 'position'), name='question_position_unique'),
+            model_name="question",
+            constraint=models.UniqueConstraint(
+                fields=("questionnaire", "position"), name="question_position_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.UniqueConstraint(fields=('questionnaire', 'text'), name='question_text_unique'),
+            model_name="question",
+            constraint=models.UniqueConstraint(
+                fields=("questionnaire", "text"), name="question_text_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='question',
-            constraint=models.CheckConstraint(condition=models.Q(('position__gte', 1)), name='question_position_positive', violation_error_message='Questions are numbered from 1.'),
+            model_name="question",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("position__gte", 1)),
+                name="question_position_positive",
+                violation_error_message="Questions are numbered from 1.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionnaireresponse',
-            constraint=models.UniqueConstraint(fields=('questionnaire', 'annotator'), name='questionnaire_response_unique', violation_error_message='You have answered this questionnaire already.'),
+            model_name="questionnaireresponse",
+            constraint=models.UniqueConstraint(
+                fields=("questionnaire", "annotator"),
+                name="questionnaire_response_unique",
+                violation_error_message="You have answered this questionnaire already.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.UniqueConstraint(fields=('response', 'question', 'choice'), name='question_answer_choice_unique'),
+            model_name="questionanswer",
+            constraint=models.UniqueConstraint(
+                fields=("response", "question", "choice"), name="question_answer_choice_unique"
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.UniqueConstraint(condition=models.Q(('choice__isnull', True)), fields=('response', 'question'), name='question_answer_value_unique'),
+            model_name="questionanswer",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("choice__isnull", True)),
+                fields=("response", "question"),
+                name="question_answer_value_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('choice__isnull', False), ('scale__isnull', True), ('text', '')), models.Q(('choice__isnull', True), ('scale__isnull', False), ('text', '')), models.Q(('choice__isnull', True), ('scale__isnull', True), models.Q(('text', ''), _negated=True)), _connector='OR'), name='answer_one_value', violation_error_message='An answer is one choice, one number on the scale, or a text.'),
+            model_name="questionanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("choice__isnull", False), ("scale__isnull", True), ("text", "")),
+                    models.Q(("choice__isnull", True), ("scale__isnull", False), ("text", "")),
+                    models.Q(
+                        ("choice__isnull", True),
+                        ("scale__isnull", True),
+                        models.Q(("text", ""), _negated=True),
+                    ),
+                    _connector="OR",
+                ),
+                name="answer_one_value",
+                violation_error_message="An answer is one choice, one number on the scale, or a text.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.CheckConstraint(condition=models.Q(('scale__isnull', True), models.Q(('scale__gte', 1), ('scale__lte', 5)), _connector='OR'), name='answer_scale_range', violation_error_message='Choose a number from 1 to 5.'),
+            model_name="questionanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    ("scale__isnull", True),
+                    models.Q(("scale__gte", 1), ("scale__lte", 5)),
+                    _connector="OR",
+                ),
+                name="answer_scale_range",
+                violation_error_message="Choose a number from 1 to 5.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.CheckConstraint(condition=models.Q(('text__regex', '^\\s|\\s$'), _negated=True), name='answer_text_trimmed', violation_error_message='A text answer is stored without leading or trailing spaces.'),
+            model_name="questionanswer",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("text__regex", "^\\s|\\s$"), _negated=True),
+                name="answer_text_trimmed",
+                violation_error_message="A text answer is stored without leading or trailing spaces.",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='questionanswer',
-            constraint=models.CheckConstraint(condition=django.db.models.lookups.LessThanOrEqual(django.db.models.functions.text.Length('text'), 2000), name='question_answer_text_max_length'),
+            model_name="questionanswer",
+            constraint=models.CheckConstraint(
+                condition=django.db.models.lookups.LessThanOrEqual(
+                    django.db.models.functions.text.Length("text"), 2000
+                ),
+                name="question_answer_text_max_length",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='screeningtally',
-            constraint=models.UniqueConstraint(condition=models.Q(('question__isnull', False)), fields=('questionnaire', 'question', 'answer'), name='screening_tally_unique'),
+            model_name="screeningtally",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("question__isnull", False)),
+                fields=("questionnaire", "question", "answer"),
+                name="screening_tally_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='screeningtally',
-            constraint=models.UniqueConstraint(condition=models.Q(('question__isnull', True)), fields=('questionnaire',), name='screening_tally_people_unique'),
+            model_name="screeningtally",
+            constraint=models.UniqueConstraint(
+                condition=models.Q(("question__isnull", True)),
+                fields=("questionnaire",),
+                name="screening_tally_people_unique",
+            ),
         ),
         migrations.AddConstraint(
-            model_name='screeningtally',
-            constraint=models.CheckConstraint(condition=models.Q(models.Q(('answer', 'people'), ('question__isnull', True)), ('question__isnull', False), _connector='OR'), name='tally_people_without_question', violation_error_message='Only the count of people ("people") has no question.'),
+            model_name="screeningtally",
+            constraint=models.CheckConstraint(
+                condition=models.Q(
+                    models.Q(("answer", "people"), ("question__isnull", True)),
+                    ("question__isnull", False),
+                    _connector="OR",
+                ),
+                name="tally_people_without_question",
+                violation_error_message='Only the count of people ("people") has no question.',
+            ),
         ),
         migrations.AddConstraint(
-            model_name='screeningtally',
-            constraint=models.CheckConstraint(condition=models.Q(('count__gte', 0)), name='tally_count_not_negative', violation_error_message='A count cannot be negative.'),
+            model_name="screeningtally",
+            constraint=models.CheckConstraint(
+                condition=models.Q(("count__gte", 0)),
+                name="tally_count_not_negative",
+                violation_error_message="A count cannot be negative.",
+            ),
         ),
     ]

@@ -206,3 +206,22 @@ def test_a_stale_page_and_a_second_answer_are_refused_with_nothing_written(clien
     assert not QuestionnaireResponse.objects.exists()
     client.post("/s/pilot/questionnaire/", post_data(q, {1: "Yes", 3: "3"}))
     assert QuestionnaireResponse.objects.count() == 1
+
+
+def test_people_screened_out_are_not_counted_as_able_to_take_batches(client, open_study):
+    from studies.selectors import study_progress
+
+    q = screening(open_study)
+    group = open_study.groups.get(name="Layperson")
+
+    def capacity():
+        cell = study_progress(study=open_study).cell(stage_position=1, group_id=group.pk)
+        return cell.capacity_left, cell.annotators_needed
+
+    invited(client, open_study)
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "Yes", 3: "3"}))
+    before = capacity()
+    invited(client, open_study)
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "3"}))
+    # m = 1 batch each: the one screened in can take one; 3 batches × k = 3 need 9 slots.
+    assert capacity() == before == (1, 8)
