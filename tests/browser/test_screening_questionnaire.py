@@ -3,6 +3,7 @@ questions first; the browser's own check stops a required question left out; the
 answers are sent with the keyboard and mouse, then the information sheet follows. A
 second person screened out sees the polite end page, and only counts are kept."""
 
+import pytest
 from playwright.sync_api import expect
 
 from studies.models import QuestionAnswer, QuestionnaireResponse, ScreeningTally
@@ -11,10 +12,15 @@ from tests.browser.test_annotation_flow import DESKTOP
 from tests.studies.questionnaire_helpers import screening
 
 
+@pytest.fixture
+def screening_questionnaire(open_study):
+    """Four questions, one of each kind; "No" to the first ends participation."""
+    return screening(open_study)
+
+
 def test_answering_the_screening_questionnaire_then_consent(
-    browser, open_study, annotator, invitation_url, live_server, tmp_path
+    browser, open_study, screening_questionnaire, annotator, invitation_url, live_server, tmp_path
 ):
-    screening(open_study)
     page = browser.new_context(viewport=DESKTOP).new_page()
     page.goto(invitation_url)
     expect(page.get_by_role("heading", name="A few questions before you start")).to_be_visible()
