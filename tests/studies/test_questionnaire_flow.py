@@ -225,3 +225,18 @@ def test_people_screened_out_are_not_counted_as_able_to_take_batches(client, ope
     client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "3"}))
     # m = 1 batch each: the one screened in can take one; 3 batches × k = 3 need 9 slots.
     assert capacity() == before == (1, 8)
+
+
+def test_an_mturk_worker_screened_out_posts_the_screened_out_outcome_to_mturk(client, open_study):
+    from .test_crowd_entry import mturk
+
+    q = screening(open_study)
+    client.get(mturk(open_study, 1, "W1", "A1"))
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "2"}))
+    end = client.get("/s/pilot/questionnaire/")
+    page = end.content.decode()
+    assert 'action="https://www.mturk.com/mturk/externalSubmit"' in page
+    assert 'name="outcome" value="screened_out"' in page
+    assert 'name="code" value="OUT1"' in page
+    assert "https://www.mturk.com" in end["Content-Security-Policy"]
+    assert CrowdEntry.objects.get().outcome == CrowdEntry.Outcome.SCREENED_OUT
