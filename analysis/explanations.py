@@ -113,6 +113,9 @@ EXPLANATIONS: dict[str, str] = {
     "waiting_days": "Days between an annotator's last submission in one stage and their "
     "first batch in the next.",
     "waiting_sd": "Standard deviation (sample) of those waits, in days.",
+    "questionnaire_n": "People who answered the question (for screened-out people: from the "
+    "counts kept about them, never their answers).",
+    "questionnaire_mean": "Mean of the 1–5 answers.",
     "n_recurring": "Human reflections the annotator judged in more than one stage.",
     "recurring_identical_rate": "Share of those recurring human reflections the annotator "
     "answered the same Yes/No in every stage.",
@@ -209,6 +212,7 @@ UNDEFINED: dict[str, str] = {
     "agreement_with_group": "undefined: no item with a majority among 2 or more other raters",
     "waiting_days": "undefined: no annotator went on to the next stage",
     "waiting_sd": "undefined: fewer than two annotators went on to the next stage",
+    "questionnaire_mean": "undefined: not a 1–5 question, or nobody answered it",
     "default": "undefined: not enough data",
 }
 

@@ -26,9 +26,10 @@ from studies.protocol import category_selected, default_mee_merge
 
 from . import metrics
 from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
+from .report_questionnaires import QuestionnaireData, questionnaires_build
 from .report_systems import systems_build, systems_empty
 
-REPORT_VERSION = 4
+REPORT_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -199,6 +200,7 @@ def report_build(
     progress: Callable[[float], None] | None = None,
     assignments: pd.DataFrame | None = None,
     stages: Sequence[str] = (),
+    questionnaires: QuestionnaireData | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements_frame` (already filtered to what
@@ -310,6 +312,7 @@ def report_build(
         **systems,
         "quality": quality,
         "waiting_periods": waits,
+        **questionnaires_build(questionnaires),
     }
 
 

@@ -24,6 +24,7 @@ from .selectors import (
     automatic_scores_frame,
     generation_metadata,
     judgements_frame,
+    questionnaire_data,
     report_categories,
     stage_names,
 )
@@ -388,6 +389,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             generation=generation_metadata(study_id=run.study_id),
             assignments=assignments_frame(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
+            questionnaires=questionnaire_data(study_id=run.study_id),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:

@@ -13,6 +13,7 @@ urlpatterns = [
     path("s/<slug:slug>/consent/", views.consent, name="consent"),
     path("s/<slug:slug>/consent/decline/", views.decline, name="decline"),
     path("s/<slug:slug>/tutorial/", views.tutorial, name="tutorial"),
+    path("s/<slug:slug>/questionnaire/", views.questionnaire, name="questionnaire"),
     path("s/<slug:slug>/start/", views.start, name="start"),
     path("s/<slug:slug>/done/", views.done, name="done"),
     path("s/<slug:slug>/b/<int:assignment_id>/", views.batch, name="batch"),
@@ -26,4 +27,9 @@ urlpatterns = [
         name="coding_code_add",
     ),
     path("coding/<slug:slug>/codes.csv", views.coding_export, name="coding_export"),
+    path(
+        "exports/<slug:slug>/questionnaires",
+        views.export_questionnaires,
+        name="export_questionnaires",
+    ),
 ]

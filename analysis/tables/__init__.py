@@ -26,6 +26,7 @@ from .distributions import annotator_table, label_distribution_table, label_segm
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table
 from .quality import quality_table, waiting_table
+from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
     evaluator_systems_table,
@@ -55,6 +56,8 @@ def report_tables(report: dict) -> list[Table]:
         quality_table(report),
         waiting_table(report),
     ]
+    if report.get("questionnaires"):
+        tables.append(questionnaire_table(report))
     if report.get("automatic_evaluators"):
         tables.append(automatic_evaluator_table(report))
     return tables + system_tables(report)
@@ -96,6 +99,7 @@ __all__ = [
     "label_segments",
     "majority_table",
     "quality_table",
+    "questionnaire_table",
     "report_tables",
     "system_pairs_table",
     "system_tables",

@@ -6,4 +6,11 @@ Admin forms validate with the models' own constraints (Django runs
 data already annotated; writes with rules go through ``studies.services``.
 """
 
-from . import coding, configuration, materials, people, study  # noqa: F401  (registers the model admins)
+from . import (  # noqa: F401  (registers the model admins)
+    coding,
+    configuration,
+    materials,
+    people,
+    questionnaires,
+    study,
+)

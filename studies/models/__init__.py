@@ -23,6 +23,14 @@ from .people import (
     new_access_token,
 )
 from .privacy import PersonalDataPurge
+from .questionnaires import (
+    Choice,
+    Question,
+    QuestionAnswer,
+    Questionnaire,
+    QuestionnaireResponse,
+    ScreeningTally,
+)
 from .study import (
     MAX_CATEGORY_BIT,
     PREFIX_REGEX,
@@ -49,6 +57,7 @@ __all__ = [
     "Assignment",
     "Batch",
     "BatchItem",
+    "Choice",
     "Code",
     "Coder",
     "ConsentVersion",
@@ -58,7 +67,12 @@ __all__ = [
     "ErrorCategory",
     "Judgement",
     "PersonalDataPurge",
+    "Question",
+    "QuestionAnswer",
+    "Questionnaire",
+    "QuestionnaireResponse",
     "Reflection",
+    "ScreeningTally",
     "Stage",
     "StageUnlockNotice",
     "Study",

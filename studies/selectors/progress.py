@@ -219,7 +219,12 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
         for stage_id, stage_batches in batches.items()
         for group_id in groups
     }
-    people = Annotator.objects.filter(study=study, is_active=True).values_list("pk", "group_id")
+    # People a screening questionnaire screened out will never take a batch.
+    people = (
+        Annotator.objects.filter(study=study, is_active=True)
+        .exclude(questionnaire_responses__screened_out=True)
+        .values_list("pk", "group_id")
+    )
     for annotator_id, group_id in people:
         for stage_id in batches:
             key = (stage_id, annotator_id)

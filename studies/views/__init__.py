@@ -3,7 +3,8 @@
 from .annotate import batch, done, home, item, review, start
 from .coding import coding, coding_code_add, coding_export
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
-from .exports import export_annotations
+from .exports import export_annotations, export_questionnaires
+from .questionnaires import questionnaire
 
 __all__ = [
     "batch",
@@ -14,12 +15,14 @@ __all__ = [
     "decline",
     "done",
     "export_annotations",
+    "export_questionnaires",
     "home",
     "index",
     "invitation",
     "item",
     "join",
     "join_without_key",
+    "questionnaire",
     "review",
     "start",
     "tutorial",

@@ -31,7 +31,7 @@ from ..services import (
     judgement_record_item,
 )
 from ..services.crowd import crowd_return_due
-from .common import annotator_page, render_with_crowd_return
+from .common import ALL_QUESTIONNAIRES, annotator_page, render_with_crowd_return
 
 SHORTCUT_KEYS = "12345"
 
@@ -148,7 +148,7 @@ def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
     )
 
 
-@annotator_page()
+@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
 def home(request: HttpRequest) -> HttpResponse:
     annotator, now = request.annotator, timezone.now()
     assignments_expire_overdue(annotator_id=annotator.pk, now=now)
@@ -177,7 +177,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@annotator_page()
+@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
 def start(request: HttpRequest) -> HttpResponse:
     """Get the annotator's current or next batch from the assignment service."""
     try:
@@ -338,7 +338,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
 
 
-@annotator_page()
+@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
 def done(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
     states = annotator_stage_states(annotator=annotator)

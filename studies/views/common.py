@@ -12,6 +12,7 @@ from ..models import Annotator
 from ..selectors import annotator_of_session
 from ..services import annotator_needs_consent
 from ..services.crowd import study_frame_origins
+from ..services.questionnaires import questionnaire_step
 from ..sessions import SESSION_ANNOTATORS
 
 
@@ -37,10 +38,26 @@ def session_annotator(request, slug: str) -> Annotator | None:
     return annotator_of_session(session_key=session_key, slug=slug)
 
 
-def annotator_page(*, consent: bool = True, tutorial: bool = True):
+SCREENING, ALL_QUESTIONNAIRES, NO_QUESTIONNAIRE = "screening", "all", "none"
+
+
+def questionnaire_gate(annotator: Annotator, which: str):
+    """A redirect to the questionnaire page while one is due (or the person was
+    screened out), else None. ``SCREENING`` (most pages): the screening questionnaire
+    only, free once the annotator consented; ``ALL_QUESTIONNAIRES`` (the pages where a
+    stage ends: home, start, done): also the questionnaire after a finished stage;
+    ``NO_QUESTIONNAIRE``: the questionnaire page itself."""
+    if which == NO_QUESTIONNAIRE:
+        return None
+    step = questionnaire_step(annotator=annotator, after_stage=which == ALL_QUESTIONNAIRES)
+    return None if step is None else redirect("studies:questionnaire", slug=annotator.study.slug)
+
+
+def annotator_page(*, consent: bool = True, tutorial: bool = True, questionnaires: str = SCREENING):
     """Views of one study's annotator: signed in through their link, and (unless the
     view is part of getting there) consented to the current version and through the
-    tutorial. Direct URLs cannot skip either step."""
+    tutorial. Direct URLs cannot skip either step. ``questionnaires``: which due
+    questionnaire comes first (``questionnaire_gate``)."""
 
     def decorator(view):
         @wraps(view)
@@ -50,7 +67,9 @@ def annotator_page(*, consent: bool = True, tutorial: bool = True):
                 return render(request, "studies/annotate/signed_out.html", status=403)
             request.annotator = annotator
             request.study = annotator.study
-            if consent and annotator_needs_consent(annotator=annotator):
+            if (gate := questionnaire_gate(annotator, questionnaires)) is not None:
+                response = gate
+            elif consent and annotator_needs_consent(annotator=annotator):
                 response = redirect("studies:consent", slug=slug)
             elif tutorial and annotator.tutorial_completed_at is None:
                 response = redirect("studies:tutorial", slug=slug)

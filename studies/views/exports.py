@@ -16,8 +16,10 @@ from ..exports import (
     export_filename,
     export_options_clean,
     export_rows,
+    file_clean,
     rows_xlsx_write,
 )
+from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
 from ..permissions import user_may_read_judgements, user_may_read_studies
 
@@ -85,4 +87,29 @@ def export_annotations(request, slug: str):
         options = export_options_clean(study=study, data=request.GET)
         return export_response(study=study, options=options)
     except ValidationError as exc:
+        return _bad_request(exc)
+
+
+@require_GET
+@staff_member_required
+def export_questionnaires(request, slug: str):
+    """The questionnaire answers (``studies.exports.questionnaires``):
+    ``?file=csv|csv-spreadsheet-safe|xlsx``."""
+    user = request.user
+    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+        raise PermissionDenied  # answers, like judgements (studies.permissions)
+    study = get_object_or_404(Study, slug=slug)
+    try:
+        file = file_clean(request.GET.get("file"))
+        return rows_response(
+            rows=lambda: questionnaire_export_rows(
+                study=study, spreadsheet_safe=file == "csv-spreadsheet-safe"
+            ),
+            file=file,
+            filename=questionnaire_export_filename(study=study, file=file),
+            sheet_name="questionnaires",
+        )
+    except ValidationError as exc:
+        if not hasattr(exc, "error_dict"):
+            exc = ValidationError({"file": exc.messages})
         return _bad_request(exc)

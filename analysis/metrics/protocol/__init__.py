@@ -23,6 +23,7 @@ from .generation import generation_settings, generation_values, item_label_sums
 from .groups import between_group_agreement, majority_labels
 from .items import item_table, majority_label
 from .quality import annotator_quality, waiting_periods
+from .questionnaires import questionnaire_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
 from .summary import agreement_summary
 from .systems import (
@@ -59,6 +60,7 @@ __all__ = [
     "majority_labels",
     "mee_agreement",
     "mee_labels",
+    "questionnaire_summary",
     "recurrence_free",
     "system_entries",
     "system_pairs",

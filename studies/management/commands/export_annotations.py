@@ -4,7 +4,14 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.exports import export_csv_chunks, export_options_clean, export_xlsx_write
+from studies.exports import (
+    csv_chunks,
+    export_csv_chunks,
+    export_options_clean,
+    export_xlsx_write,
+    rows_xlsx_write,
+)
+from studies.exports.questionnaires import questionnaire_export_rows
 from studies.models import Study
 
 
@@ -28,6 +35,12 @@ class Command(BaseCommand):
             "--extended",
             action="store_true",
             help="Published format plus annotator_group, most_evident_error and empathy.",
+        )
+        parser.add_argument(
+            "--questionnaires",
+            action="store_true",
+            help="Write the questionnaire answers instead (one row per answer; the filters "
+            "and --format do not apply).",
         )
         file = parser.add_mutually_exclusive_group()
         file.add_argument(
@@ -68,26 +81,48 @@ class Command(BaseCommand):
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
-        target = Path(options["out"]) if options["out"] else None
-        if target is None and export.file == "xlsx":
+        if options["questionnaires"]:
+            rows = questionnaire_export_rows(
+                study=study, spreadsheet_safe=file == "csv-spreadsheet-safe"
+            )
+            self._write(
+                options["out"],
+                file,
+                lambda: csv_chunks(rows),
+                lambda target: rows_xlsx_write(
+                    rows=rows, target=target, sheet_name="questionnaires"
+                ),
+            )
+            return
+        self._write(
+            options["out"],
+            export.file,
+            lambda: export_csv_chunks(study=study, options=export),
+            lambda target: export_xlsx_write(study=study, options=export, target=target),
+        )
+
+    def _write(self, out_path, file, csv_chunks, xlsx_write):
+        """Write to stdout, or to ``out_path`` through a partial file renamed when done."""
+        target = Path(out_path) if out_path else None
+        if target is None and file == "xlsx":
             raise CommandError("An Excel workbook is a binary file: pass --out PATH.")
         if target is not None and not target.parent.is_dir():
             raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
         if target is None:
             out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
-            for chunk in export_csv_chunks(study=study, options=export):
+            for chunk in csv_chunks():
                 out.write(chunk)
             return
         partial = target.with_name(target.name + ".partial")
         # The rename makes the file appear only when complete; no half-written file is
         # left behind.
         try:
-            if export.file == "xlsx":
-                export_xlsx_write(study=study, options=export, target=str(partial))
+            if file == "xlsx":
+                xlsx_write(str(partial))
             else:
                 # newline="" keeps the CSV's own \r\n line ends.
                 with partial.open("w", encoding="utf-8", newline="") as handle:
-                    for chunk in export_csv_chunks(study=study, options=export):
+                    for chunk in csv_chunks():
                         handle.write(chunk)
         except ValidationError as exc:
             partial.unlink(missing_ok=True)

@@ -1,0 +1,183 @@
+"""Questionnaires in the admin: a questionnaire with its questions inline, and each
+question with its choices inline. Once a questionnaire has answers (a response, or
+a screened-out count), its questions and choices can be neither changed, added nor
+deleted: the form says so and nothing is written."""
+
+from django import forms
+from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
+from django.db.models import Count, Q
+from django.forms.models import BaseInlineFormSet
+from django.http import HttpResponseRedirect
+from django.urls import reverse
+from django.utils.html import format_html
+
+from ..models import Choice, Question, Questionnaire
+from ..services.questionnaires import (
+    LOCKED,
+    choice_validate,
+    questionnaire_has_answers,
+    questionnaire_validate,
+)
+
+
+def _questionnaire_of(obj) -> Questionnaire | None:
+    if isinstance(obj, Questionnaire):
+        return obj if obj.pk else None
+    return obj.questionnaire if obj is not None and obj.questionnaire_id else None
+
+
+def is_locked(obj) -> bool:
+    """The questionnaire of ``obj`` (a questionnaire or a question) has answers."""
+    questionnaire = _questionnaire_of(obj)
+    return questionnaire is not None and questionnaire_has_answers(questionnaire=questionnaire)
+
+
+class LockedFormSet(BaseInlineFormSet):
+    """Questions (or choices) of a questionnaire with answers: no change at all."""
+
+    def clean(self):
+        super().clean()
+        if not self.instance.pk or not is_locked(self.instance):
+            return
+        if any(f.has_changed() or self._should_delete_form(f) for f in self.forms):
+            raise ValidationError(LOCKED)
+
+
+class ChoiceFormSet(LockedFormSet):
+    def clean(self):
+        super().clean()
+        for form in self.forms:
+            if not form.has_changed() and not form.instance.pk:
+                continue
+            if self._should_delete_form(form) or not hasattr(form, "cleaned_data"):
+                continue
+            try:
+                choice_validate(
+                    question=self.instance,
+                    ends_participation=form.cleaned_data.get("ends_participation", False),
+                )
+            except ValidationError as exc:
+                form.add_error(None, exc)
+
+
+class QuestionnaireForm(forms.ModelForm):
+    class Meta:
+        model = Questionnaire
+        fields = ("study", "name", "placement", "stage", "introduction")
+
+    def clean(self):
+        cleaned = super().clean()
+        fixed = {"study", "placement", "stage"} & set(self.changed_data)
+        if self.instance.pk and fixed and is_locked(self.instance):
+            raise ValidationError(LOCKED)
+        if cleaned.get("stage") and cleaned.get("study"):
+            probe = Questionnaire(study=cleaned["study"], stage=cleaned["stage"])
+            questionnaire_validate(questionnaire=probe)
+        return cleaned
+
+
+class QuestionForm(forms.ModelForm):
+    class Meta:
+        model = Question
+        fields = (
+            "questionnaire",
+            "position",
+            "text",
+            "kind",
+            "required",
+            "scale_low",
+            "scale_high",
+        )
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.instance.pk and self.has_changed() and is_locked(self.instance):
+            raise ValidationError(LOCKED)
+        questionnaire = cleaned.get("questionnaire")
+        if not self.instance.pk and questionnaire is not None and is_locked(questionnaire):
+            raise ValidationError(LOCKED)
+        return cleaned
+
+
+class QuestionInline(admin.TabularInline):
+    model = Question
+    formset = LockedFormSet
+    extra = 1
+    fields = ("position", "text", "kind", "required", "scale_low", "scale_high", "choices_link")
+    readonly_fields = ("choices_link",)
+
+    @admin.display(description="choices")
+    def choices_link(self, obj):
+        if obj is None or not obj.pk:
+            return "Save first, then add choices."
+        if not obj.has_choices:
+            return "—"
+        url = reverse("admin:studies_question_change", args=[obj.pk])
+        return format_html('<a href="{}">{} choices: edit</a>', url, obj.choices.count())
+
+
+class ChoiceInline(admin.TabularInline):
+    model = Choice
+    formset = ChoiceFormSet
+    extra = 2
+    fields = ("position", "text", "ends_participation")
+
+
+class RefuseLockedDeleteMixin:
+    """Deleting a questionnaire or question with answers is refused with a message
+    (bulk deletion is not offered)."""
+
+    def get_actions(self, request):
+        actions = super().get_actions(request)
+        actions.pop("delete_selected", None)
+        return actions
+
+    def delete_view(self, request, object_id, extra_context=None):
+        obj = self.get_object(request, object_id)
+        if obj is not None and is_locked(obj):
+            self.message_user(request, LOCKED, messages.ERROR)
+            opts = self.model._meta
+            url = reverse(f"admin:{opts.app_label}_{opts.model_name}_change", args=[obj.pk])
+            return HttpResponseRedirect(url)
+        return super().delete_view(request, object_id, extra_context)
+
+
+@admin.register(Questionnaire)
+class QuestionnaireAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
+    form = QuestionnaireForm
+    inlines = [QuestionInline]
+    list_display = ("name", "study", "placement", "stage", "n_questions", "n_responses")
+    list_filter = ("study", "placement")
+    list_select_related = ("study", "stage")
+    search_fields = ("name", "study__slug")
+
+    def get_queryset(self, request):
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(
+                _questions=Count("questions", distinct=True),
+                _responses=Count(
+                    "responses", filter=Q(responses__screened_out=False), distinct=True
+                ),
+            )
+        )
+
+    @admin.display(description="questions", ordering="_questions")
+    def n_questions(self, obj):
+        return obj._questions
+
+    @admin.display(description="answered by", ordering="_responses")
+    def n_responses(self, obj):
+        return obj._responses
+
+
+@admin.register(Question)
+class QuestionAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
+    form = QuestionForm
+    inlines = [ChoiceInline]
+    list_display = ("text", "questionnaire", "position", "kind", "required")
+    list_filter = ("questionnaire__study", "kind")
+    list_select_related = ("questionnaire",)
+    search_fields = ("text",)

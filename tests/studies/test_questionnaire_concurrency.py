@@ -1,0 +1,53 @@
+"""Screening people out at the same instant (PostgreSQL, one connection each): every
+count is added exactly once, and one person answering twice at once is recorded once."""
+
+import pytest
+
+from studies.models import QuestionnaireResponse, ScreeningTally
+from studies.services import annotators_create
+from studies.services.questionnaires import questionnaire_respond
+from tests.studies.test_assignment_concurrency import in_parallel
+
+from .questionnaire_helpers import ids, screening
+
+pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+
+PEOPLE = 12
+
+
+def test_concurrent_screenings_out_lose_no_count(study):
+    q = screening(study)
+    m = ids(q)
+    people = annotators_create(group=study.groups.get(name="Layperson"), count=PEOPLE)
+    answers = {m["1"]: [str(m["1:No"])], m["3"]: ["2"]}
+    outcomes = in_parallel(
+        lambda a: questionnaire_respond(annotator=a, questionnaire=q, answers=answers), people
+    )
+    assert all(isinstance(o, QuestionnaireResponse) for o in outcomes), outcomes
+    rows = ScreeningTally.objects.values_list("question__position", "answer", "count")
+    assert sorted(rows, key=str) == sorted(
+        [
+            (None, "people", PEOPLE),
+            (1, "answered", PEOPLE),
+            (1, f"choice:{m['1:No']}", PEOPLE),
+            (3, "answered", PEOPLE),
+            (3, "scale:2", PEOPLE),
+        ],
+        key=str,
+    )
+
+
+def test_one_person_answering_twice_at_once_is_recorded_once(study):
+    q = screening(study)
+    m = ids(q)
+    person = annotators_create(group=study.groups.get(name="Layperson"), count=1)[0]
+    answers = {m["1"]: [str(m["1:No"])], m["3"]: ["2"]}
+    outcomes = in_parallel(
+        lambda _: questionnaire_respond(annotator=person, questionnaire=q, answers=answers),
+        range(4),
+    )
+    refused = [o for o in outcomes if not isinstance(o, QuestionnaireResponse)]
+    assert len(refused) == 3
+    assert all(o.messages == ["You have answered this questionnaire already."] for o in refused)
+    assert QuestionnaireResponse.objects.count() == 1
+    assert ScreeningTally.objects.get(question=None).count == 1
