@@ -26,9 +26,16 @@ from studies.protocol import category_selected, default_mee_merge
 
 from . import metrics
 from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
+from .report_descriptions import (
+    Codings,
+    codebook_entries,
+    descriptions_build,
+    generation_categories_null,
+    stage_categories_null,
+)
 from .report_systems import systems_build, systems_empty
 
-REPORT_VERSION = 4
+REPORT_VERSION = 5
 
 
 @dataclass(frozen=True)
@@ -199,6 +206,8 @@ def report_build(
     progress: Callable[[float], None] | None = None,
     assignments: pd.DataFrame | None = None,
     stages: Sequence[str] = (),
+    codings: Codings | None = None,
+    stages_without_categories: Sequence[str] = (),
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements_frame` (already filtered to what
@@ -211,7 +220,9 @@ def report_build(
     the fraction done after each group × stage. ``assignments``
     (:func:`analysis.selectors.assignments_frame`, every assignment whatever its
     status) and ``stages`` (the study's stage names by position) feed ``quality``
-    and ``waiting_periods``; without them both are empty."""
+    and ``waiting_periods``; without them both are empty. ``codings``
+    (:func:`analysis.selectors.description_codings`) feed ``descriptions``; in the
+    ``stages_without_categories`` (free-text stages) the category statistics are null."""
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
     resamples = int(parameters.get("bootstrap_resamples", 1000))
     seed = int(parameters.get("seed", 0))
@@ -224,6 +235,7 @@ def report_build(
     systems = systems_empty()
     quality: dict = {}
     waits: dict = {}
+    descriptions: dict = {}
     data = judgements_with_categories(frame, categories) if not frame.empty else None
     if assignments is not None and not assignments.empty:
         waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
@@ -241,6 +253,7 @@ def report_build(
             .tolist()
         )
         group_order = sorted(data["group"].unique().tolist(), key=str)
+        slugs = [c.slug for c in categories]
         # Rows by group and stage as integer codes: one hash of each text column, then
         # cheap integer masks (comparing a million strings per mask is not).
         group_codes, groups_coded = pd.factorize(data["group"])
@@ -265,6 +278,8 @@ def report_build(
                 stages[stage] = _stage_cell(
                     cell, categories, mee_merge, resamples=resamples, seed=seed
                 )
+                if stage in stages_without_categories:
+                    stages[stage] = stage_categories_null(stages[stage], slugs)
                 done += 1
                 report_progress(done / total_steps)
             group_stages = [s for s in stage_order if s in stages]
@@ -286,13 +301,19 @@ def report_build(
         evaluators = _automatic_evaluators(data, scores, stage_order, group_order)
         systems = systems_build(
             data=data,
-            slugs=[c.slug for c in categories],
+            slugs=slugs,
             stage_order=stage_order,
             group_order=group_order,
             scores=scores,
             generation=generation,
             resamples=resamples,
             seed=seed,
+        )
+        systems["generation_settings"] = generation_categories_null(
+            systems["generation_settings"], slugs, stages_without_categories
+        )
+        descriptions = descriptions_build(
+            data=data, codings=codings, stage_order=stage_order, group_order=group_order
         )
     report_progress(1.0)
     return {
@@ -310,6 +331,8 @@ def report_build(
         **systems,
         "quality": quality,
         "waiting_periods": waits,
+        "codebook": codebook_entries(codings),
+        "descriptions": descriptions,
     }
 
 

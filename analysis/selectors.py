@@ -7,14 +7,19 @@ from django.db.models.functions import Cast
 from studies.models import (
     Annotator,
     Assignment,
+    Code,
+    Coder,
+    DescriptionCoding,
     ErrorCategory,
     Judgement,
     Reflection,
     Stage,
 )
 
+from .metrics.protocol.descriptions import CODING_COLUMNS, PRIMARY, SECOND
 from .models import AutomaticScore
 from .report import Category
+from .report_descriptions import Codings
 
 JUDGEMENT_COLUMNS = {
     "id": "judgement_id",
@@ -65,6 +70,35 @@ def judgements_frame(
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
     )
+
+
+def stages_without_categories(*, study_id: int) -> list[str]:
+    """The names of the study's stages whose "No" asks for no error categories
+    (``AnswerSettings.asks_categories``): a free-text stage."""
+    stages = Stage.objects.filter(study_id=study_id).only("name", "no_answer", "empathy_after_yes")
+    return [stage.name for stage in stages if not stage.answer_settings.asks_categories]
+
+
+def description_codings(*, study_id: int) -> Codings:
+    """The study's codebook and the codings the report reads: the primary coder's
+    (``Coder.objects.primary``) and the second coder's (the first other coder), one
+    row per (description, coder, code), in one query."""
+    codebook = list(Code.objects.filter(study_id=study_id).values_list("slug", "label"))
+    primary = Coder.objects.primary(study_id)
+    roles: dict[int, str] = {}
+    if primary is not None:
+        roles[primary.pk] = PRIMARY
+        second = Coder.objects.filter(study_id=study_id).exclude(pk=primary.pk).first()
+        if second is not None:
+            roles[second.pk] = SECOND
+    qs = (
+        DescriptionCoding.objects.filter(coder_id__in=list(roles))
+        .order_by()
+        .values_list("judgement_id", "coder_id", "uninformative", "codes__slug")
+    )
+    frame = pd.DataFrame.from_records(qs.iterator(chunk_size=20_000), columns=list(CODING_COLUMNS))
+    frame["coder"] = frame["coder"].map(roles)
+    return Codings(frame=frame, codebook=codebook)
 
 
 ASSIGNMENT_COLUMNS = {

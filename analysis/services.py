@@ -22,10 +22,12 @@ from .report import report_build
 from .selectors import (
     assignments_frame,
     automatic_scores_frame,
+    description_codings,
     generation_metadata,
     judgements_frame,
     report_categories,
     stage_names,
+    stages_without_categories,
 )
 
 logger = logging.getLogger(__name__)
@@ -388,6 +390,8 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             generation=generation_metadata(study_id=run.study_id),
             assignments=assignments_frame(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
+            codings=description_codings(study_id=run.study_id),
+            stages_without_categories=stages_without_categories(study_id=run.study_id),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:
