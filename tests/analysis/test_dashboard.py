@@ -22,7 +22,9 @@ from analysis.plots import (
     annotator_consistency_svg,
     label_distribution_svg,
 )
+from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.report import Category, report_build
+from analysis.report_descriptions import Codings
 from analysis.services import analysis_parameters_clean
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
 from studies.models import Assignment, Batch, Reflection, Study
@@ -92,6 +94,7 @@ def judgement_frame(*, raters: int = 3) -> pd.DataFrame:
                             "assignment_status": "submitted",
                             "assignment_id": 1000 * position + 100 * g + r,
                             "seconds_spent": float(1 + (rid + r) % 6),
+                            "described": not coherent and rid % 2 == 0,
                         }
                     )
     return pd.DataFrame(rows)
@@ -127,6 +130,24 @@ def assignments_of(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+CODEBOOK = [("vague", 'Vague <code> & "odd"'), ("repeats", "Repeats the client")]
+
+
+def codings_of(frame: pd.DataFrame) -> Codings:
+    """Both coders code every description: the primary coder gives ``vague`` on even
+    judgement ids and ``repeats`` on ids not divisible by 3 (neither: uninformative);
+    the second coder gives ``vague`` only on multiples of 4."""
+    rows = []
+    for jid in frame.loc[frame["described"], "judgement_id"]:
+        for coder, vague in ((PRIMARY, jid % 2 == 0), (SECOND, jid % 4 == 0)):
+            codes = ["vague"] * vague + ["repeats"] * (jid % 3 != 0)
+            rows += [(jid, coder, False, code) for code in codes] or [(jid, coder, True, None)]
+    return Codings(
+        frame=pd.DataFrame(rows, columns=["judgement_id", "coder", "uninformative", "code"]),
+        codebook=CODEBOOK,
+    )
+
+
 def build_report(frame: pd.DataFrame, **parameters) -> dict:
     parameters = analysis_parameters_clean({"bootstrap_resamples": 30, **parameters})
     return report_build(
@@ -137,6 +158,7 @@ def build_report(frame: pd.DataFrame, **parameters) -> dict:
         generation=GENERATION,
         assignments=assignments_of(frame),
         stages=[STAGE_1, STAGE_2],
+        codings=codings_of(frame),
     )
 
 
