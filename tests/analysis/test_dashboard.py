@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from analysis.explanations import EXPLANATIONS, explain_undefined
+from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.models import AnalysisRun
 from analysis.plots import (
     OKABE_ITO,
@@ -22,7 +23,6 @@ from analysis.plots import (
     annotator_consistency_svg,
     label_distribution_svg,
 )
-from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.report import Category, report_build
 from analysis.report_descriptions import Codings
 from analysis.services import analysis_parameters_clean
