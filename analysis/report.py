@@ -313,7 +313,9 @@ def report_build(
             systems["generation_settings"], slugs, stages_without_categories
         )
         descriptions = descriptions_build(
-            data=data, codings=codings, stage_order=stage_order, group_order=group_order
+            data=data,
+            codings=codings,
+            cells={(g, s): group_rows[g] & stage_rows[s] for g, s in cells},
         )
     report_progress(1.0)
     return {

@@ -10,9 +10,10 @@ and names the results; the statistics live in
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 
+import numpy as np
 import pandas as pd
 
 from .metrics.protocol.descriptions import description_summary, no_codings
@@ -32,21 +33,21 @@ def descriptions_build(
     *,
     data: pd.DataFrame,
     codings: Codings | None,
-    stage_order: list[str],
-    group_order: list[str],
+    cells: Mapping[tuple[str, str], np.ndarray],
 ) -> dict:
-    """``descriptions.<group>.<stage>`` for every analysed group × stage."""
+    """``descriptions.<group>.<stage>`` for every analysed group × stage: ``cells``
+    maps each (group, stage), in reading order, to its rows of ``data`` (a boolean
+    mask, as :func:`analysis.report.report_build` slices them)."""
     codings = codings or Codings()
     slugs = [slug for slug, _ in codings.codebook]
-    cells = data.groupby(["group", "stage"], sort=False).indices
+    # Only the columns read here: slicing a million rows then moves little.
+    columns = ["judgement_id", "coherent", "source"]
+    data = data[[*columns, "described"] if "described" in data else columns]
     result: dict = {}
-    for group in group_order:
-        for stage in stage_order:
-            if (group, stage) not in cells:
-                continue
-            result.setdefault(group, {})[stage] = description_summary(
-                judgements=data.iloc[cells[(group, stage)]], codings=codings.frame, codes=slugs
-            )
+    for (group, stage), rows in cells.items():
+        result.setdefault(group, {})[stage] = description_summary(
+            judgements=data.loc[rows], codings=codings.frame, codes=slugs
+        )
     return result
 
 
