@@ -13,6 +13,9 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
+from analysis.explanations import explain_undefined
+from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
+from analysis.selectors import description_codings
 from analysis.services import analysis_run_compute
 from analysis.summary import report_summary_lines
 from studies.models import (
@@ -213,6 +216,18 @@ def test_with_a_single_coder_the_agreement_is_null(coded_study):
     assert any(share is not None for share in cell["codes"].values())
 
 
+def test_the_codings_are_read_in_a_fixed_number_of_queries(coded_study, django_assert_num_queries):
+    with django_assert_num_queries(4):  # codebook, primary coder, second coder, codings
+        codings = description_codings(study_id=coded_study.pk)
+    assert [slug for slug, _ in codings.codebook] == list(CODES)
+    assert set(codings.frame["coder"]) == {PRIMARY, SECOND}  # the third coder is not read
+    described = Judgement.objects.exclude(error_description="").count()
+    assert codings.frame.groupby("coder")["judgement_id"].nunique().to_dict() == {
+        PRIMARY: described,
+        SECOND: described,
+    }
+
+
 def test_a_free_text_stage_keeps_its_category_statistics_with_null_values(coded_study):
     report = analysis_run_compute(study=coded_study, parameters=FAST).result
     slugs = [c["slug"] for c in report["categories"]]
@@ -257,6 +272,8 @@ def test_the_dashboard_shows_the_descriptions_section(coded_study, client):
     ):
         assert f"<caption>{caption}" in page, caption
     assert 'id="figure-description-codes"' in page
+    # The free-text stage's category shares are dashes that say why.
+    assert explain_undefined("label_share").replace("'", "&#x27;") in page
     section = page[page.index("Free-text descriptions") :]
     assert "style=" not in section and "<script" not in section  # strict CSP
     # The agreement table as CSV: one kappa and one count per (group, stage, code).
