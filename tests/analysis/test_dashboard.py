@@ -301,6 +301,22 @@ def test_label_distribution_by_source_has_a_bar_per_source(report):
     assert SOURCE in text and "BART" in text and "Human" in text
 
 
+def test_description_codes_stack_per_source_and_may_pass_100_percent(report):
+    root = parse(PLOTS["description-codes"](report))
+    text = all_text(root)
+    assert 'Vague <code> & "odd"' in text and "Repeats the client" in text  # the legend
+    shares = report["descriptions"][LAY][STAGE_1]["codes_by_source"]["Human"]
+    assert sum(shares.values()) > 1  # both codes on some descriptions
+    tips = [t.text for t in root.iter(f"{SVG}title")]
+    assert f"{LAY} · {STAGE_1} · Human: Repeats the client {100 * shares['repeats']:.1f}%" in tips
+    assert "200%" in text  # the axis reaches the longest bar
+    # A source without coded descriptions is drawn as undefined, not as an empty bar.
+    assert report["descriptions"][LAY][STAGE_1]["codes_by_source"][SOURCE]["vague"] is None
+    assert "undefined: no coded description" in text
+    fills = {el.get("fill") for el in root.iter(f"{SVG}rect")}
+    assert OKABE_ITO["orange"] in fills and OKABE_ITO["sky_blue"] in fills
+
+
 def test_agreement_plot_draws_points_intervals_and_landis_koch_bands(report):
     root = parse(agreement_svg(report))
     tips = [t.text for t in root.iter(f"{SVG}title")]
