@@ -83,7 +83,10 @@ def description_codings(*, study_id: int) -> Codings:
     """The study's codebook and the codings the report reads: the primary coder's
     (``Coder.objects.primary``) and the second coder's (the first other coder), one
     row per (description, coder, code), in one query."""
-    codebook = list(Code.objects.filter(study_id=study_id).values_list("slug", "label"))
+    # In the order the codes were added, as the coding page numbers them.
+    codebook = list(
+        Code.objects.filter(study_id=study_id).order_by("pk").values_list("slug", "label")
+    )
     primary = Coder.objects.primary(study_id)
     roles: dict[int, str] = {}
     if primary is not None:
