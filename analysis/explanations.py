@@ -171,6 +171,19 @@ EXPLANATIONS: dict[str, str] = {
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",
+    # free-text descriptions
+    "descriptions_n": "Answers No that came with a description in the annotator's own words.",
+    "descriptions_n_incoherent": "Answers No (the judgements that could carry a description).",
+    "descriptions_coverage": "Share of the No answers that carry a description.",
+    "descriptions_n_coded": "Descriptions the study's primary coder has coded.",
+    "descriptions_n_uninformative": "Coded descriptions the primary coder set aside as "
+    "saying nothing specific (they carry no code).",
+    "code_share": "Share of the primary coder's informative codings that carry this code; "
+    "a description may carry several codes, so the shares can sum above 1.",
+    "coder_kappa": "Cohen's kappa between the primary and the second coder on whether a "
+    "description carries this code, over the descriptions both coded: agreement beyond "
+    "what each coder's own rate of using the code gives by chance.",
+    "n_both_coded": "Descriptions both the primary and the second coder coded.",
     # progress
     "progress_judgements": "Judgements of submitted, non-rejected batches (attention-check "
     "items not counted).",
@@ -213,6 +226,12 @@ UNDEFINED: dict[str, str] = {
     "waiting_days": "undefined: no annotator went on to the next stage",
     "waiting_sd": "undefined: fewer than two annotators went on to the next stage",
     "questionnaire_mean": "undefined: not a 1–5 question, or nobody answered it",
+    "label_share": "undefined: no judgements, or the stage asks for a description instead "
+    "of error categories",
+    "descriptions_coverage": "undefined: no No answers",
+    "code_share": "undefined: no description coded informatively by the primary coder",
+    "coder_kappa": "undefined: no second coder, no description both coded, or a coder "
+    "never or always used the code",
     "default": "undefined: not enough data",
 }
 
@@ -241,7 +260,6 @@ UNDEFINED_ALIASES = {
     "shift_recurrence_free_rate": "rate",
     "human_rate": "rate",
     "synthetic_rate": "rate",
-    "label_share": "rate",
     "system_chi2_p": "p_value",
     "groups_chi2_p": "p_value",
     "p_holm": "p_value",
@@ -271,7 +289,8 @@ GLOSSARY_ORDER = [
     "spearman", "pearson", "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p",
     "recurring_identical_rate", "nonrecurring_rate", "label_share", "majority_coherent_rate",
     "cohens_h", "p_holm", "cohens_d_empathy", "kendall_tau", "mean_abs_delta_h",
-    "majority_mee_share", "evaluator_system_spearman", "batches_filled",
+    "majority_mee_share", "evaluator_system_spearman", "descriptions_coverage", "code_share",
+    "coder_kappa", "batches_filled",
 ]  # fmt: skip
 
 GLOSSARY_TERMS = {
@@ -307,6 +326,9 @@ GLOSSARY_TERMS = {
     "mean_abs_delta_h": "Mean |Δh|",
     "majority_mee_share": "Majority most evident error",
     "evaluator_system_spearman": "Automatic evaluator per system",
+    "descriptions_coverage": "Description coverage",
+    "code_share": "Code share",
+    "coder_kappa": "Coder agreement (Cohen's κ)",
     "batches_filled": "Batches filled",
 }
 

@@ -26,6 +26,13 @@ from studies.protocol import category_selected, default_mee_merge
 
 from . import metrics
 from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
+from .report_descriptions import (
+    Codings,
+    codebook_entries,
+    descriptions_build,
+    generation_categories_null,
+    stage_categories_null,
+)
 from .report_questionnaires import QuestionnaireData, questionnaires_build
 from .report_systems import systems_build, systems_empty
 
@@ -201,6 +208,8 @@ def report_build(
     assignments: pd.DataFrame | None = None,
     stages: Sequence[str] = (),
     questionnaires: QuestionnaireData | None = None,
+    codings: Codings | None = None,
+    stages_without_categories: Sequence[str] = (),
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements_frame` (already filtered to what
@@ -213,7 +222,9 @@ def report_build(
     the fraction done after each group × stage. ``assignments``
     (:func:`analysis.selectors.assignments_frame`, every assignment whatever its
     status) and ``stages`` (the study's stage names by position) feed ``quality``
-    and ``waiting_periods``; without them both are empty."""
+    and ``waiting_periods``; without them both are empty. ``codings``
+    (:func:`analysis.selectors.description_codings`) feed ``descriptions``; in the
+    ``stages_without_categories`` (free-text stages) the category statistics are null."""
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
     resamples = int(parameters.get("bootstrap_resamples", 1000))
     seed = int(parameters.get("seed", 0))
@@ -226,6 +237,7 @@ def report_build(
     systems = systems_empty()
     quality: dict = {}
     waits: dict = {}
+    descriptions: dict = {}
     data = judgements_with_categories(frame, categories) if not frame.empty else None
     if assignments is not None and not assignments.empty:
         waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
@@ -243,6 +255,7 @@ def report_build(
             .tolist()
         )
         group_order = sorted(data["group"].unique().tolist(), key=str)
+        slugs = [c.slug for c in categories]
         # Rows by group and stage as integer codes: one hash of each text column, then
         # cheap integer masks (comparing a million strings per mask is not).
         group_codes, groups_coded = pd.factorize(data["group"])
@@ -267,6 +280,8 @@ def report_build(
                 stages[stage] = _stage_cell(
                     cell, categories, mee_merge, resamples=resamples, seed=seed
                 )
+                if stage in stages_without_categories:
+                    stages[stage] = stage_categories_null(stages[stage], slugs)
                 done += 1
                 report_progress(done / total_steps)
             group_stages = [s for s in stage_order if s in stages]
@@ -288,13 +303,21 @@ def report_build(
         evaluators = _automatic_evaluators(data, scores, stage_order, group_order)
         systems = systems_build(
             data=data,
-            slugs=[c.slug for c in categories],
+            slugs=slugs,
             stage_order=stage_order,
             group_order=group_order,
             scores=scores,
             generation=generation,
             resamples=resamples,
             seed=seed,
+        )
+        systems["generation_settings"] = generation_categories_null(
+            systems["generation_settings"], slugs, stages_without_categories
+        )
+        descriptions = descriptions_build(
+            data=data,
+            codings=codings,
+            cells={(g, s): group_rows[g] & stage_rows[s] for g, s in cells},
         )
     report_progress(1.0)
     return {
@@ -313,6 +336,8 @@ def report_build(
         "quality": quality,
         "waiting_periods": waits,
         **questionnaires_build(questionnaires),
+        "codebook": codebook_entries(codings),
+        "descriptions": descriptions,
     }
 
 

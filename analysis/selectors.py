@@ -8,6 +8,9 @@ from studies.models import (
     Annotator,
     Assignment,
     Choice,
+    Code,
+    Coder,
+    DescriptionCoding,
     ErrorCategory,
     Judgement,
     Question,
@@ -18,8 +21,10 @@ from studies.models import (
     Stage,
 )
 
+from .metrics.protocol.descriptions import CODING_COLUMNS, PRIMARY, SECOND
 from .models import AutomaticScore
 from .report import Category
+from .report_descriptions import Codings
 from .report_questionnaires import QuestionnaireData
 
 JUDGEMENT_COLUMNS = {
@@ -71,6 +76,38 @@ def judgements_frame(
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
     )
+
+
+def stages_without_categories(*, study_id: int) -> list[str]:
+    """The names of the study's stages whose "No" asks for no error categories
+    (``AnswerSettings.asks_categories``): a free-text stage."""
+    stages = Stage.objects.filter(study_id=study_id).only("name", "no_answer", "empathy_after_yes")
+    return [stage.name for stage in stages if not stage.answer_settings.asks_categories]
+
+
+def description_codings(*, study_id: int) -> Codings:
+    """The study's codebook and the codings the report reads: the primary coder's
+    (``Coder.objects.primary``) and the second coder's (the first other coder), one
+    row per (description, coder, code), in one query."""
+    # In the order the codes were added, as the coding page numbers them.
+    codebook = list(
+        Code.objects.filter(study_id=study_id).order_by("pk").values_list("slug", "label")
+    )
+    primary = Coder.objects.primary(study_id)
+    roles: dict[int, str] = {}
+    if primary is not None:
+        roles[primary.pk] = PRIMARY
+        second = Coder.objects.filter(study_id=study_id).exclude(pk=primary.pk).first()
+        if second is not None:
+            roles[second.pk] = SECOND
+    qs = (
+        DescriptionCoding.objects.filter(coder_id__in=list(roles))
+        .order_by()
+        .values_list("judgement_id", "coder_id", "uninformative", "codes__slug")
+    )
+    frame = pd.DataFrame.from_records(qs.iterator(chunk_size=20_000), columns=list(CODING_COLUMNS))
+    frame["coder"] = frame["coder"].map(roles)
+    return Codings(frame=frame, codebook=codebook)
 
 
 ASSIGNMENT_COLUMNS = {

@@ -22,11 +22,13 @@ from .report import report_build
 from .selectors import (
     assignments_frame,
     automatic_scores_frame,
+    description_codings,
     generation_metadata,
     judgements_frame,
     questionnaire_data,
     report_categories,
     stage_names,
+    stages_without_categories,
 )
 
 logger = logging.getLogger(__name__)
@@ -390,6 +392,8 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             assignments=assignments_frame(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
             questionnaires=questionnaire_data(study_id=run.study_id),
+            codings=description_codings(study_id=run.study_id),
+            stages_without_categories=stages_without_categories(study_id=run.study_id),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:

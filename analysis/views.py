@@ -140,6 +140,11 @@ FIGURES = {
         "below tests every pair.",
         "systems",
     ),
+    "description-codes": (
+        "Codes of the descriptions per source (primary coder): a description may carry "
+        "several codes, so a bar can pass 100%.",
+        "description-codes",
+    ),
 }
 
 

@@ -9,7 +9,7 @@
   per-annotator consistency, annotator quality and waiting periods, the item-level table: coherence score, majority
   label and majority MEE per stage, item and group; systems and their pairs,
   group comparisons, generation settings, automatic evaluators per source and
-  per system).
+  per system; free-text descriptions, their codes and the coders' agreement).
 
 Undefined values are ``None``, never NaN: the JSON report must stay valid.
 """
@@ -41,10 +41,12 @@ from .protocol import (
     annotator_consistency,
     annotator_quality,
     between_group_agreement,
+    binary_kappa,
     cohens_d,
     cohens_h,
     coherent_rate_test,
     cross_stage_shift,
+    description_summary,
     empathy_agreement,
     evaluators_by_source,
     evaluators_systems,
@@ -74,6 +76,7 @@ __all__ = [
     "annotator_consistency",
     "annotator_quality",
     "between_group_agreement",
+    "binary_kappa",
     "chi2_test",
     "cohens_d",
     "cohens_h",
@@ -81,6 +84,7 @@ __all__ = [
     "coherent_rate_test",
     "count_table",
     "cross_stage_shift",
+    "description_summary",
     "empathy_agreement",
     "evaluators_by_source",
     "evaluators_systems",

@@ -1,18 +1,20 @@
 """The report's figures as SVG (pure functions of the report dict)."""
 
+from .descriptions import description_codes_svg
 from .figures import PLOTS as _FIGURES
 from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
 from .svg import OKABE_ITO
 from .systems import systems_svg
 
 #: Every figure of the dashboard by name (the SVG endpoint's ``plot``).
-PLOTS = {**_FIGURES, "systems": systems_svg}
+PLOTS = {**_FIGURES, "systems": systems_svg, "description-codes": description_codes_svg}
 
 __all__ = [
     "OKABE_ITO",
     "PLOTS",
     "agreement_svg",
     "annotator_consistency_svg",
+    "description_codes_svg",
     "label_distribution_svg",
     "systems_svg",
 ]

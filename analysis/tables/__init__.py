@@ -8,7 +8,7 @@ the report dict, no ORM.
   statistic column once;
 * :mod:`.walk`: the one reading order of groups, stages, pairs and annotators;
 * :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`, :mod:`.systems`,
-  :mod:`.quality`:
+  :mod:`.quality`, :mod:`.descriptions`:
   the table builders.
 
 A new statistic is one more :class:`Measure` in a builder (and its explanation in
@@ -21,6 +21,12 @@ from .comparisons import (
     cross_stage_table,
     human_vs_synthetic_table,
     inter_group_table,
+)
+from .descriptions import (
+    coder_agreement_table,
+    description_codes_table,
+    description_tables,
+    descriptions_table,
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
@@ -60,7 +66,7 @@ def report_tables(report: dict) -> list[Table]:
         tables.append(questionnaire_table(report))
     if report.get("automatic_evaluators"):
         tables.append(automatic_evaluator_table(report))
-    return tables + system_tables(report)
+    return tables + system_tables(report) + description_tables(report)
 
 
 __all__ = [
@@ -79,7 +85,11 @@ __all__ = [
     "automatic_evaluator_table",
     "category_labels",
     "cells_in_order",
+    "coder_agreement_table",
     "cross_stage_table",
+    "description_codes_table",
+    "description_tables",
+    "descriptions_table",
     "empathy_table",
     "error_category_table",
     "evaluator_source_table",

@@ -14,6 +14,7 @@ from django.urls import reverse
 from django.utils import timezone
 
 from analysis.explanations import EXPLANATIONS, explain_undefined
+from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.models import AnalysisRun
 from analysis.plots import (
     OKABE_ITO,
@@ -23,6 +24,7 @@ from analysis.plots import (
     label_distribution_svg,
 )
 from analysis.report import Category, report_build
+from analysis.report_descriptions import Codings
 from analysis.services import analysis_parameters_clean
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
 from studies.models import Assignment, Batch, Reflection, Study
@@ -92,6 +94,7 @@ def judgement_frame(*, raters: int = 3) -> pd.DataFrame:
                             "assignment_status": "submitted",
                             "assignment_id": 1000 * position + 100 * g + r,
                             "seconds_spent": float(1 + (rid + r) % 6),
+                            "described": not coherent and rid % 2 == 0,
                         }
                     )
     return pd.DataFrame(rows)
@@ -127,6 +130,24 @@ def assignments_of(frame: pd.DataFrame) -> pd.DataFrame:
     )
 
 
+CODEBOOK = [("vague", 'Vague <code> & "odd"'), ("repeats", "Repeats the client")]
+
+
+def codings_of(frame: pd.DataFrame) -> Codings:
+    """Both coders code every description: the primary coder gives ``vague`` on even
+    judgement ids and ``repeats`` on ids not divisible by 3 (neither: uninformative);
+    the second coder gives ``vague`` only on multiples of 4."""
+    rows = []
+    for jid in frame.loc[frame["described"], "judgement_id"]:
+        for coder, vague in ((PRIMARY, jid % 2 == 0), (SECOND, jid % 4 == 0)):
+            codes = ["vague"] * vague + ["repeats"] * (jid % 3 != 0)
+            rows += [(jid, coder, False, code) for code in codes] or [(jid, coder, True, None)]
+    return Codings(
+        frame=pd.DataFrame(rows, columns=["judgement_id", "coder", "uninformative", "code"]),
+        codebook=CODEBOOK,
+    )
+
+
 def build_report(frame: pd.DataFrame, **parameters) -> dict:
     parameters = analysis_parameters_clean({"bootstrap_resamples": 30, **parameters})
     return report_build(
@@ -137,6 +158,7 @@ def build_report(frame: pd.DataFrame, **parameters) -> dict:
         generation=GENERATION,
         assignments=assignments_of(frame),
         stages=[STAGE_1, STAGE_2],
+        codings=codings_of(frame),
     )
 
 
@@ -277,6 +299,22 @@ def test_label_distribution_stacks_shares_to_the_full_bar(report):
 def test_label_distribution_by_source_has_a_bar_per_source(report):
     text = all_text(parse(label_distribution_svg(report, by="source")))
     assert SOURCE in text and "BART" in text and "Human" in text
+
+
+def test_description_codes_stack_per_source_and_may_pass_100_percent(report):
+    root = parse(PLOTS["description-codes"](report))
+    text = all_text(root)
+    assert 'Vague <code> & "odd"' in text and "Repeats the client" in text  # the legend
+    shares = report["descriptions"][LAY][STAGE_1]["codes_by_source"]["Human"]
+    assert sum(shares.values()) > 1  # both codes on some descriptions
+    tips = [t.text for t in root.iter(f"{SVG}title")]
+    assert f"{LAY} · {STAGE_1} · Human: Repeats the client {100 * shares['repeats']:.1f}%" in tips
+    assert "200%" in text  # the axis reaches the longest bar
+    # A source without coded descriptions is drawn as undefined, not as an empty bar.
+    assert report["descriptions"][LAY][STAGE_1]["codes_by_source"][SOURCE]["vague"] is None
+    assert "undefined: no coded description" in text
+    fills = {el.get("fill") for el in root.iter(f"{SVG}rect")}
+    assert OKABE_ITO["orange"] in fills and OKABE_ITO["sky_blue"] in fills
 
 
 def test_agreement_plot_draws_points_intervals_and_landis_koch_bands(report):

@@ -5,7 +5,8 @@ agreement with consensus adjustment and category merging, empathy agreement,
 between-group agreement, cross-stage shift on human reflections, human vs
 synthetic, per-annotator consistency, the item-level table (:mod:`.items`, the one
 home of the majority rule), and the system-level analysis built on it
-(:mod:`.systems`, :mod:`.generation`, :mod:`.evaluators`). Built on
+(:mod:`.systems`, :mod:`.generation`, :mod:`.evaluators`), and the free-text
+descriptions with their coding (:mod:`.descriptions`). Built on
 :mod:`analysis.metrics.agreement`, :mod:`analysis.metrics.association` and
 :mod:`analysis.metrics.bootstrap`; no Django.
 
@@ -16,6 +17,7 @@ when the rater gave none).
 """
 
 from .annotators import annotator_consistency
+from .descriptions import binary_kappa, description_summary
 from .empathy import EMPATHY_MERGED, EMPATHY_MERGED_ORDER, empathy_agreement
 from .errors import mee_agreement, mee_labels
 from .evaluators import evaluators_by_source, evaluators_systems
@@ -43,10 +45,12 @@ __all__ = [
     "annotator_consistency",
     "annotator_quality",
     "between_group_agreement",
+    "binary_kappa",
     "cohens_d",
     "cohens_h",
     "coherent_rate_test",
     "cross_stage_shift",
+    "description_summary",
     "empathy_agreement",
     "evaluators_by_source",
     "evaluators_systems",
