@@ -8,6 +8,8 @@ from ..protocol import HUMAN_SOURCE
 from .coding import Code
 from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
+from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
+from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
 from .study import AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
 from .work import Assignment, Judgement
 
@@ -76,6 +78,7 @@ CHECK_MESSAGES = {
     "judgement_description_only_when_incoherent": "A description of what is wrong can only be "
     "given when the answer is No.",
     "judgement_description_trimmed": "A description is stored without leading or trailing spaces.",
+    **QUESTIONNAIRE_MESSAGES,
     **CAP_MESSAGES,
 }
 
@@ -93,6 +96,11 @@ for _model in (
     WaitExemption,
     Assignment,
     Judgement,
+    Questionnaire,
+    Question,
+    Choice,
+    QuestionAnswer,
+    ScreeningTally,
 ):
     for _constraint in _model._meta.constraints:
         if isinstance(_constraint, models.CheckConstraint):

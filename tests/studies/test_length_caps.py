@@ -7,6 +7,7 @@ from django.apps import apps
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, models, transaction
 from django.urls import reverse
+from django.utils import timezone
 
 from studies.datafiles.turns import parse_turns
 from studies.limits import MATERIAL_TEXT_MAX_LENGTH, REASON_MAX_LENGTH
@@ -14,9 +15,14 @@ from studies.models import (
     CHECK_MESSAGES,
     Annotator,
     Assignment,
+    Code,
     ConsentVersion,
     ErrorCategory,
     Judgement,
+    Question,
+    QuestionAnswer,
+    Questionnaire,
+    QuestionnaireResponse,
     Reflection,
     Stage,
     Study,
@@ -64,6 +70,9 @@ def test_every_free_text_field_has_a_cap_the_database_enforces_too():
 @pytest.mark.django_db
 def test_the_database_refuses_a_text_over_its_cap(annotated_study):
     """Raw writes, past the forms and the services: each cap is a check constraint."""
+    questionnaire = Questionnaire.objects.create(
+        study=annotated_study, name="Background", placement=Questionnaire.Placement.SCREENING
+    )
     rows = {
         Study: annotated_study,
         ConsentVersion: ConsentVersion.objects.filter(study=annotated_study).first(),
@@ -74,6 +83,23 @@ def test_the_database_refuses_a_text_over_its_cap(annotated_study):
             assignment__stage__study=annotated_study, coherent=False
         ).first(),
         Reflection: Reflection.objects.filter(context__study=annotated_study).first(),
+        Code: Code.objects.create(study=annotated_study, slug="vague", label="Vague"),
+        Questionnaire: questionnaire,
+        QuestionAnswer: QuestionAnswer.objects.create(
+            response=QuestionnaireResponse.objects.create(
+                questionnaire=questionnaire,
+                annotator=Annotator.objects.filter(study=annotated_study).first(),
+                submitted_at=timezone.now(),
+            ),
+            question=Question.objects.create(
+                questionnaire=questionnaire,
+                position=1,
+                text="Anything else?",
+                kind=Question.Kind.TEXT,
+                required=False,
+            ),
+            text="Nothing.",
+        ),
         WaitExemption: WaitExemption.objects.create(
             annotator=Annotator.objects.filter(study=annotated_study).first(),
             stage=Stage.objects.get(study=annotated_study, position=2),
