@@ -300,7 +300,8 @@ class Stage(models.Model):
         max_length=64,
         blank=True,
         help_text="Given to crowd workers screened out in this stage (e.g. a failed "
-        "training quiz). Empty: they are asked to return the task on the platform.",
+        "training quiz), and to those for whom no batch was left before they did any. "
+        "Empty: they are asked to return the task on the platform.",
     )
 
     class Meta:

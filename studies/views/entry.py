@@ -18,7 +18,7 @@ from ..services import (
     annotator_stage_states,
     consent_version_current,
 )
-from ..services.crowd import (
+from ..services.crowd_joins import (
     CrowdRefusal,
     crowd_identity,
     crowd_is_preview,

@@ -5,37 +5,13 @@ limits. Every refusal: a clear page, and nothing written."""
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from studies.models import Annotator, Assignment, CrowdEntry, Judgement, Stage, Study
 from studies.services import annotators_create, assignment_claim, consent_version_current
 from studies.sessions import SESSION_ANNOTATORS
 
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def client_factory():
-    from django.test import Client
-
-    return Client
-
-
-@pytest.fixture
-def crowd_study(loaded_study):
-    Study.objects.filter(pk=loaded_study.pk).update(
-        status=Study.Status.OPEN,
-        batches_per_stage=1,
-        crowd_group=loaded_study.groups.get(name="Layperson"),
-    )
-    loaded_study.refresh_from_db()
-    return loaded_study
+pytestmark = pytest.mark.usefixtures("empty_cache")
 
 
 def stage(study, position: int) -> Stage:
