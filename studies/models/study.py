@@ -42,6 +42,7 @@ def new_stage_key() -> str:
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
 CODE_REGEX = r"^[A-Za-z0-9_-]{1,64}$"
+PLATFORM_TASK_IDS_REGEX = r"^([A-Za-z0-9_-]{1,64}(,[A-Za-z0-9_-]{1,64})*)?$"
 
 
 def new_crowd_code() -> str:
@@ -304,6 +305,14 @@ class Stage(models.Model):
         "Empty: they are asked to return the task on the platform.",
     )
 
+    platform_task_ids = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Optional: the Prolific study id(s) and MTurk HIT id(s) of this stage's "
+        "task on the platform, separated by commas. When set, the stage's join link is "
+        "honoured only from one of them.",
+    )
+
     class Meta:
         ordering = ["study", "position"]
         constraints = [
@@ -332,6 +341,10 @@ class Stage(models.Model):
                 name="stage_screened_out_code_format",
             ),
             models.CheckConstraint(
+                condition=Q(platform_task_ids__regex=PLATFORM_TASK_IDS_REGEX),
+                name="stage_platform_task_ids_format",
+            ),
+            models.CheckConstraint(
                 condition=~Q(screened_out_code=F("completion_code")),
                 name="stage_codes_differ",
             ),
@@ -339,6 +352,11 @@ class Stage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.study.slug})"
+
+    @property
+    def platform_task_id_list(self) -> list[str]:
+        """``platform_task_ids`` as a list (empty: any task may carry the link)."""
+        return [i for i in self.platform_task_ids.split(",") if i]
 
     @property
     def answer_settings(self) -> AnswerSettings:

@@ -143,6 +143,12 @@ def crowd_join(
     now = now or timezone.now()
     if study.status != study.Status.OPEN or study.crowd_group_id is None:
         raise CrowdRefusal("This study is not taking part through a crowd platform right now.")
+    pinned = stage.platform_task_id_list
+    if pinned and identity.platform_study_id not in pinned:
+        raise CrowdRefusal(
+            f"This link did not come from the crowd platform's task for {stage.public_name}. "
+            "Please open it from that task on the platform."
+        )
     group = AnnotatorGroup.objects.select_for_update().get(pk=study.crowd_group_id)
     annotator = Annotator.objects.filter(
         study=study, platform=identity.platform, platform_participant_id=identity.participant_id
@@ -169,14 +175,24 @@ def crowd_join(
         raise CrowdRefusal("Your participation in this study has been ended by the research team.")
     entry = CrowdEntry.objects.filter(annotator=annotator, stage=stage).first()
     if entry is not None:
-        if entry.session_id == identity.session_id or joined_before == annotator.pk:
+        same_task = (entry.session_id, entry.platform_study_id) == (
+            identity.session_id,
+            identity.platform_study_id,
+        )
+        if same_task or joined_before == annotator.pk:
             return annotator
         raise CrowdRefusal(
             f"You have started {stage.public_name} already, in another browser or from another "
             "session on the crowd platform. Please go on in the browser where you started, from "
             "the same task on the platform."
         )
-    if CrowdEntry.objects.filter(annotator=annotator, session_id=identity.session_id).exists():
+    # A later stage is a new task on the platform: a new session, from a platform study
+    # (Prolific) or HIT (MTurk) none of the worker's earlier stages came from.
+    seen = CrowdEntry.objects.filter(stage__study=study, platform=identity.platform)
+    if (
+        seen.filter(session_id=identity.session_id).exists()
+        or seen.filter(annotator=annotator, platform_study_id=identity.platform_study_id).exists()
+    ):
         raise CrowdRefusal(
             f"This task on the crowd platform belongs to another stage. Please open "
             f"{stage.public_name} from its own task on the platform."
