@@ -156,8 +156,11 @@
   function startTimer() {
     var timer = document.getElementById("timer");
     if (!timer) { return; }
-    var expires = Date.parse(timer.dataset.expires);
     function tick() {
+      // The item panel carries the assignment's current deadline (it moves once the
+      // first answer is saved); the bar's is the page's.
+      var panel = document.getElementById("item-panel");
+      var expires = Date.parse((panel && panel.dataset.deadline) || timer.dataset.expires);
       var left = Math.max(0, Math.floor((expires - Date.now()) / 1000));
       var minutes = Math.floor(left / 60), seconds = left % 60;
       timer.textContent = "Time left: " + minutes + ":" + (seconds < 10 ? "0" : "") + seconds;
