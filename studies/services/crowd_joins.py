@@ -9,9 +9,10 @@ from datetime import timedelta
 from django.conf import settings
 from django.db import transaction
 from django.utils import timezone
+from django.utils.html import format_html
 
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
-from ..times import time_display
+from ..times import time_html
 
 # --- joining a stage ---------------------------------------------------------------------
 
@@ -39,7 +40,8 @@ class CrowdIdentity:
 
 
 class CrowdRefusal(Exception):
-    """A join refused: ``message`` says why and what to do; nothing was written."""
+    """A join refused: ``message`` says why and what to do (text, or HTML made with
+    ``format_html``); nothing was written."""
 
     def __init__(self, message: str, *, status: int = 403):
         super().__init__(message)
@@ -207,8 +209,12 @@ def crowd_join(
         )
     if state.status == "waiting":
         raise CrowdRefusal(
-            f"{stage.public_name} opens for you at {time_display(state.unlocks_at)}, after the "
-            "pause between stages. Please come back then; your place is kept."
+            format_html(
+                "{} opens for you at {}, after the pause between stages. Please come back "
+                "then; your place is kept.",
+                stage.public_name,
+                time_html(state.unlocks_at),
+            )
         )
     if state.status == "done":
         raise CrowdRefusal(f"You have already done {stage.public_name}. Thank you!")

@@ -7,6 +7,7 @@ from datetime import datetime
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.html import format_html
 
 from ..models import (
     Annotator,
@@ -16,7 +17,7 @@ from ..models import (
     Stage,
     WaitExemption,
 )
-from ..times import time_display
+from ..times import time_display, time_html
 
 
 class NoWorkAvailable(Exception):
@@ -35,6 +36,15 @@ class StageLocked(Exception):
         self.unlocks_at = unlocks_at
         when = f"at {time_display(unlocks_at)}" if unlocks_at else "after the previous stage"
         super().__init__(f"{stage.public_name} opens for you {when}.")
+
+    @property
+    def html(self) -> str:
+        """The message for a page: the unlock time in the annotator's time zone."""
+        if self.unlocks_at is None:
+            return str(self)
+        return format_html(
+            "{} opens for you at {}.", self.stage.public_name, time_html(self.unlocks_at)
+        )
 
 
 @dataclass(frozen=True)
