@@ -217,7 +217,13 @@ def crowd_join(
             )
         )
     if state.status == "done":
-        raise CrowdRefusal(f"You have already done {stage.public_name}. Thank you!")
+        # Without an entry the worker did nothing in the stage: it ended for them
+        # because others did every batch that could be theirs.
+        raise CrowdRefusal(
+            f"There is no work left for you in {stage.public_name}: other people have done "
+            "every batch that could be yours. Please return the task on the crowd platform; "
+            "thank you for your interest."
+        )
     _entry_create(annotator=annotator, stage=stage, identity=identity)
     return annotator
 
