@@ -41,6 +41,8 @@ CHECK_MESSAGES = {
     "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
     '(annotators are named "<prefix> <number>").',
     "category_slug_format": SLUG_MESSAGE,
+    "category_slug_not_an_export_column": "This slug is already the name of an export column "
+    "(e.g. error_description, empathy, annotator); please choose another.",
     "category_bit_range": "A category's storage bit must be between 0 and 30.",
     "code_slug_format": SLUG_MESSAGE,
     "context_external_id_not_empty": "A context needs its dialogue id.",

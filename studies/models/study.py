@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from ..columns import RESERVED_COLUMN_NAMES
 from ..limits import PAGE_TEXT_MAX_LENGTH, SHORT_TEXT_MAX_LENGTH, text_cap
 from ..protocol import (
     COHERENCE_QUESTION,
@@ -430,6 +431,12 @@ class ErrorCategory(models.Model):
             models.UniqueConstraint(fields=["study", "bit"], name="category_bit_unique"),
             models.CheckConstraint(
                 condition=Q(slug__regex=SLUG_REGEX), name="category_slug_format"
+            ),
+            # A category's slug is an export column of its own: never another column's
+            # name, or the export's columns would shift.
+            models.CheckConstraint(
+                condition=~Q(slug__in=sorted(RESERVED_COLUMN_NAMES)),
+                name="category_slug_not_an_export_column",
             ),
             models.CheckConstraint(
                 condition=Q(bit__lte=MAX_CATEGORY_BIT), name="category_bit_range"
