@@ -17,6 +17,7 @@ from ..models import (
     Stage,
     WaitExemption,
 )
+from ..protocol import stage_finished
 from ..times import time_display, time_html
 
 
@@ -102,11 +103,10 @@ def annotator_stage_states(
 ) -> list[StageState]:
     """Every stage of the annotator's study, in order, with its state for them.
 
-    The one home of "finished": a stage is finished for an annotator when nothing of
-    theirs is open in it and either they submitted m batches, or no batch of the stage
-    can ever be theirs (each remaining batch has its k submitted annotators of their
-    group, or they had every batch: one per context), or they already have work in a
-    later stage (so a slot that opens up later never reopens a stage they have left).
+    A stage is finished for an annotator by ``stage_finished``: no batch of the stage
+    can ever be theirs when each remaining batch has its k submitted annotators of
+    their group, or they had every batch (one per context); work in a later stage
+    means they left it (so a slot that opens up later never reopens it).
     The wait before the next stage counts from their last submission in the stage; who
     submitted nothing in it waits for nothing. "Start a batch" is offered for ``open``
     only, the state in which a claim succeeds.
@@ -161,12 +161,15 @@ def annotator_stage_states(
                 unlocks_at = previous.last_submitted_at + stage.min_wait
             if open_:
                 status = "in_progress"
-            elif (
-                later_started[stage.pk]
+            elif stage_finished(
+                open_=open_,
+                submitted=submitted,
+                m=m,
+                left=later_started[stage.pk],
+                # Asked only when the cheaper reasons do not already settle it.
+                batch_possible=later_started[stage.pk]
                 or submitted >= m
-                or not _possible_batches(
-                    annotator=annotator, stage=stage, k=study.overlap_k
-                ).exists()
+                or _possible_batches(annotator=annotator, stage=stage, k=study.overlap_k).exists(),
             ):
                 status = "done"
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
