@@ -212,21 +212,21 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
     open but who have not entered it yet: they finished the stage before and their
     wait has passed. Ready for the platform's allow-list (Prolific: a custom
     allow-list of participant ids). The one place platform ids leave the system
-    (README); staff need the "export platform ids for payment" permission."""
-    from .stages import annotator_stage_states
+    (README); staff need the "export platform ids for payment" permission. A fixed
+    number of queries, whatever the number of workers."""
+    from .stages_bulk import annotators_stage_states
 
-    entered = CrowdEntry.objects.filter(stage=stage).values_list("annotator_id", flat=True)
+    entered = CrowdEntry.objects.filter(stage=stage).values("annotator_id")
     workers = (
         Annotator.objects.filter(study_id=stage.study_id, platform=platform, is_active=True)
         .exclude(pk__in=entered)
-        .select_related("study")
         .order_by("pk")
     )
-    ready = []
-    for annotator in workers:
-        state = next(
-            s for s in annotator_stage_states(annotator=annotator, now=now) if s.stage == stage
-        )
-        if state.status in ("open", "busy", "on_platform"):
-            ready.append(annotator.platform_participant_id)
-    return ready
+    states = annotators_stage_states(study=stage.study, annotators=workers, now=now)
+    ids = dict(workers.values_list("pk", "platform_participant_id"))
+    return [
+        ids[pk]
+        for pk, annotator_states in sorted(states.items())
+        if next(s for s in annotator_states if s.stage.pk == stage.pk).status
+        in ("open", "busy", "on_platform")
+    ]

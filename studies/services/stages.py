@@ -1,6 +1,7 @@
 """Stage states: which stage an annotator is in, whether it is open to them, and when
 it opens (stages in order, waiting periods, exemptions)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -113,19 +114,11 @@ def annotator_stage_states(
     """
     now = now or timezone.now()
     study = annotator.study
-    m = study.batches_per_stage
-    stages = list(study.stages.order_by("position"))
     counts = {
         row["stage_id"]: row
         for row in Assignment.objects.filter(annotator=annotator)
         .values("stage_id")
-        .annotate(
-            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            open=Count("id", filter=Assignment.open_q()),
-            any_active=Count("id", filter=Assignment.active_q()),
-            any_status=Count("id"),
-            last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
-        )
+        .annotate(**STAGE_COUNTS)
     }
     exempt = set(
         WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
@@ -137,6 +130,46 @@ def annotator_stage_states(
         if annotator.platform
         else None
     )
+    k = study.overlap_k
+    return stage_states_from(
+        stages=list(study.stages.order_by("position")),
+        m=study.batches_per_stage,
+        counts=counts,
+        exempt=exempt,
+        entered=entered,
+        possible=lambda stage: _possible_batches(annotator=annotator, stage=stage, k=k).exists(),
+        claimable=lambda stage: _claimable_batches(annotator=annotator, stage=stage, k=k).exists(),
+        now=now,
+    )
+
+
+#: An annotator's assignments per stage, as ``stage_states_from`` reads them.
+STAGE_COUNTS = {
+    "submitted": Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+    "open": Count("id", filter=Assignment.open_q()),
+    "any_active": Count("id", filter=Assignment.active_q()),
+    "any_status": Count("id"),
+    "last": Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
+}
+
+
+def stage_states_from(
+    *,
+    stages: list[Stage],
+    m: int,
+    counts: dict,
+    exempt: set,
+    entered: set | None,
+    possible: Callable[[Stage], bool],
+    claimable: Callable[[Stage], bool],
+    now: datetime,
+) -> list[StageState]:
+    """The states of one annotator from what was counted for them (one annotator in
+    ``annotator_stage_states``, many at once in ``studies.services.stages_bulk``):
+    ``counts`` (``STAGE_COUNTS`` per stage id), the stages exempt from their wait, the
+    stages they entered through their platform (None: not a crowd worker), and
+    whether a batch of a stage can still be theirs (``possible``) or be claimed now
+    (``claimable``), asked only when needed."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage.
     later_started = {
@@ -167,18 +200,14 @@ def annotator_stage_states(
                 m=m,
                 left=later_started[stage.pk],
                 # Asked only when the cheaper reasons do not already settle it.
-                batch_possible=later_started[stage.pk]
-                or submitted >= m
-                or _possible_batches(annotator=annotator, stage=stage, k=study.overlap_k).exists(),
+                batch_possible=later_started[stage.pk] or submitted >= m or possible(stage),
             ):
                 status = "done"
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
                 status = "waiting"
             elif entered is not None and stage.pk not in entered:
                 status = "on_platform"
-            elif not _claimable_batches(
-                annotator=annotator, stage=stage, k=study.overlap_k
-            ).exists():
+            elif not claimable(stage):
                 status = "busy"
             else:
                 status = "open"
