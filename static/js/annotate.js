@@ -27,7 +27,8 @@
     var asksCategories = Boolean(form.querySelector('input[name="categories"]'));
     var asksEmpathy = Boolean(form.querySelector('input[name="empathy"]'));
     var description = form.querySelector('textarea[name="description"]');
-    var typed = description ? description.value.trim().length : 0;
+    // Characters as the server counts them (code points: an emoji is one, not two).
+    var typed = description ? Array.from(description.value.trim()).length : 0;
     var minLength = description ? Number(description.dataset.minLength) : 0;
     var descriptionOk = !description || (typed === 0 ? !description.hasAttribute("data-required-description") : typed >= minLength);
     show(form.querySelector(".q-categories"), coherent === "no");
