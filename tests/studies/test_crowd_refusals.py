@@ -104,3 +104,32 @@ def test_an_expired_token_is_ignored(client_factory, token, settings, monkeypatc
     later = time.time() + settings.SESSION_COOKIE_AGE + 60
     monkeypatch.setattr("django.core.signing.time.time", lambda: later)
     refused_without_writing(client_factory, f"/s/pilot/consent/?{TOKEN_PARAMETER}={token}")
+
+
+# --- MTurk's preview --------------------------------------------------------------------
+
+
+def test_the_mturk_preview_shows_the_task_and_stores_nothing(client, crowd_study):
+    from studies.models import Stage
+    from studies.protocol import NO_ANSWER_FREE_TEXT
+
+    Study.objects.filter(pk=crowd_study.pk).update(batch_time_limit=timedelta(minutes=30))
+    Stage.objects.filter(study=crowd_study, position=2).update(no_answer=NO_ANSWER_FREE_TEXT)
+    before = written()
+    for position in (1, 2):
+        key = crowd_study.stages.get(position=position).join_key
+        response = client.get(
+            f"/s/pilot/join/{key}?assignmentId=ASSIGNMENT_ID_NOT_AVAILABLE&hitId=H{position}"
+        )
+        page = response.content.decode()
+        assert response.status_code == 200
+        assert crowd_study.title in page and f"Stage {position} of this study" in page
+        assert "up to <strong>30 minutes</strong> per batch" in page
+        assert "The pay is the one MTurk shows for this HIT" in page
+        assert "Accept the task on MTurk to begin" in page
+        assert "GPT" not in page  # the researchers' stage names stay hidden
+        if position == 1:
+            assert "you tick what is wrong from a short list" in page
+        else:
+            assert "you describe what is wrong in your own words" in page
+    assert written() == before
