@@ -126,15 +126,20 @@ def crowd_join(
 ) -> Annotator:
     """The annotator of a crowd worker arriving at ``stage``'s join link.
 
+    * A stage with platform task ids (``Stage.platform_task_ids``) is entered and
+      resumed only from one of them.
     * A worker first seen here, on the first stage: a new pseudonymous annotator of the
-      study's crowd group (while the group still needs people), with their entry.
+      study's crowd group (while it has a place left: ``stage_places_left``), with
+      their entry.
     * A worker first seen on a later stage: refused (they never did the first).
     * A known worker entering a new stage: only once the stage is open to them (the
-      earlier stage finished, the wait over); the visit's platform session becomes
-      their entry into the stage.
+      earlier stage finished, the wait over), with a platform session never seen in the
+      study and from a platform study (HIT) none of their earlier stages came from (a
+      new task per stage); the visit's platform session becomes their entry.
     * A known worker coming back within a stage: resumed only from the same platform
-      session, or from the browser that joined (``joined_before``: the annotator id
-      this browser's signed join cookie names). A platform id alone resumes nobody.
+      session of the same platform study, or from the browser that joined
+      (``joined_before``: the annotator id this browser's signed join cookie names). A
+      platform id alone resumes nobody.
 
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
     study's crowd group row, so concurrent joins of one worker resolve one by one.
