@@ -68,9 +68,11 @@ screenshots: install
 	@# The demo as `make demo` serves it: simulated judgements and an analysis run included.
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py load_demo >/dev/null
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python docs/screenshots/coding_demo.py
+	@# The crowd worker at the end of a stage and the free-text stage's annotator.
+	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python docs/screenshots/prepare.py /tmp/screenshots-links.json
 	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py runserver 127.0.0.1:8799 --noreload & \
 	  server=$$!; sleep 3; \
-	  $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799; status=$$?; \
+	  $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799 --prepared /tmp/screenshots-links.json; status=$$?; \
 	  kill $$server; exit $$status
 
 clean:

@@ -310,6 +310,9 @@ CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
 # Joins through crowd links per client address: at most this many per window (seconds).
 CROWD_JOIN_LIMIT = env.int("CROWD_JOIN_LIMIT", default=30)
 CROWD_JOIN_WINDOW = env.int("CROWD_JOIN_WINDOW", default=600)
+# A crowd worker who joined the first stage holds a place for this many seconds before
+# claiming a batch (consent, tutorial): admission counts them against the open slots.
+CROWD_JOIN_HOLD = env.int("CROWD_JOIN_HOLD", default=30 * 60)
 # The client's address: REMOTE_ADDR, or behind a reverse proxy you trust the header it
 # sets, as a META key (e.g. HTTP_X_FORWARDED_FOR: its last address is used). Never set
 # it without such a proxy: clients could then choose their address.

@@ -161,3 +161,15 @@ def shuffled_order(
     ids = list(reflection_ids)
     random.Random(f"{seed}/order/{pseudonym}/{stage_position}/{dialogue}").shuffle(ids)
     return ids
+
+
+def stage_finished(
+    *, open_: int, submitted: int, m: int, batch_possible: bool, left: bool = False
+) -> bool:
+    """The one rule of "this stage is finished for the annotator" (its inputs counted
+    by the caller: for one annotator in ``studies.services.stages``, for everyone
+    at once in ``studies.selectors.progress``): nothing of theirs is open in it, and they
+    submitted ``m`` batches, or no batch of it can ever be theirs (``batch_possible``:
+    a batch they never had still lacks k submitted annotators of their group), or they
+    ``left`` it for a later stage."""
+    return not open_ and (left or submitted >= m or not batch_possible)

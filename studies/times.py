@@ -1,5 +1,6 @@
-"""Times shown to annotators: never earlier than the real moment (an unlock time is
-rounded up to the minute, never truncated), in UTC on the server; the browser shows
+"""Times shown to annotators: an unlock time never earlier than the real moment
+(rounded up to the minute, never truncated), a deadline never later (rounded down),
+in UTC on the server; the browser shows
 them in the annotator's own time zone (``static/js/times.js`` rewrites every
 ``<time data-local>``; without JavaScript the UTC text stays)."""
 
@@ -22,9 +23,15 @@ def time_display(moment: datetime) -> str:
     return time_rounded_up(moment).strftime(TIME_FORMAT)
 
 
-def time_html(moment: datetime) -> str:
-    """A ``<time>`` element the browser shows in the annotator's time zone."""
-    rounded = time_rounded_up(moment)
+def time_rounded_down(moment: datetime) -> datetime:
+    """``moment`` truncated to the whole minute, in UTC (12:00:59 → 12:00)."""
+    return moment.astimezone(UTC).replace(second=0, microsecond=0)
+
+
+def time_html(moment: datetime, *, deadline: bool = False) -> str:
+    """A ``<time>`` element the browser shows in the annotator's time zone; a
+    ``deadline`` is rounded down, any other time up."""
+    rounded = time_rounded_down(moment) if deadline else time_rounded_up(moment)
     return format_html(
         '<time datetime="{}" data-local>{}</time>',
         rounded.strftime("%Y-%m-%dT%H:%M:%SZ"),

@@ -11,9 +11,13 @@ with simulated judgements and an analysis run). The annotator's pages (consent, 
 the most-evident question, review, the phone layout) are taken with the first of the
 Layperson invitation links the admin has just created, so the annotator is always
 new, or with ``--invitation-url`` for an annotator who has not consented yet.
+
+With ``--prepared`` (the JSON ``prepare.py`` writes; `make screenshots` passes it), also
+a crowd worker's page at the end of a stage and a free-text stage's item.
 """
 
 import argparse
+import json
 import os
 import re
 from pathlib import Path
@@ -45,6 +49,10 @@ def main() -> None:
         "--invitation-url",
         help="Invitation link of a new annotator (default: one created in the admin)",
     )
+    parser.add_argument(
+        "--prepared",
+        help="JSON of the annotators prepare.py set up: their screenshots are taken too",
+    )
     args = parser.parse_args()
     base = args.base_url.rstrip("/")
     with sync_playwright() as p:
@@ -59,6 +67,11 @@ def main() -> None:
         page.wait_for_selector("text=Materials and progress")
         page.screenshot(path=OUT / "admin-study.png")
         page.locator("#capacity").screenshot(path=OUT / "admin-study-progress.png")
+        # The Stages table, wide enough for every column: each stage's codes and crowd
+        # join links.
+        page.set_viewport_size({"width": 2600, "height": 900})
+        page.locator("#stages-group").screenshot(path=OUT / "admin-stage-crowd-links.png")
+        page.set_viewport_size({"width": 1280, "height": 900})
         study_url = page.url
         page.goto(study_url.replace("/change/", "/create-annotators/"))
         # Groups are listed as "<name> (<study slug>)".
@@ -91,6 +104,10 @@ def main() -> None:
         capture_dashboard(page, base)
         capture_coding(page, base)
         capture_annotator_pages(browser, invitation_url)
+        if args.prepared:
+            links = json.loads(Path(args.prepared).read_text(encoding="utf-8"))
+            capture_crowd_done(browser, urljoin(base, links["crowd_done"]))
+            capture_free_text(browser, urljoin(base, links["free_text"]))
         browser.close()
     print(f"Screenshots written to {OUT}")
 
@@ -173,6 +190,37 @@ def capture_annotator_pages(browser, invitation_url: str) -> None:
         save.click()
     expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
     page.screenshot(path=OUT / "annotator-review.png", full_page=True)
+    context.close()
+
+
+def capture_crowd_done(browser, link: str) -> None:
+    """A Prolific worker who finished stage 1: its code, the way back to Prolific and
+    when stage 2 opens."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(link)
+    expect(page.locator(".crowd-return")).to_be_visible()
+    page.screenshot(path=OUT / "annotator-stage-complete.png", full_page=True)
+    context.close()
+
+
+def capture_free_text(browser, link: str) -> None:
+    """A stage that asks for a description after No: No, then the description typed."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(link)
+    # "Start a batch", or "Continue your batch" when taken again on the same database.
+    page.locator(
+        "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
+    ).first.click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    _wait_for_item(page, 1, int(heading.inner_text().rsplit(" ", 1)[1]))
+    page.keyboard.press("n")
+    description = page.locator("#item-panel textarea[name='description']")
+    description.fill("The client never said they drink every night; the response makes that up.")
+    expect(page.locator("#item-panel [data-save]")).to_be_enabled()
+    page.screenshot(path=OUT / "annotator-free-text.png", full_page=True)
     context.close()
 
 

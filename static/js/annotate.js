@@ -27,7 +27,8 @@
     var asksCategories = Boolean(form.querySelector('input[name="categories"]'));
     var asksEmpathy = Boolean(form.querySelector('input[name="empathy"]'));
     var description = form.querySelector('textarea[name="description"]');
-    var typed = description ? description.value.trim().length : 0;
+    // Characters as the server counts them (code points: an emoji is one, not two).
+    var typed = description ? Array.from(description.value.trim()).length : 0;
     var minLength = description ? Number(description.dataset.minLength) : 0;
     var descriptionOk = !description || (typed === 0 ? !description.hasAttribute("data-required-description") : typed >= minLength);
     show(form.querySelector(".q-categories"), coherent === "no");
@@ -156,8 +157,11 @@
   function startTimer() {
     var timer = document.getElementById("timer");
     if (!timer) { return; }
-    var expires = Date.parse(timer.dataset.expires);
     function tick() {
+      // The item panel carries the assignment's current deadline (it moves once the
+      // first answer is saved); the bar's is the page's.
+      var panel = document.getElementById("item-panel");
+      var expires = Date.parse((panel && panel.dataset.deadline) || timer.dataset.expires);
       var left = Math.max(0, Math.floor((expires - Date.now()) / 1000));
       var minutes = Math.floor(left / 60), seconds = left % 60;
       timer.textContent = "Time left: " + minutes + ":" + (seconds < 10 ? "0" : "") + seconds;

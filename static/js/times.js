@@ -1,5 +1,5 @@
 // Times in the annotator's own time zone: every <time data-local datetime="..."> (UTC,
-// already rounded up to the minute by the server) is rewritten with the browser's
+// already rounded to the minute by the server) is rewritten with the browser's
 // zone. Without JavaScript the UTC text stays.
 (function () {
   "use strict";

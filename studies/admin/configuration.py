@@ -35,6 +35,7 @@ class StageInline(admin.TabularInline):
         "empathy_after_yes",
         "completion_code",
         "screened_out_code",
+        "platform_task_ids",
         "join_links",
     )
     readonly_fields = ("join_links",)

@@ -34,6 +34,7 @@ class StageForm(LockedOnceUsedForm):
             "join_key",
             "completion_code",
             "screened_out_code",
+            "platform_task_ids",
         )
 
     def is_locked(self) -> bool:

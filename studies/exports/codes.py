@@ -13,7 +13,7 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from ..datafiles.published.columns import NO, YES
+from ..columns import NO, YES
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import Coder, DescriptionCoding, Stage, Study
 from ..selectors.coding import DESCRIPTION_ORDER
@@ -34,7 +34,6 @@ CODES_COLUMNS = (
     "uninformative",
 )
 #: The full annotation export's column of the primary coder's codes.
-PRIMARY_CODES_COLUMN = "description_codes"
 UNINFORMATIVE = "uninformative"
 
 

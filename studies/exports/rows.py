@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
+from ..columns import FULL_COLUMNS_HEAD, FULL_COLUMNS_TAIL, PRIMARY_CODES_COLUMN
 from ..datafiles.published.columns import (
     DESCRIPTION_COLUMN,
     EMPATHY_COLUMN,
@@ -19,7 +20,7 @@ from ..datafiles.published.columns import (
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import DescriptionCoding, DialogueContext, ErrorCategory, Judgement, Reflection, Study
 from ..protocol import category_selected
-from .codes import PRIMARY_CODES_COLUMN, primary_codes_by_judgement
+from .codes import primary_codes_by_judgement
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
@@ -37,38 +38,6 @@ def _categories(study: Study) -> list[tuple[str, int]]:
     published = [(slug, by_slug[slug]) for slug in PUBLISHED_CATEGORY_COLUMNS if slug in by_slug]
     others = [(slug, bit) for slug, bit in rows if slug not in PUBLISHED_CATEGORY_COLUMNS]
     return published + others
-
-
-FULL_COLUMNS_HEAD = (
-    "study",
-    "stage",
-    "stage_position",
-    "batch_id",
-    "annomi_dialogue_id",
-    "reflection_id",
-    "reflection_source",
-    "reflection_kind",
-    "generation",
-    "reflection",
-    "annotator",
-    "annotator_group",
-    "assignment_id",
-    "assignment_status",
-    "is_recurring",
-    "item_position",
-    "coherent_and_context_consistent",
-)
-FULL_COLUMNS_TAIL = (
-    "most_evident_error",
-    "empathy",
-    "empathy_label",
-    "seconds_spent",
-    "judged_at",
-    "revised_at",
-    "assigned_at",
-    "submitted_at",
-    "attention_check_passed",
-)
 
 
 def _has_descriptions(study: Study) -> bool:

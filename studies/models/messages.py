@@ -36,11 +36,15 @@ CHECK_MESSAGES = {
     "stage_completion_code_format": "Use 1 to 64 letters, digits, hyphens and underscores.",
     "stage_screened_out_code_format": "Use 1 to 64 letters, digits, hyphens and underscores, "
     "or leave it empty.",
+    "stage_platform_task_ids_format": "Use platform ids of letters, digits, hyphens and "
+    "underscores, separated by commas (no spaces), or leave it empty.",
     "stage_codes_differ": "The screened-out code must differ from the completion code.",
     "group_name_not_empty": "A group needs a name.",
     "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
     '(annotators are named "<prefix> <number>").',
     "category_slug_format": SLUG_MESSAGE,
+    "category_slug_not_an_export_column": "This slug is already the name of an export column "
+    "(e.g. error_description, empathy, annotator); please choose another.",
     "category_bit_range": "A category's storage bit must be between 0 and 30.",
     "code_slug_format": SLUG_MESSAGE,
     "context_external_id_not_empty": "A context needs its dialogue id.",

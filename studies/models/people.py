@@ -101,6 +101,9 @@ class CrowdEntry(models.Model):
     class Outcome(models.TextChoices):
         COMPLETED = "completed", "Completed the stage"
         SCREENED_OUT = "screened_out", "Screened out"
+        # The stage ended for them before they submitted anything (every batch that
+        # could be theirs was done by others): nothing to pay as a completion.
+        NO_WORK = "no_work", "No work left"
 
     class SubmitTo(models.TextChoices):
         """Where an MTurk ExternalQuestion posts its result (the HIT's ``turkSubmitTo``)."""
@@ -136,7 +139,7 @@ class CrowdEntry(models.Model):
                 condition=Q(platform__in=["prolific", "mturk"]), name="crowd_entry_platform_valid"
             ),
             models.CheckConstraint(
-                condition=Q(outcome__in=["", "completed", "screened_out"]),
+                condition=Q(outcome__in=["", "completed", "screened_out", "no_work"]),
                 name="crowd_entry_outcome_valid",
             ),
             models.CheckConstraint(

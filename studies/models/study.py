@@ -8,6 +8,7 @@ from django.conf import settings
 from django.db import models
 from django.db.models import F, Q
 
+from ..columns import RESERVED_COLUMN_NAMES
 from ..limits import PAGE_TEXT_MAX_LENGTH, SHORT_TEXT_MAX_LENGTH, text_cap
 from ..protocol import (
     COHERENCE_QUESTION,
@@ -42,6 +43,7 @@ def new_stage_key() -> str:
 
 CODE_ALPHABET = "ABCDEFGHJKLMNPQRSTUVWXYZ23456789"  # no 0/O, 1/I: codes are read and typed
 CODE_REGEX = r"^[A-Za-z0-9_-]{1,64}$"
+PLATFORM_TASK_IDS_REGEX = r"^([A-Za-z0-9_-]{1,64}(,[A-Za-z0-9_-]{1,64})*)?$"
 
 
 def new_crowd_code() -> str:
@@ -300,7 +302,16 @@ class Stage(models.Model):
         max_length=64,
         blank=True,
         help_text="Given to crowd workers screened out in this stage (e.g. a failed "
-        "training quiz). Empty: they are asked to return the task on the platform.",
+        "training quiz), and to those for whom no batch was left before they did any. "
+        "Empty: they are asked to return the task on the platform.",
+    )
+
+    platform_task_ids = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="Optional: the Prolific study id(s) and MTurk HIT id(s) of this stage's "
+        "task on the platform, separated by commas. When set, the stage's join link is "
+        "honoured only from one of them.",
     )
 
     class Meta:
@@ -331,6 +342,10 @@ class Stage(models.Model):
                 name="stage_screened_out_code_format",
             ),
             models.CheckConstraint(
+                condition=Q(platform_task_ids__regex=PLATFORM_TASK_IDS_REGEX),
+                name="stage_platform_task_ids_format",
+            ),
+            models.CheckConstraint(
                 condition=~Q(screened_out_code=F("completion_code")),
                 name="stage_codes_differ",
             ),
@@ -338,6 +353,11 @@ class Stage(models.Model):
 
     def __str__(self) -> str:
         return f"{self.name} ({self.study.slug})"
+
+    @property
+    def platform_task_id_list(self) -> list[str]:
+        """``platform_task_ids`` as a list (empty: any task may carry the link)."""
+        return [i for i in self.platform_task_ids.split(",") if i]
 
     @property
     def answer_settings(self) -> AnswerSettings:
@@ -411,6 +431,12 @@ class ErrorCategory(models.Model):
             models.UniqueConstraint(fields=["study", "bit"], name="category_bit_unique"),
             models.CheckConstraint(
                 condition=Q(slug__regex=SLUG_REGEX), name="category_slug_format"
+            ),
+            # A category's slug is an export column of its own: never another column's
+            # name, or the export's columns would shift.
+            models.CheckConstraint(
+                condition=~Q(slug__in=sorted(RESERVED_COLUMN_NAMES)),
+                name="category_slug_not_an_export_column",
             ),
             models.CheckConstraint(
                 condition=Q(bit__lte=MAX_CATEGORY_BIT), name="category_bit_range"

@@ -1,18 +1,23 @@
 """The work: assignments of batches to annotators, and their judgements."""
 
-from datetime import timedelta
+from datetime import datetime, timedelta
 
 from django.conf import settings
 from django.db import models
 from django.db.models import F, Q, Value
 from django.db.models.functions import Trim
-from django.db.models.lookups import GreaterThan
+from django.db.models.lookups import GreaterThan, LessThanOrEqual
 
 from ..limits import REASON_MAX_LENGTH, text_cap
 from ..protocol import DESCRIPTION_MAX_LENGTH, EMPATHY_SCALE
 from .materials import Batch, Reflection
 from .people import Annotator
 from .study import MAX_CATEGORY_BIT, AnnotatorGroup, Stage
+
+
+def _unanswered_release() -> timedelta:
+    return timedelta(seconds=settings.ASSIGNMENT_UNANSWERED_RELEASE)
+
 
 FIRST_REVISION = 1  # a judgement's first answer; each save adds one
 
@@ -164,9 +169,19 @@ class Assignment(models.Model):
     def is_open(self) -> bool:
         return self.status in self.OPEN
 
+    @property
+    def deadline(self) -> datetime:
+        """This assignment's effective deadline, the one home of "when its time is up"
+        (``overdue_q`` in SQL; the timer, the batch page and every answer use it): its
+        time limit (``expires_at``), or earlier, while no answer is saved yet, the
+        ``ASSIGNMENT_UNANSWERED_RELEASE`` seconds after the claim."""
+        if self.status == self.Status.ASSIGNED:
+            return min(self.expires_at, self.assigned_at + _unanswered_release())
+        return self.expires_at
+
     def is_past_deadline(self, now) -> bool:
-        """The deadline rule (``overdue_q`` in SQL): at ``expires_at`` the time is up."""
-        return self.expires_at <= now
+        """At ``deadline`` the time is up."""
+        return self.deadline <= now
 
     def accepts_answers(self, now) -> bool:
         return self.is_open and not self.is_past_deadline(now)
@@ -194,23 +209,32 @@ class Assignment(models.Model):
         return Q(**{f"{prefix}status__in": cls.ACTIVE})
 
     @classmethod
+    def _unanswered_q(cls, now, prefix: str = "") -> Q:
+        """Claimed with no answer for ``ASSIGNMENT_UNANSWERED_RELEASE`` seconds (a claim
+        nobody works on must not hold a slot for the whole time limit). ``now``: a
+        datetime, or a statement's parameter (``studies.hot_path``)."""
+        status = Q(**{f"{prefix}status": cls.Status.ASSIGNED})
+        if isinstance(now, datetime):
+            return status & Q(**{f"{prefix}assigned_at__lte": now - _unanswered_release()})
+        released_at = F(f"{prefix}assigned_at") + Value(_unanswered_release())
+        return status & Q(LessThanOrEqual(released_at, now))
+
+    @classmethod
     def overdue_q(cls, now, prefix: str = "") -> Q:
-        """Due to expire: open past its deadline (``is_past_deadline``), or claimed with
-        no answer for ``ASSIGNMENT_UNANSWERED_RELEASE`` seconds (a claim nobody works on
-        must not hold a slot for the whole time limit). Expiry runs on claims, page
+        """Due to expire: open and past its ``deadline``. Expiry runs on claims, page
         views and the periodic task (``assignments_expire_overdue``)."""
-        unanswered = Q(
-            **{
-                f"{prefix}status": cls.Status.ASSIGNED,
-                f"{prefix}assigned_at__lte": now
-                - timedelta(seconds=settings.ASSIGNMENT_UNANSWERED_RELEASE),
-            }
+        return cls.open_q(prefix) & (
+            Q(**{f"{prefix}expires_at__lte": now}) | cls._unanswered_q(now, prefix)
         )
-        return cls.open_q(prefix) & (Q(**{f"{prefix}expires_at__lte": now}) | unanswered)
 
     @classmethod
     def accepting_answers_q(cls, now, prefix: str = "") -> Q:
-        return cls.open_q(prefix) & Q(**{f"{prefix}expires_at__gt": now})
+        """Open and not yet past its ``deadline`` (``overdue_q``'s complement)."""
+        return (
+            cls.open_q(prefix)
+            & Q(**{f"{prefix}expires_at__gt": now})
+            & ~cls._unanswered_q(now, prefix)
+        )
 
 
 class JudgementQuerySet(models.QuerySet):

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from ..models import Annotator, AnnotatorGroup, Assignment, Batch, Judgement, Stage, Study
+from ..protocol import stage_finished
 
 
 @dataclass(frozen=True)
@@ -184,10 +185,11 @@ def study_progress(*, study: Study) -> StudyProgress:
 
 def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[int]):
     """Per (stage, group): how many of the group's active annotators can no longer get
-    work in the stage, and how many batches the others can still take (m minus what
-    they hold). The rule of ``annotator_stage_states`` ("no batch of the stage can ever
-    be theirs": every batch they never had has k submitted annotators of their group),
-    for every annotator at once from three queries (batches, assignments, annotators)."""
+    work in the stage (finished by ``stage_finished`` short of m batches: no batch of
+    the stage can ever be theirs, every batch they never had has k submitted annotators
+    of their group), and how many batches the others can still take (m minus what they
+    hold), for every annotator at once from three queries (batches, assignments,
+    annotators)."""
     batches: dict[int, set[int]] = defaultdict(set)
     for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
         "id", "stage_id"
@@ -230,7 +232,10 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
             key = (stage_id, annotator_id)
             left = unfinished[stage_id, group_id]
             possible = len(left) > len(left.intersection(had.get(key, ())))
-            if done[key] < m and key not in open_ and not possible:
+            finished = stage_finished(
+                open_=int(key in open_), submitted=done[key], m=m, batch_possible=possible
+            )
+            if finished and done[key] < m:
                 without[stage_id, group_id] += 1
             elif possible:
                 capacity[stage_id, group_id] += max(0, m - held[key])

@@ -22,7 +22,6 @@ rules live; pages render its ``CrowdReturn``.
 https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMechanicalTurkRequester/mturk-hits-defining-questions-html-rendered.html
 """
 
-import re
 from dataclasses import dataclass
 from datetime import datetime
 from urllib.parse import urlencode
@@ -33,8 +32,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
-from ..models import Annotator, AnnotatorGroup, CrowdEntry, Stage
-from ..times import time_display
+from ..models import Annotator, CrowdEntry, Stage
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
@@ -75,10 +73,11 @@ class CrowdReturn:
 
 
 def stage_code(*, stage: Stage, outcome: str) -> str:
-    """The stage's code for ``outcome`` ("" when it has none)."""
+    """The stage's code for ``outcome`` ("" when it has none). A worker left without
+    work gets the screened-out code: neither is paid as a completion."""
     if outcome == Outcome.COMPLETED:
         return stage.completion_code
-    if outcome == Outcome.SCREENED_OUT:
+    if outcome in (Outcome.SCREENED_OUT, Outcome.NO_WORK):
         return stage.screened_out_code
     raise ValueError(f"Unknown outcome {outcome!r}")
 
@@ -152,9 +151,12 @@ def crowd_return_due(
     *, annotator: Annotator, states, now: datetime | None = None
 ) -> CrowdReturn | None:
     """The return to show a crowd worker now, for the latest stage they entered through
-    their platform: the recorded outcome's (e.g. screened out), or "completed" once
-    that stage is done for them (``states``: ``annotator_stage_states``), recorded on
-    first showing. None while the stage is under way, and for invited annotators."""
+    their platform: the recorded outcome's (e.g. screened out), or, once that stage is
+    done for them (``states``: ``annotator_stage_states``), "completed" when they
+    submitted a batch in it and "no work" when it ended for them before they submitted
+    anything (others did every batch that could be theirs: no completion code, as
+    nothing was done), recorded on first showing. None while the stage is under way,
+    and for invited annotators."""
     if not annotator.platform:
         return None
     entry = (
@@ -170,9 +172,8 @@ def crowd_return_due(
     state = next((s for s in states if s.stage.pk == entry.stage_id), None)
     if state is None or state.status != "done":
         return None
-    return crowd_entry_close(
-        annotator=annotator, stage=entry.stage, outcome=Outcome.COMPLETED, now=now
-    )
+    outcome = Outcome.COMPLETED if state.submitted else Outcome.NO_WORK
+    return crowd_entry_close(annotator=annotator, stage=entry.stage, outcome=outcome, now=now)
 
 
 #: What each platform appends to a stage's join link (Prolific fills the placeholders;
@@ -193,179 +194,6 @@ def stage_join_links(*, stage: Stage) -> dict[str, str]:
     }
 
 
-# --- joining a stage ---------------------------------------------------------------------
-
-MTURK_PREVIEW = "ASSIGNMENT_ID_NOT_AVAILABLE"  # MTurk's assignmentId before acceptance
-CROWD_ID_REGEX = re.compile(r"^[A-Za-z0-9_-]{1,64}$")
-
-
-@dataclass(frozen=True)
-class CrowdIdentity:
-    """Who a join link says is arriving: the platform, the worker's id, and the
-    platform session this visit belongs to (Prolific SESSION_ID, MTurk assignmentId)."""
-
-    platform: str
-    participant_id: str
-    session_id: str
-    platform_study_id: str  # Prolific STUDY_ID, MTurk hitId
-    submit_to: str = ""  # MTurk only: CrowdEntry.SubmitTo
-
-    @property
-    def data(self) -> dict:
-        """The ids as kept on the annotator (their first visit)."""
-        if self.platform == Annotator.Platform.MTURK:
-            return {"assignmentId": self.session_id, "hitId": self.platform_study_id}
-        return {"STUDY_ID": self.platform_study_id, "SESSION_ID": self.session_id}
-
-
-class CrowdRefusal(Exception):
-    """A join refused: ``message`` says why and what to do; nothing was written."""
-
-    def __init__(self, message: str, *, status: int = 403):
-        super().__init__(message)
-        self.message = message
-        self.status = status
-
-
-def _well_formed(params, name: str) -> str:
-    value = (params.get(name) or "").strip()
-    return value if CROWD_ID_REGEX.match(value) else ""
-
-
-def crowd_is_preview(params) -> bool:
-    """An MTurk preview (the worker has not accepted the HIT): shown, never stored."""
-    return params.get("assignmentId") == MTURK_PREVIEW
-
-
-def crowd_identity(params) -> CrowdIdentity:
-    """The identity a join link carries. Prolific: PROLIFIC_PID, STUDY_ID and
-    SESSION_ID; MTurk: workerId, assignmentId, hitId and turkSubmitTo (MTurk or its
-    sandbox). Ids are letters, digits, - and _. Raises ``CrowdRefusal`` (400) when
-    one is missing or malformed."""
-    again = "Please start again from the crowd platform's page for this study."
-    if params.get("PROLIFIC_PID") is not None:
-        ids = [_well_formed(params, n) for n in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")]
-        if not all(ids):
-            raise CrowdRefusal(
-                "This link lacks your Prolific ids (PROLIFIC_PID, STUDY_ID and SESSION_ID) or "
-                f"one of them is malformed. {again}",
-                status=400,
-            )
-        pid, study_id, session_id = ids
-        return CrowdIdentity(Annotator.Platform.PROLIFIC, pid, session_id, study_id)
-    if params.get("workerId") is not None:
-        ids = [_well_formed(params, n) for n in ("workerId", "assignmentId", "hitId")]
-        submit_to = (params.get("turkSubmitTo") or "").strip().rstrip("/")
-        if not all(ids) or submit_to not in CrowdEntry.SubmitTo.values or not submit_to:
-            raise CrowdRefusal(
-                "This link lacks your MTurk ids (workerId, assignmentId, hitId and "
-                f"turkSubmitTo) or one of them is malformed. {again}",
-                status=400,
-            )
-        worker, assignment, hit = ids
-        return CrowdIdentity(Annotator.Platform.MTURK, worker, assignment, hit, submit_to)
-    raise CrowdRefusal(f"This link lacks your crowd-platform id. {again}", status=400)
-
-
-def stage_by_join_key(*, study, key: str) -> Stage | None:
-    return Stage.objects.filter(study=study, join_key=key).first()
-
-
-@transaction.atomic
-def crowd_join(
-    *, study, stage: Stage, identity: CrowdIdentity, joined_before: int | None = None, now=None
-) -> Annotator:
-    """The annotator of a crowd worker arriving at ``stage``'s join link.
-
-    * A worker first seen here, on the first stage: a new pseudonymous annotator of the
-      study's crowd group (while the group still needs people), with their entry.
-    * A worker first seen on a later stage: refused (they never did the first).
-    * A known worker entering a new stage: only once the stage is open to them (the
-      earlier stage finished, the wait over); the visit's platform session becomes
-      their entry into the stage.
-    * A known worker coming back within a stage: resumed only from the same platform
-      session, or from the browser that joined (``joined_before``: the annotator id
-      this browser's signed join cookie names). A platform id alone resumes nobody.
-
-    Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
-    study's crowd group row, so concurrent joins of one worker resolve one by one.
-    """
-    from ..selectors import study_progress
-    from .stages import annotator_stage_states
-    from .studies import annotators_create
-
-    now = now or timezone.now()
-    if study.status != study.Status.OPEN or study.crowd_group_id is None:
-        raise CrowdRefusal("This study is not taking part through a crowd platform right now.")
-    group = AnnotatorGroup.objects.select_for_update().get(pk=study.crowd_group_id)
-    annotator = Annotator.objects.filter(
-        study=study, platform=identity.platform, platform_participant_id=identity.participant_id
-    ).first()
-    if annotator is None:
-        if stage.position != 1:
-            raise CrowdRefusal(
-                f"{stage.public_name} is open only to people who took part in the earlier "
-                "stages of this study. If you did, please write to the research team."
-            )
-        first = study_progress(study=study).cell(stage_position=1, group_id=group.pk)
-        if first is None or first.open_slots == 0:
-            raise CrowdRefusal(
-                "This study has all the participants it needs. Please return the study on the "
-                "crowd platform; thank you for your interest."
-            )
-        annotator = annotators_create(group=group, count=1)[0]
-        annotator.platform = identity.platform
-        annotator.platform_participant_id = identity.participant_id
-        annotator.platform_data = identity.data
-        annotator.save(update_fields=["platform", "platform_participant_id", "platform_data"])
-        _entry_create(annotator=annotator, stage=stage, identity=identity)
-        return annotator
-    if not annotator.is_active:
-        raise CrowdRefusal("Your participation in this study has been ended by the research team.")
-    entry = CrowdEntry.objects.filter(annotator=annotator, stage=stage).first()
-    if entry is not None:
-        if entry.session_id == identity.session_id or joined_before == annotator.pk:
-            return annotator
-        raise CrowdRefusal(
-            f"You have started {stage.public_name} already, in another browser or from another "
-            "session on the crowd platform. Please go on in the browser where you started, from "
-            "the same task on the platform."
-        )
-    if CrowdEntry.objects.filter(annotator=annotator, session_id=identity.session_id).exists():
-        raise CrowdRefusal(
-            f"This task on the crowd platform belongs to another stage. Please open "
-            f"{stage.public_name} from its own task on the platform."
-        )
-    state = next(
-        s for s in annotator_stage_states(annotator=annotator, now=now) if s.stage == stage
-    )
-    if state.status == "locked":
-        raise CrowdRefusal(
-            f"{stage.public_name} opens once you have finished the stage before it. "
-            "Please finish that one first, from its own task on the crowd platform."
-        )
-    if state.status == "waiting":
-        raise CrowdRefusal(
-            f"{stage.public_name} opens for you at {time_display(state.unlocks_at)}, after the "
-            "pause between stages. Please come back then; your place is kept."
-        )
-    if state.status == "done":
-        raise CrowdRefusal(f"You have already done {stage.public_name}. Thank you!")
-    _entry_create(annotator=annotator, stage=stage, identity=identity)
-    return annotator
-
-
-def _entry_create(*, annotator: Annotator, stage: Stage, identity: CrowdIdentity) -> CrowdEntry:
-    return CrowdEntry.objects.create(
-        annotator=annotator,
-        stage=stage,
-        platform=identity.platform,
-        session_id=identity.session_id,
-        platform_study_id=identity.platform_study_id,
-        submit_to=identity.submit_to,
-    )
-
-
 # --- MTurk's frame ------------------------------------------------------------------------
 
 
@@ -384,21 +212,21 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
     open but who have not entered it yet: they finished the stage before and their
     wait has passed. Ready for the platform's allow-list (Prolific: a custom
     allow-list of participant ids). The one place platform ids leave the system
-    (README); staff need the "export platform ids for payment" permission."""
-    from .stages import annotator_stage_states
+    (README); staff need the "export platform ids for payment" permission. A fixed
+    number of queries, whatever the number of workers."""
+    from .stages_bulk import annotators_stage_states
 
-    entered = CrowdEntry.objects.filter(stage=stage).values_list("annotator_id", flat=True)
+    entered = CrowdEntry.objects.filter(stage=stage).values("annotator_id")
     workers = (
         Annotator.objects.filter(study_id=stage.study_id, platform=platform, is_active=True)
         .exclude(pk__in=entered)
-        .select_related("study")
         .order_by("pk")
     )
-    ready = []
-    for annotator in workers:
-        state = next(
-            s for s in annotator_stage_states(annotator=annotator, now=now) if s.stage == stage
-        )
-        if state.status in ("open", "busy", "on_platform"):
-            ready.append(annotator.platform_participant_id)
-    return ready
+    states = annotators_stage_states(study=stage.study, annotators=workers, now=now)
+    ids = dict(workers.values_list("pk", "platform_participant_id"))
+    return [
+        ids[pk]
+        for pk, annotator_states in sorted(states.items())
+        if next(s for s in annotator_states if s.stage.pk == stage.pk).status
+        in ("open", "busy", "on_platform")
+    ]

@@ -1,12 +1,14 @@
 """Stage states: which stage an annotator is in, whether it is open to them, and when
 it opens (stages in order, waiting periods, exemptions)."""
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db.models import Count, Max, Q
 from django.utils import timezone
+from django.utils.html import format_html
 
 from ..models import (
     Annotator,
@@ -16,7 +18,8 @@ from ..models import (
     Stage,
     WaitExemption,
 )
-from ..times import time_display
+from ..protocol import stage_finished
+from ..times import time_display, time_html
 
 
 class NoWorkAvailable(Exception):
@@ -35,6 +38,15 @@ class StageLocked(Exception):
         self.unlocks_at = unlocks_at
         when = f"at {time_display(unlocks_at)}" if unlocks_at else "after the previous stage"
         super().__init__(f"{stage.public_name} opens for you {when}.")
+
+    @property
+    def html(self) -> str:
+        """The message for a page: the unlock time in the annotator's time zone."""
+        if self.unlocks_at is None:
+            return str(self)
+        return format_html(
+            "{} opens for you at {}.", self.stage.public_name, time_html(self.unlocks_at)
+        )
 
 
 @dataclass(frozen=True)
@@ -92,30 +104,21 @@ def annotator_stage_states(
 ) -> list[StageState]:
     """Every stage of the annotator's study, in order, with its state for them.
 
-    The one home of "finished": a stage is finished for an annotator when nothing of
-    theirs is open in it and either they submitted m batches, or no batch of the stage
-    can ever be theirs (each remaining batch has its k submitted annotators of their
-    group, or they had every batch: one per context), or they already have work in a
-    later stage (so a slot that opens up later never reopens a stage they have left).
+    A stage is finished for an annotator by ``stage_finished``: no batch of the stage
+    can ever be theirs when each remaining batch has its k submitted annotators of
+    their group, or they had every batch (one per context); work in a later stage
+    means they left it (so a slot that opens up later never reopens it).
     The wait before the next stage counts from their last submission in the stage; who
     submitted nothing in it waits for nothing. "Start a batch" is offered for ``open``
     only, the state in which a claim succeeds.
     """
     now = now or timezone.now()
     study = annotator.study
-    m = study.batches_per_stage
-    stages = list(study.stages.order_by("position"))
     counts = {
         row["stage_id"]: row
         for row in Assignment.objects.filter(annotator=annotator)
         .values("stage_id")
-        .annotate(
-            submitted=Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
-            open=Count("id", filter=Assignment.open_q()),
-            any_active=Count("id", filter=Assignment.active_q()),
-            any_status=Count("id"),
-            last=Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
-        )
+        .annotate(**STAGE_COUNTS)
     }
     exempt = set(
         WaitExemption.objects.filter(annotator=annotator).values_list("stage_id", flat=True)
@@ -127,6 +130,46 @@ def annotator_stage_states(
         if annotator.platform
         else None
     )
+    k = study.overlap_k
+    return stage_states_from(
+        stages=list(study.stages.order_by("position")),
+        m=study.batches_per_stage,
+        counts=counts,
+        exempt=exempt,
+        entered=entered,
+        possible=lambda stage: _possible_batches(annotator=annotator, stage=stage, k=k).exists(),
+        claimable=lambda stage: _claimable_batches(annotator=annotator, stage=stage, k=k).exists(),
+        now=now,
+    )
+
+
+#: An annotator's assignments per stage, as ``stage_states_from`` reads them.
+STAGE_COUNTS = {
+    "submitted": Count("id", filter=Q(status=Assignment.Status.SUBMITTED)),
+    "open": Count("id", filter=Assignment.open_q()),
+    "any_active": Count("id", filter=Assignment.active_q()),
+    "any_status": Count("id"),
+    "last": Max("submitted_at", filter=Q(status=Assignment.Status.SUBMITTED)),
+}
+
+
+def stage_states_from(
+    *,
+    stages: list[Stage],
+    m: int,
+    counts: dict,
+    exempt: set,
+    entered: set | None,
+    possible: Callable[[Stage], bool],
+    claimable: Callable[[Stage], bool],
+    now: datetime,
+) -> list[StageState]:
+    """The states of one annotator from what was counted for them (one annotator in
+    ``annotator_stage_states``, many at once in ``studies.services.stages_bulk``):
+    ``counts`` (``STAGE_COUNTS`` per stage id), the stages exempt from their wait, the
+    stages they entered through their platform (None: not a crowd worker), and
+    whether a batch of a stage can still be theirs (``possible``) or be claimed now
+    (``claimable``), asked only when needed."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage.
     later_started = {
@@ -151,21 +194,20 @@ def annotator_stage_states(
                 unlocks_at = previous.last_submitted_at + stage.min_wait
             if open_:
                 status = "in_progress"
-            elif (
-                later_started[stage.pk]
-                or submitted >= m
-                or not _possible_batches(
-                    annotator=annotator, stage=stage, k=study.overlap_k
-                ).exists()
+            elif stage_finished(
+                open_=open_,
+                submitted=submitted,
+                m=m,
+                left=later_started[stage.pk],
+                # Asked only when the cheaper reasons do not already settle it.
+                batch_possible=later_started[stage.pk] or submitted >= m or possible(stage),
             ):
                 status = "done"
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
                 status = "waiting"
             elif entered is not None and stage.pk not in entered:
                 status = "on_platform"
-            elif not _claimable_batches(
-                annotator=annotator, stage=stage, k=study.overlap_k
-            ).exists():
+            elif not claimable(stage):
                 status = "busy"
             else:
                 status = "open"

@@ -13,6 +13,12 @@ def local_time(moment):
 
 
 @register.filter
+def local_deadline(moment):
+    """A deadline (rounded down: the time shown is never later than the real one)."""
+    return time_html(moment, deadline=True) if moment else ""
+
+
+@register.filter
 def minutes(duration) -> int:
     """A duration in whole minutes, rounded up (an allowance is never understated)."""
     seconds = duration.total_seconds()

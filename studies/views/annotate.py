@@ -183,7 +183,7 @@ def start(request: HttpRequest) -> HttpResponse:
     try:
         assignment = assignment_claim(annotator=request.annotator)
     except StageLocked as locked:
-        messages.info(request, str(locked))
+        messages.info(request, locked.html)
         return redirect("studies:home", slug=request.study.slug)
     except NoWorkAvailable as exc:
         if exc.finished:

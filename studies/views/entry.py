@@ -9,7 +9,7 @@ from django.views.decorators.http import require_POST
 
 from ..forms import ConsentForm
 from ..models import Annotator, ConsentVersion, Study
-from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings
+from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
 from ..selectors import annotator_by_token
 from ..services import (
     annotator_complete_tutorial,
@@ -18,7 +18,7 @@ from ..services import (
     annotator_stage_states,
     consent_version_current,
 )
-from ..services.crowd import (
+from ..services.crowd_joins import (
     CrowdRefusal,
     crowd_identity,
     crowd_is_preview,
@@ -82,7 +82,16 @@ def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
             404,
         )
     if crowd_is_preview(request.GET):
-        return render(request, "studies/annotate/crowd_preview.html", {"study": study})
+        return render(
+            request,
+            "studies/annotate/crowd_preview.html",
+            {
+                "study": study,
+                "stage": stage,
+                "settings": stage.answer_settings,
+                "description_min": DESCRIPTION_MIN_LENGTH,
+            },
+        )
     if not join_rate_allows(request):
         return _refused(
             request,

@@ -5,45 +5,23 @@ limits. Every refusal: a clear page, and nothing written."""
 from datetime import timedelta
 
 import pytest
-from django.core.cache import cache
 from django.utils import timezone
 
 from studies.models import Annotator, Assignment, CrowdEntry, Judgement, Stage, Study
 from studies.services import annotators_create, assignment_claim, consent_version_current
 from studies.sessions import SESSION_ANNOTATORS
 
-
-@pytest.fixture(autouse=True)
-def _empty_cache():
-    cache.clear()
-    yield
-    cache.clear()
-
-
-@pytest.fixture
-def client_factory():
-    from django.test import Client
-
-    return Client
-
-
-@pytest.fixture
-def crowd_study(loaded_study):
-    Study.objects.filter(pk=loaded_study.pk).update(
-        status=Study.Status.OPEN,
-        batches_per_stage=1,
-        crowd_group=loaded_study.groups.get(name="Layperson"),
-    )
-    loaded_study.refresh_from_db()
-    return loaded_study
+pytestmark = pytest.mark.usefixtures("empty_cache")
 
 
 def stage(study, position: int) -> Stage:
     return study.stages.get(position=position)
 
 
-def prolific(study, position: int, pid: str, session: str = "", study_id: str = "PS1") -> str:
+def prolific(study, position: int, pid: str, session: str = "", study_id: str = "") -> str:
+    """A stage's Prolific link as Prolific fills it (one Prolific study per stage)."""
     key = stage(study, position).join_key
+    study_id = study_id or f"PS{position}"
     return (
         f"/s/{study.slug}/join/{key}?PROLIFIC_PID={pid}&STUDY_ID={study_id}"
         f"&SESSION_ID={session or 'S-' + pid}"
@@ -341,3 +319,78 @@ def test_a_framed_mturk_join_carries_a_token_but_never_for_a_staff_login(client,
     assert response.status_code == 302
     assert f"{TOKEN_PARAMETER}=" not in response["Location"]
     assert CrowdEntry.objects.filter(session_id="A2").exists()  # joined, with cookies only
+
+
+# --- a later stage cannot be borrowed with a known worker id --------------------------
+
+
+def finished_first_stage(client, study, pid="p1"):
+    client.get(prolific(study, 1, pid, f"{pid}-first"))
+    annotator = Annotator.objects.get(platform_participant_id=pid)
+    finish_stage(annotator, when=timezone.now() - timedelta(days=4))
+    return annotator
+
+
+def test_a_later_stage_from_the_earlier_stages_platform_study_is_refused(
+    client, client_factory, crowd_study
+):
+    """Each stage is a new Prolific study (a new HIT): the first stage's STUDY_ID with
+    a made-up session does not open the second stage."""
+    finished_first_stage(client, crowd_study)
+    before = snapshot()
+    thief = client_factory()
+    response = thief.get(prolific(crowd_study, 2, "p1", "made-up", study_id="PS1"))
+    assert response.status_code == 403 and "belongs to another stage" in response.content.decode()
+    assert snapshot() == before
+    assert SESSION_ANNOTATORS not in thief.session
+
+
+def test_a_later_stage_with_another_workers_session_is_refused(client, client_factory, crowd_study):
+    finished_first_stage(client, crowd_study)
+    client_factory().get(prolific(crowd_study, 1, "p2", "p2-first"))
+    before = snapshot()
+    response = client_factory().get(prolific(crowd_study, 2, "p1", "p2-first"))
+    assert response.status_code == 403 and "belongs to another stage" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_resuming_needs_the_same_platform_study_as_the_entry(client, client_factory, crowd_study):
+    client.get(prolific(crowd_study, 1, "victim", "se1", study_id="PS1"))
+    before = snapshot()
+    thief = client_factory()
+    response = thief.get(prolific(crowd_study, 1, "victim", "se1", study_id="OTHER"))
+    assert response.status_code == 403 and "started Stage 1 already" in response.content.decode()
+    assert snapshot() == before
+    assert thief.get(prolific(crowd_study, 1, "victim", "se1", study_id="PS1")).status_code == 302
+
+
+def test_a_stage_pinned_to_its_platform_tasks_honours_only_them(
+    client, client_factory, crowd_study
+):
+    """With the stage's Prolific study id set, a worker id with a made-up study id
+    enters nothing; the genuine returner comes in through the pinned study."""
+    Stage.objects.filter(pk=stage(crowd_study, 1).pk).update(platform_task_ids="PS1")
+    Stage.objects.filter(pk=stage(crowd_study, 2).pk).update(platform_task_ids="PS2,HIT2")
+    wrong = client_factory().get(prolific(crowd_study, 1, "p9", study_id="MADEUP"))
+    assert wrong.status_code == 403
+    assert "did not come from the crowd platform&#x27;s task for Stage 1" in wrong.content.decode()
+    assert snapshot() == ([], [], 0)
+    finished_first_stage(client, crowd_study)
+    before = snapshot()
+    thief = client_factory().get(prolific(crowd_study, 2, "p1", "fake", study_id="FAKE2"))
+    assert thief.status_code == 403 and "task for Stage 2" in thief.content.decode()
+    assert snapshot() == before
+    genuine = client_factory().get(prolific(crowd_study, 2, "p1", "p1-second", study_id="PS2"))
+    assert genuine.status_code == 302
+    assert CrowdEntry.objects.filter(stage__position=2, platform_study_id="PS2").count() == 1
+
+
+def test_malformed_platform_task_ids_are_refused_with_a_message(crowd_study):
+    from django.core.exceptions import ValidationError
+
+    target = stage(crowd_study, 2)
+    target.platform_task_ids = "PS2, HIT 2"
+    with pytest.raises(ValidationError, match="separated by commas"):
+        target.full_clean()
+    target.refresh_from_db()
+    assert target.platform_task_ids == ""

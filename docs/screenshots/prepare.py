@@ -1,0 +1,97 @@
+"""Prepare the annotators of the screenshots that need more than a new annotator
+(`make screenshots` runs it on the demo database, before the server starts), and write
+their links as JSON for ``capture.py --prepared``:
+
+* ``crowd_done``: a Prolific worker who joined stage 1 of the demo study through its
+  join link and finished it (their page shows the stage's completion code);
+* ``free_text``: a new annotator of a small study whose first stage asks for a
+  description after No (a copy of the demo's materials).
+
+    DATABASE_URL=... python docs/screenshots/prepare.py /tmp/screenshots-links.json
+"""
+
+import json
+import os
+import sys
+from datetime import timedelta
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def main(out: Path) -> None:
+    sys.path.insert(0, str(ROOT))
+    os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
+    import django
+
+    django.setup()
+    from django.urls import reverse
+    from django.utils import timezone
+
+    from analysis.management.commands.load_demo import DEMO_DIR
+    from studies.datafiles.materials import materials_import
+    from studies.models import Annotator, Stage, Study
+    from studies.protocol import NO_ANSWER_FREE_TEXT
+    from studies.services import (
+        annotator_complete_tutorial,
+        annotator_consent,
+        annotators_create,
+        consent_version_current,
+        study_create,
+        study_open,
+    )
+    from studies.services.crowd_joins import CrowdIdentity, crowd_join
+    from studies.services.demo import demo_judgements_simulate
+
+    demo = Study.objects.get(slug="demo")
+    first = demo.stages.order_by("position").first()
+    worker = Annotator.objects.filter(study=demo, platform_participant_id="demo-prolific-1").first()
+    if worker is None:
+        worker = crowd_join(
+            study=demo,
+            stage=first,
+            identity=CrowdIdentity(Annotator.Platform.PROLIFIC, "demo-prolific-1", "S1", "P1"),
+        )
+        # Stage 1 done yesterday: the page shows its code and when stage 2 opens.
+        demo_judgements_simulate(study=demo, annotators=[worker], seed=7, days_ago=1)
+
+    config = json.loads((DEMO_DIR / "study.json").read_text(encoding="utf-8"))
+    tutorial = config["tutorial"]
+    study = Study.objects.filter(slug="free-text").first()
+    if study is None:
+        study = study_create(
+            slug="free-text",
+            title="Free-text stage",
+            information_sheet=config["information_sheet"],
+            consent_text=config["consent_text"],
+            tutorial_intro=tutorial["intro"],
+            tutorial_example_turns=tutorial["example_turns"],
+            tutorial_example_notes=tutorial["example_notes"],
+            tutorial_empathy_explanation=tutorial["empathy_explanation"],
+            stages=[("GPT-2 stage", timedelta(0)), ("GPT-3 stage", timedelta(days=3))],
+            groups=["Layperson"],
+        )
+        Stage.objects.filter(study=study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)
+        materials_import(
+            study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
+        )
+    if study.status != Study.Status.OPEN:
+        study_open(study=study)
+    writer = (
+        study.annotators.order_by("pk").first()
+        or annotators_create(group=study.groups.get(), count=1)[0]
+    )
+    if writer.consented_at is None:
+        annotator_consent(annotator=writer, version=consent_version_current(study=study))
+        annotator_complete_tutorial(annotator=writer, now=timezone.now())
+
+    links = {
+        "crowd_done": reverse("studies:invitation", args=[worker.access_token]),
+        "free_text": reverse("studies:invitation", args=[writer.access_token]),
+    }
+    out.write_text(json.dumps(links), encoding="utf-8")
+    print(f"Prepared: {', '.join(links)} -> {out}")
+
+
+if __name__ == "__main__":
+    main(Path(sys.argv[1]))

@@ -1,0 +1,90 @@
+"""Every column name of the exports, in one place: the published annotation format's
+columns and answer literals (shared by the exports and the import, through
+``studies.datafiles.published.columns``), the full export's own, and the names a
+category slug (a column of its own) must not take. Imports nothing, so the models can
+check slugs against it. Texts are written and read exactly; spreadsheet safety is
+opt-in (:mod:`studies.datafiles.spreadsheet`)."""
+
+YES = "Yes"
+NO = "No"
+
+DIALOGUE_ID_COLUMN = "annomi_dialogue_id"
+STAGE_COLUMN = "stage"
+CONTEXT_COLUMN = "dialogue_context"
+SOURCE_COLUMN = "reflection_source"
+REFLECTION_COLUMN = "reflection"
+ANNOTATOR_COLUMN = "annotator"
+COHERENT_COLUMN = "coherent_and_context_consistent"
+# The default categories' slugs (protocol.DEFAULT_ERROR_CATEGORIES), in the published order.
+PUBLISHED_CATEGORY_COLUMNS = (
+    "dialogue_contradicting",
+    "malformed",
+    "off_topic",
+    "on_topic_but_unverifiable",
+    "parroting",
+)
+PUBLISHED_COLUMNS = (
+    DIALOGUE_ID_COLUMN,
+    STAGE_COLUMN,
+    CONTEXT_COLUMN,
+    SOURCE_COLUMN,
+    REFLECTION_COLUMN,
+    ANNOTATOR_COLUMN,
+    COHERENT_COLUMN,
+    *PUBLISHED_CATEGORY_COLUMNS,
+)
+GROUP_COLUMN = "annotator_group"
+MOST_EVIDENT_COLUMN = "most_evident_error"
+EMPATHY_COLUMN = "empathy"
+# What is wrong in the annotator's own words: the last column of every export of a
+# study with any description.
+DESCRIPTION_COLUMN = "error_description"
+PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN, DESCRIPTION_COLUMN)
+# The primary coder's codes of the description: the full export's last column, in a
+# study whose descriptions were coded.
+PRIMARY_CODES_COLUMN = "description_codes"
+
+# The full export's columns around its category columns.
+FULL_COLUMNS_HEAD = (
+    "study",
+    "stage",
+    "stage_position",
+    "batch_id",
+    "annomi_dialogue_id",
+    "reflection_id",
+    "reflection_source",
+    "reflection_kind",
+    "generation",
+    "reflection",
+    "annotator",
+    "annotator_group",
+    "assignment_id",
+    "assignment_status",
+    "is_recurring",
+    "item_position",
+    "coherent_and_context_consistent",
+)
+FULL_COLUMNS_TAIL = (
+    "most_evident_error",
+    "empathy",
+    "empathy_label",
+    "seconds_spent",
+    "judged_at",
+    "revised_at",
+    "assigned_at",
+    "submitted_at",
+    "attention_check_passed",
+)
+
+#: Every export column that is not a category's: a category slug (a column of its
+#: own) must not be one of them, or the columns would shift.
+RESERVED_COLUMN_NAMES = frozenset(
+    {
+        *FULL_COLUMNS_HEAD,
+        *FULL_COLUMNS_TAIL,
+        *PUBLISHED_COLUMNS,
+        *PUBLISHED_OPTIONAL_COLUMNS,
+        PRIMARY_CODES_COLUMN,
+    }
+    - set(PUBLISHED_CATEGORY_COLUMNS)
+)
