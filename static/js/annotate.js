@@ -83,6 +83,7 @@
     var mode = form.querySelector("[data-form-mode]");
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     dirty = false;
+    pending = "";  // an "M" typed on the previous item does not carry over
     var toggle = form.querySelector("[data-shortcut-toggle]");
     if (toggle) {
       toggle.checked = shortcutsOn();
@@ -123,35 +124,74 @@
 
   function currentForm() { return document.querySelector("form[data-annotate]"); }
 
-  document.addEventListener("keydown", function (event) {
+  // Typing in a text box (the description) never triggers a shortcut.
+  function isTextEntry(target) {
+    if (!target || !target.tagName) { return false; }
+    if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") { return true; }
+    return target.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(target.type) === -1;
+  }
+
+  // The keys are the server's (studies/shortcuts.py): each category's checkbox and
+  // most-evident radio button carry theirs in data-key. "M" then a ticked category's
+  // key makes it the most evident error; Escape or any other key cancels the "M".
+  var MOST_EVIDENT_KEY = "m";
+  var pending = "";
+  function setPending(form, value) {
+    pending = value;
+    var note = form && form.querySelector("[data-key-pending]");
+    if (note) { note.textContent = value ? "M: now the key of the most evident problem (Esc cancels)." : ""; }
+  }
+
+  function onKey(event) {
     var form = currentForm();
     if (!form || event.ctrlKey || event.metaKey || event.altKey) { return; }
     var target = event.target;
-    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) { return; }
-    var key = event.key;
-    if (key !== "Enter" && !shortcutsOn()) { return; }
-    function click(selector) {
-      var input = form.querySelector(selector);
-      if (input) { input.click(); event.preventDefault(); }
-    }
-    if (key === "y" || key === "Y") { click('input[name="coherent"][value="yes"]'); }
-    else if (key === "n" || key === "N") { click('input[name="coherent"][value="no"]'); }
-    else if (/^[1-5]$/.test(key)) {
-      var coherent = checked(form, "coherent")[0];
-      if (coherent === "yes") { click('input[name="empathy"][value="' + key + '"]'); }
-      else if (coherent === "no") {
-        var boxes = form.querySelectorAll('input[name="categories"]');
-        var box = boxes[Number(key) - 1];
-        if (box) { box.click(); event.preventDefault(); }
-      }
-    } else if (key === "Enter") {
+    if (isTextEntry(target)) { return; }
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    var wasPending = pending;
+    if (pending) { setPending(form, ""); }
+    if (key === "Enter") {
       var save = form.querySelector("[data-save]");
       if (save && !save.disabled && target.tagName !== "A" && target.tagName !== "BUTTON") {
         event.preventDefault();
         form.requestSubmit(save);
       }
+      return;
     }
-  });
+    if (key === "Escape") {
+      if (wasPending) { event.preventDefault(); }
+      return;
+    }
+    if (!shortcutsOn() || key.length !== 1) { return; }
+    function click(input) {
+      if (input) { input.click(); event.preventDefault(); }
+      return Boolean(input);
+    }
+    var coherent = checked(form, "coherent")[0];
+    if (wasPending === MOST_EVIDENT_KEY) {
+      var choice = form.querySelector('.q-most-evident input[name="most_evident"][data-key="' + key + '"]');
+      if (choice) {
+        // A category's key after "M" never ticks it: only a ticked one can be chosen.
+        event.preventDefault();
+        if (!choice.closest("[data-category]").hidden) { choice.click(); }
+        return;
+      }
+    }
+    if (key === "y") { click(form.querySelector('input[name="coherent"][value="yes"]')); }
+    else if (key === "n") { click(form.querySelector('input[name="coherent"][value="no"]')); }
+    else if (coherent === "yes") {
+      click(form.querySelector('input[name="empathy"][value="' + key + '"]'));
+    } else if (coherent === "no") {
+      var mostEvident = form.querySelector(".q-most-evident");
+      if (key === MOST_EVIDENT_KEY && mostEvident && !mostEvident.hidden) {
+        setPending(form, MOST_EVIDENT_KEY);
+        event.preventDefault();
+        return;
+      }
+      click(form.querySelector('input[name="categories"][data-key="' + key + '"]'));
+    }
+  }
+  document.addEventListener("keydown", onKey);
 
   function startTimer() {
     var timer = document.getElementById("timer");
