@@ -43,10 +43,19 @@ class LockedOnceUsedForm(forms.ModelForm):
     locked_fields: tuple[str, ...] = ()
     locked_reason = "it is already in use"
 
+    def _differs_from_stored(self, name: str) -> bool:
+        """Compared with the row as stored, not with ``changed_data``: a field with a
+        callable default (a JSON list, say) takes its "initial" value from the request
+        (``show_hidden_initial``), which a request can set to anything."""
+        field = self.fields[name]
+        return field.has_changed(self.get_initial_for_field(field, name), self[name].data)
+
     def clean(self):
         cleaned = super().clean()
         if self.instance.pk and self.is_locked():
-            changed = [f for f in self.locked_fields if f in self.changed_data]
+            changed = [
+                f for f in self.locked_fields if f in self.fields and self._differs_from_stored(f)
+            ]
             if changed:
                 labels = ", ".join(str(self.fields[f].label) for f in changed)
                 raise ValidationError(f"{labels} cannot change: {self.locked_reason}.")
