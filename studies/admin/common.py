@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..durations import HumanDurationField
-from ..models import ErrorCategory, Judgement
+from ..models import ErrorCategory, Judgement, Study
 from ..protocol import selected_categories
 
 # Every duration of the admin reads and shows as people write it ("3 days").
@@ -62,20 +62,36 @@ class LockedOnceUsedForm(forms.ModelForm):
         return cleaned
 
 
-# --- error-category labels for judgements ------------------------------------------------
-# Labels per study, cached for one admin page render so a page of judgements costs one
-# query for labels rather than one per row.
+# --- the study's labels for judgements ---------------------------------------------------
+# A judgement shows its study's category labels and rating labels (the instrument), cached
+# for one admin page render so a page of judgements costs one query per study for them
+# rather than one per row.
 _labels_cache: ContextVar[dict | None] = ContextVar("category_labels", default=None)
 
 
-def category_labels(study_id: int) -> dict[int, str]:
+def _cached(key: tuple, load):
     cache = _labels_cache.get()
-    if cache is not None and study_id in cache:
-        return cache[study_id]
-    labels = dict(ErrorCategory.objects.filter(study_id=study_id).values_list("bit", "label"))
+    if cache is not None and key in cache:
+        return cache[key]
+    value = load()
     if cache is not None:
-        cache[study_id] = labels
-    return labels
+        cache[key] = value
+    return value
+
+
+def category_labels(study_id: int) -> dict[int, str]:
+    return _cached(
+        ("categories", study_id),
+        lambda: dict(ErrorCategory.objects.filter(study_id=study_id).values_list("bit", "label")),
+    )
+
+
+def empathy_labels(study_id: int) -> dict[int, str]:
+    """The study's rating labels, 1 to 5 (``Study.empathy_scale``)."""
+    return _cached(
+        ("empathy", study_id),
+        lambda: Study.objects.only("empathy_labels").get(pk=study_id).empathy_scale,
+    )
 
 
 def judgement_category_labels(obj: Judgement) -> str:
@@ -87,6 +103,14 @@ def judgement_most_evident_label(obj: Judgement) -> str:
     if obj.most_evident_bit is None:
         return ""
     return category_labels(obj.assignment.stage.study_id).get(obj.most_evident_bit, "?")
+
+
+def judgement_empathy_label(obj: Judgement) -> str:
+    """The rating with the study's label, e.g. "4 – somewhat agree"."""
+    if obj.empathy is None:
+        return ""
+    label = empathy_labels(obj.assignment.stage.study_id).get(obj.empathy, "?")
+    return f"{obj.empathy} – {label}"
 
 
 class CategoryLabelCacheMixin:
