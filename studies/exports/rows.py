@@ -19,6 +19,7 @@ from ..datafiles.published.columns import (
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import DialogueContext, ErrorCategory, Judgement, Reflection, Study
 from ..protocol import category_selected
+from .annotator_columns import annotator_cells, annotator_columns
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
@@ -84,7 +85,8 @@ def export_header(*, study: Study, options: ExportOptions) -> list[str]:
     slugs = [slug for slug, _ in _categories(study)]
     described = [DESCRIPTION_COLUMN] if _has_descriptions(study) else []
     if options.fmt == "full":
-        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *described]
+        per_annotator = [name for columns in annotator_columns() for name in columns.names]
+        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *per_annotator, *described]
     extra = [s for s in slugs if s not in PUBLISHED_CATEGORY_COLUMNS]
     header = [*PUBLISHED_COLUMNS, *extra]
     if options.extended:
@@ -170,6 +172,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     # One cell per category column of the header: the published format always has
     # its five category columns, empty where the study lacks that category.
     bits = dict(categories)
+    annotator = annotator_cells(study=study, options=options) if options.fmt == "full" else None
     column_categories = (
         categories
         if options.fmt == "full"
@@ -261,5 +264,6 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             _iso(assigned),
             _iso(submitted),
             "" if attention is None else (YES if attention else NO),
+            *annotator(pseudonym),
             *tail,
         ]
