@@ -5,12 +5,15 @@ digit (1 to 5), and each error category gets one key of ``CATEGORY_KEYS`` in dis
 order: the digits 1 to 9, then the letters that mean nothing else on the page.
 ``MOST_EVIDENT_KEY`` followed by a ticked category's key makes it the most evident
 error. The template shows each key next to its checkbox and radio button and hands it
-to ``static/js/annotate.js`` in ``data-key``, so the script holds no list of its own.
+to ``static/js/annotate.js`` in ``data-key`` (the most evident error's in the form's
+``data-most-evident-key``), so the script holds no key of its own.
 """
 
 YES_KEY = "y"
 NO_KEY = "n"
 MOST_EVIDENT_KEY = "m"
+# What the item panel's template shows and hands to the script.
+ITEM_KEYS = {"yes": YES_KEY, "no": NO_KEY, "most_evident": MOST_EVIDENT_KEY}
 CATEGORY_KEYS = "123456789" + "".join(
     letter
     for letter in "abcdefghijklmnopqrstuvwxyz"

@@ -131,15 +131,15 @@
     return target.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(target.type) === -1;
   }
 
-  // The keys are the server's (studies/shortcuts.py): each category's checkbox and
-  // most-evident radio button carry theirs in data-key. "M" then a ticked category's
-  // key makes it the most evident error; Escape or any other key cancels the "M".
-  var MOST_EVIDENT_KEY = "m";
+  // The keys are the server's (studies/shortcuts.py): each answer's input carries its
+  // key in data-key, the form the most evident error's in data-most-evident-key. That
+  // key then a ticked category's key makes it the most evident error; Escape or any
+  // other key cancels it.
   var pending = "";
   function setPending(form, value) {
     pending = value;
     var note = form && form.querySelector("[data-key-pending]");
-    if (note) { note.textContent = value ? "M: now the key of the most evident problem (Esc cancels)." : ""; }
+    if (note) { note.textContent = value ? value.toUpperCase() + ": now the key of the most evident problem (Esc cancels)." : ""; }
   }
 
   function onKey(event) {
@@ -162,34 +162,33 @@
       if (wasPending) { event.preventDefault(); }
       return;
     }
-    if (!shortcutsOn() || key.length !== 1) { return; }
-    function click(input) {
-      if (input) { input.click(); event.preventDefault(); }
-      return Boolean(input);
+    // Keys are letters and digits (anything else would not be a valid selector).
+    if (!shortcutsOn() || !/^[a-z0-9]$/.test(key)) { return; }
+    function input(name) {
+      return form.querySelector('input[name="' + name + '"][data-key="' + key + '"]');
     }
-    var coherent = checked(form, "coherent")[0];
-    if (wasPending === MOST_EVIDENT_KEY) {
-      var choice = form.querySelector('.q-most-evident input[name="most_evident"][data-key="' + key + '"]');
+    function click(element) {
+      if (element) { element.click(); event.preventDefault(); }
+    }
+    var mostEvidentKey = form.dataset.mostEvidentKey;
+    if (wasPending && wasPending === mostEvidentKey) {
+      var choice = input("most_evident");
       if (choice) {
-        // A category's key after "M" never ticks it: only a ticked one can be chosen.
+        // A category's key after it never ticks the category: only a ticked one can
+        // be chosen.
         event.preventDefault();
         if (!choice.closest("[data-category]").hidden) { choice.click(); }
         return;
       }
     }
-    if (key === "y") { click(form.querySelector('input[name="coherent"][value="yes"]')); }
-    else if (key === "n") { click(form.querySelector('input[name="coherent"][value="no"]')); }
-    else if (coherent === "yes") {
-      click(form.querySelector('input[name="empathy"][value="' + key + '"]'));
-    } else if (coherent === "no") {
-      var mostEvident = form.querySelector(".q-most-evident");
-      if (key === MOST_EVIDENT_KEY && mostEvident && !mostEvident.hidden) {
-        setPending(form, MOST_EVIDENT_KEY);
-        event.preventDefault();
-        return;
-      }
-      click(form.querySelector('input[name="categories"][data-key="' + key + '"]'));
-    }
+    var coherent = checked(form, "coherent")[0];
+    var mostEvident = form.querySelector(".q-most-evident");
+    if (input("coherent")) { click(input("coherent")); }
+    else if (coherent === "yes") { click(input("empathy")); }
+    else if (coherent === "no" && key === mostEvidentKey && mostEvident && !mostEvident.hidden) {
+      setPending(form, mostEvidentKey);
+      event.preventDefault();
+    } else if (coherent === "no") { click(input("categories")); }
   }
   document.addEventListener("keydown", onKey);
 

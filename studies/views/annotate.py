@@ -31,7 +31,7 @@ from ..services import (
     judgement_record_item,
 )
 from ..services.crowd import crowd_return_due
-from ..shortcuts import MOST_EVIDENT_KEY, category_keys
+from ..shortcuts import ITEM_KEYS, category_keys
 from .common import annotator_page, render_with_crowd_return
 
 
@@ -102,7 +102,7 @@ def _item_context(
         "description_min": DESCRIPTION_MIN_LENGTH,
         "description_max": DESCRIPTION_MAX_LENGTH,
         "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
-        "most_evident_key": MOST_EVIDENT_KEY,
+        "keys": ITEM_KEYS,
         "scale": sorted(study.empathy_scale.items()),
         "question": study.coherence_question,
         "statement": study.empathy_statement,

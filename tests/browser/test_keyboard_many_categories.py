@@ -48,12 +48,16 @@ def test_every_category_has_a_key_and_m_chooses_the_most_evident(
     browser, annotator, invitation_url, many_categories
 ):
     page = browser.new_context(viewport=DESKTOP).new_page()
+    errors = []
+    page.on("pageerror", lambda error: errors.append(error))
     _consent_and_tutorial(page, invitation_url)
     assignment, order, _ = _plan(annotator)
     n = len(order)
     _expect_item(page, 1, n)
     page.locator("#item-heading").focus()
     page.keyboard.press("n")
+    for key in ('"', "\\", "]", "F2"):  # not shortcuts: ignored, no script error
+        page.keyboard.press(key)
     # Each checkbox shows its key: the digits, then letters.
     keys = page.locator("#item-panel .q-categories label.category kbd")
     expect(keys).to_have_text(["1", "2", "3", "4", "5", "6", "7", "8", "9", "A", "B", "C"])
@@ -79,12 +83,16 @@ def test_every_category_has_a_key_and_m_chooses_the_most_evident(
     page.keyboard.press("c")
     expect(_choice(page, "most_evident", twelfth.slug).locator("input")).to_be_checked()
     expect(save).to_be_enabled()
+    page.keyboard.press("m")
+    page.keyboard.press("Escape")  # cancels the M
+    expect(page.locator("#item-panel [data-key-pending]")).to_have_text("")
     page.keyboard.press("a")  # unticks the tenth; the most evident stays
     assert sorted(_categories_ticked(page)) == sorted([second.slug, twelfth.slug])
     expect(_choice(page, "most_evident", twelfth.slug).locator("input")).to_be_checked()
     page.keyboard.press("Enter")
     _expect_item(page, 2, n)
 
+    assert errors == []
     judgement = Judgement.objects.get(assignment=assignment)
     assert judgement.coherent is False
     assert judgement.error_flags == (1 << second.bit) | (1 << twelfth.bit)
