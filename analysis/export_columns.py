@@ -30,10 +30,28 @@ QUALITY_KEYS = (
 )
 
 
+#: What the quality reads of each judgement (through ``judgements_with_categories``):
+#: an export holds these few columns of the study's counted judgements, not all.
+QUALITY_INPUT = (
+    "group",
+    "annotator",
+    "stage",
+    "reflection_id",
+    "kind",
+    "coherent",
+    "error_flags",
+    "most_evident_bit",
+    "seconds_spent",
+    "assignment_id",
+)
+
+
 def study_annotator_quality(*, study: Study, include_expired: bool = False) -> dict:
     """``{group: {annotator: {...}}}``: the quality panel's numbers for ``study``
     now, with the default parameters of a run."""
-    frame = judgements_frame(study_id=study.pk, include_expired=include_expired)
+    frame = judgements_frame(
+        study_id=study.pk, include_expired=include_expired, columns=QUALITY_INPUT
+    )
     judgements = no_judgements_frame() if frame.empty else judgements_with_categories(frame, ())
     return quality_block(
         judgements=judgements,
