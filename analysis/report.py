@@ -25,7 +25,7 @@ import pandas as pd
 from studies.protocol import category_selected, default_mee_merge
 
 from . import metrics
-from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
+from .quality import quality_block
 from .report_descriptions import (
     Codings,
     codebook_entries,
@@ -241,11 +241,10 @@ def report_build(
     data = judgements_with_categories(frame, categories) if not frame.empty else None
     if assignments is not None and not assignments.empty:
         waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
-        quality = metrics.annotator_quality(
+        quality = quality_block(
             judgements=data if data is not None else no_judgements_frame(),
             assignments=assignments,
-            fast_seconds=float(parameters.get("fast_seconds", DEFAULT_FAST_SECONDS)),
-            agreement_floor=float(parameters.get("agreement_floor", DEFAULT_AGREEMENT_FLOOR)),
+            parameters=parameters,
         )
     if data is not None:
         stage_order = (

@@ -59,9 +59,17 @@ def report_categories(*, study_id: int) -> list[Category]:
 
 
 def judgements_frame(
-    *, study_id: int, include_expired: bool = False, exclude_sources: tuple[str, ...] = ()
+    *,
+    study_id: int,
+    include_expired: bool = False,
+    exclude_sources: tuple[str, ...] = (),
+    columns: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """The judgements that count for analysis (``Judgement.objects.analysed``)."""
+    """The judgements that count for analysis (``Judgement.objects.analysed``); only
+    ``columns`` (names of ``JUDGEMENT_COLUMNS``' values) when given, to hold less."""
+    fields = {
+        field: name for field, name in JUDGEMENT_COLUMNS.items() if not columns or name in columns
+    }
     qs = (
         Judgement.objects.analysed(
             include_expired=include_expired, excluded_sources=exclude_sources
@@ -71,11 +79,9 @@ def judgements_frame(
             described=ExpressionWrapper(~Q(error_description=""), output_field=BooleanField())
         )
         .order_by()
-        .values_list(*JUDGEMENT_COLUMNS)
+        .values_list(*fields)
     )
-    return pd.DataFrame.from_records(
-        qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
-    )
+    return pd.DataFrame.from_records(qs.iterator(chunk_size=20_000), columns=list(fields.values()))
 
 
 def stages_without_categories(*, study_id: int) -> list[str]:

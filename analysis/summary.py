@@ -3,7 +3,7 @@ analysed, then every table of :mod:`analysis.tables` with the dashboard's number
 
 from __future__ import annotations
 
-from .tables import Table, report_tables
+from .tables import Table, quality_table, report_tables, waiting_table
 
 
 def table_lines(table: Table) -> list[str]:
@@ -39,6 +39,10 @@ def report_summary_lines(report: dict) -> list[str]:
     ]
     if not report["groups"]:
         lines.append("No judgements count yet (only submitted, non-rejected batches do).")
+        # What needs no counted judgement is still there: failed attention checks
+        # (rejected batches included) and the waits between stages.
+        for table in (quality_table(report), waiting_table(report)):
+            lines += ["", *table_lines(table)]
         return lines
     for table in report_tables(report):
         lines += ["", *table_lines(table)]

@@ -76,6 +76,19 @@ FULL_COLUMNS_TAIL = (
     "attention_check_passed",
 )
 
+# The full export's columns about each annotator (the analysis's quality panel:
+# ``analysis.export_columns``), between FULL_COLUMNS_TAIL and the description.
+ANNOTATOR_QUALITY_KEYS = (
+    "n_batches",
+    "median_seconds",
+    "fast_share",
+    "attention_failed",
+    "yes_rate",
+    "agreement_with_group",
+    "flags",
+)
+ANNOTATOR_QUALITY_COLUMNS = tuple(f"annotator_{key}" for key in ANNOTATOR_QUALITY_KEYS)
+
 #: Every export column that is not a category's: a category slug (a column of its
 #: own) must not be one of them, or the columns would shift.
 RESERVED_COLUMN_NAMES = frozenset(
@@ -85,6 +98,7 @@ RESERVED_COLUMN_NAMES = frozenset(
         *PUBLISHED_COLUMNS,
         *PUBLISHED_OPTIONAL_COLUMNS,
         PRIMARY_CODES_COLUMN,
+        *ANNOTATOR_QUALITY_COLUMNS,
     }
     - set(PUBLISHED_CATEGORY_COLUMNS)
 )

@@ -6,9 +6,16 @@ columns, so a new personal field is one more name there. The purge
 (browser sessions).
 
 What a purged column becomes follows from the column, so the row's constraints still
-hold: a JSON column ``{}``; a text column that must stay unique or filled (unique, or
-named by one of the model's constraints, such as a crowd worker's id that goes with
-their platform) ``purged-<row id>``; any other text column ``""``.
+hold: a JSON column ``{}``; a secret (a unique column whose default draws a fresh
+random value, such as the invitation link's access token) ``purged-`` and a fresh
+value of its default, so it stays unique and cannot be guessed; a text column that must
+stay unique or filled (unique, or named by one of the model's constraints, such as a
+crowd worker's id that goes with their platform) ``purged-<row id>``; any other text
+column ``""``.
+
+Browser sessions are shared: one browser may be signed in to several studies (the
+session's ``annotators``). A purge signs the browsers out of this study only
+(:func:`studies.sessions.sessions_sign_out_study`) and leaves their other sign-ins.
 """
 
 from __future__ import annotations
@@ -23,6 +30,7 @@ from django.db.models import CharField, Q, Value
 from django.db.models.functions import Cast, Concat
 
 from .models import AnnotatorSession, Study
+from .sessions import sessions_sign_out_study
 
 PURGED_PREFIX = "purged-"
 
@@ -34,6 +42,17 @@ class PersonalField:
     erased: Any  # a value or an expression of the row
     still_set: Q  # the rows still holding it
     of_study: str  # the lookup from the model to its study
+    fresh: Callable[[], str] | None = None  # a secret: each row gets its own new value
+
+    def erase(self, rows: models.QuerySet) -> None:
+        """Erase the column in ``rows`` (one query; a secret, one per thousand rows)."""
+        if self.fresh is None:
+            rows.update(**{self.field: self.erased})
+            return
+        changed = list(rows.only("pk"))
+        for row in changed:
+            setattr(row, self.field, self.fresh())
+        self.model.objects.bulk_update(changed, [self.field], batch_size=1000)
 
     @property
     def what(self) -> str:
@@ -47,6 +66,7 @@ class PersonalRows:
     model: type[models.Model]
     what: str
     of_study: Callable[[Study], Q]
+    erase: Callable[[Study], object]  # removes the study's part of those rows
 
 
 def _constrained(model: type[models.Model], name: str) -> bool:
@@ -70,10 +90,24 @@ def _study_lookup(model: type[models.Model]) -> str:
     raise LookupError(f"{model.__name__} declares personal fields but has no way to its study.")
 
 
+def _is_secret(field: models.Field) -> bool:
+    return field.unique and callable(field.default)
+
+
 def _personal_field(model: type[models.Model], name: str) -> PersonalField:
     field = model._meta.get_field(name)
     if isinstance(field, models.JSONField):
         erased, still_set = {}, ~Q(**{name: {}})
+    elif _is_secret(field):
+        still_set = ~Q(**{f"{name}__startswith": PURGED_PREFIX})
+        return PersonalField(
+            model,
+            name,
+            None,
+            still_set,
+            _study_lookup(model),
+            fresh=lambda: PURGED_PREFIX + field.default(),
+        )
     elif _constrained(model, name):
         erased = Concat(Value(PURGED_PREFIX), Cast("pk", CharField()))
         still_set = ~Q(**{name: ""}) & ~Q(**{f"{name}__startswith": PURGED_PREFIX})
@@ -93,6 +127,9 @@ def personal_fields() -> list[PersonalField]:
 
 PERSONAL_ROWS: tuple[PersonalRows, ...] = (
     PersonalRows(
-        AnnotatorSession, "browser sessions", lambda study: Q(annotators__has_key=study.slug)
+        AnnotatorSession,
+        "browser sessions",
+        lambda study: Q(annotators__has_key=study.slug),
+        lambda study: sessions_sign_out_study(slug=study.slug),
     ),
 )

@@ -44,3 +44,28 @@ class SessionStore(db.SessionStore):
         if session is None:
             self._session_key = None
         return session
+
+
+def sessions_sign_out_study(*, slug: str) -> int:
+    """Sign every browser out of the study ``slug`` and of nothing else: its key goes
+    from each session's ``annotators`` (the column and the session data); a session
+    left with nothing in it is deleted, one still signed in to another study (or to the
+    admin) keeps working. Returns how many sessions were signed out. Must be called
+    inside a transaction; locks those session rows."""
+    store = SessionStore()
+    changed, emptied = [], []
+    sessions = AnnotatorSession.objects.select_for_update().filter(annotators__has_key=slug)
+    for session in sessions.order_by("pk"):
+        session.annotators = {k: v for k, v in session.annotators.items() if k != slug}
+        data = session.get_decoded()
+        signed_in = {k: v for k, v in data.pop(SESSION_ANNOTATORS, {}).items() if k != slug}
+        if signed_in:
+            data[SESSION_ANNOTATORS] = signed_in
+        if not data and not session.annotators:
+            emptied.append(session.pk)
+        else:
+            session.session_data = store.encode(data)
+            changed.append(session)
+    AnnotatorSession.objects.filter(pk__in=emptied).delete()
+    AnnotatorSession.objects.bulk_update(changed, ["session_data", "annotators"], batch_size=500)
+    return len(changed) + len(emptied)

@@ -84,6 +84,7 @@
     var mode = form.querySelector("[data-form-mode]");
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     dirty = false;
+    pending = "";  // an "M" typed on the previous item does not carry over
     var toggle = form.querySelector("[data-shortcut-toggle]");
     if (toggle) {
       toggle.checked = shortcutsOn();
@@ -124,35 +125,73 @@
 
   function currentForm() { return document.querySelector("form[data-annotate]"); }
 
-  document.addEventListener("keydown", function (event) {
+  // Typing in a text box (the description) never triggers a shortcut.
+  function isTextEntry(target) {
+    if (!target || !target.tagName) { return false; }
+    if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") { return true; }
+    return target.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(target.type) === -1;
+  }
+
+  // The keys are the server's (studies/shortcuts.py): each answer's input carries its
+  // key in data-key, the form the most evident error's in data-most-evident-key. That
+  // key then a ticked category's key makes it the most evident error; Escape or any
+  // other key cancels it.
+  var pending = "";
+  function setPending(form, value) {
+    pending = value;
+    var note = form && form.querySelector("[data-key-pending]");
+    if (note) { note.textContent = value ? value.toUpperCase() + ": now the key of the most evident problem (Esc cancels)." : ""; }
+  }
+
+  function onKey(event) {
     var form = currentForm();
     if (!form || event.ctrlKey || event.metaKey || event.altKey) { return; }
     var target = event.target;
-    if (target && (target.tagName === "TEXTAREA" || (target.tagName === "INPUT" && target.type === "text"))) { return; }
-    var key = event.key;
-    if (key !== "Enter" && !shortcutsOn()) { return; }
-    function click(selector) {
-      var input = form.querySelector(selector);
-      if (input) { input.click(); event.preventDefault(); }
-    }
-    if (key === "y" || key === "Y") { click('input[name="coherent"][value="yes"]'); }
-    else if (key === "n" || key === "N") { click('input[name="coherent"][value="no"]'); }
-    else if (/^[1-5]$/.test(key)) {
-      var coherent = checked(form, "coherent")[0];
-      if (coherent === "yes") { click('input[name="empathy"][value="' + key + '"]'); }
-      else if (coherent === "no") {
-        var boxes = form.querySelectorAll('input[name="categories"]');
-        var box = boxes[Number(key) - 1];
-        if (box) { box.click(); event.preventDefault(); }
-      }
-    } else if (key === "Enter") {
+    if (isTextEntry(target)) { return; }
+    var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    var wasPending = pending;
+    if (pending) { setPending(form, ""); }
+    if (key === "Enter") {
       var save = form.querySelector("[data-save]");
       if (save && !save.disabled && target.tagName !== "A" && target.tagName !== "BUTTON") {
         event.preventDefault();
         form.requestSubmit(save);
       }
+      return;
     }
-  });
+    if (key === "Escape") {
+      if (wasPending) { event.preventDefault(); }
+      return;
+    }
+    // Keys are letters and digits (anything else would not be a valid selector).
+    if (!shortcutsOn() || !/^[a-z0-9]$/.test(key)) { return; }
+    function input(name) {
+      return form.querySelector('input[name="' + name + '"][data-key="' + key + '"]');
+    }
+    function click(element) {
+      if (element) { element.click(); event.preventDefault(); }
+    }
+    var mostEvidentKey = form.dataset.mostEvidentKey;
+    if (wasPending && wasPending === mostEvidentKey) {
+      var choice = input("most_evident");
+      if (choice) {
+        // A category's key after it never ticks the category: only a ticked one can
+        // be chosen.
+        event.preventDefault();
+        if (!choice.closest("[data-category]").hidden) { choice.click(); }
+        return;
+      }
+    }
+    var coherent = checked(form, "coherent")[0];
+    var mostEvident = form.querySelector(".q-most-evident");
+    if (input("coherent")) { click(input("coherent")); }
+    else if (coherent === "yes") { click(input("empathy")); }
+    else if (coherent === "no" && key === mostEvidentKey && mostEvident && !mostEvident.hidden) {
+      setPending(form, mostEvidentKey);
+      event.preventDefault();
+    } else if (coherent === "no") { click(input("categories")); }
+  }
+  document.addEventListener("keydown", onKey);
 
   function startTimer() {
     var timer = document.getElementById("timer");

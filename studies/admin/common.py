@@ -7,7 +7,7 @@ from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..durations import HumanDurationField
-from ..models import ErrorCategory, Judgement
+from ..models import ErrorCategory, Judgement, Study
 from ..protocol import selected_categories
 
 # Every duration of the admin reads and shows as people write it ("3 days").
@@ -43,30 +43,55 @@ class LockedOnceUsedForm(forms.ModelForm):
     locked_fields: tuple[str, ...] = ()
     locked_reason = "it is already in use"
 
+    def _differs_from_stored(self, name: str) -> bool:
+        """Compared with the row as stored, not with ``changed_data``: a field with a
+        callable default (a JSON list, say) takes its "initial" value from the request
+        (``show_hidden_initial``), which a request can set to anything."""
+        field = self.fields[name]
+        return field.has_changed(self.get_initial_for_field(field, name), self[name].data)
+
     def clean(self):
         cleaned = super().clean()
         if self.instance.pk and self.is_locked():
-            changed = [f for f in self.locked_fields if f in self.changed_data]
+            changed = [
+                f for f in self.locked_fields if f in self.fields and self._differs_from_stored(f)
+            ]
             if changed:
                 labels = ", ".join(str(self.fields[f].label) for f in changed)
                 raise ValidationError(f"{labels} cannot change: {self.locked_reason}.")
         return cleaned
 
 
-# --- error-category labels for judgements ------------------------------------------------
-# Labels per study, cached for one admin page render so a page of judgements costs one
-# query for labels rather than one per row.
+# --- the study's labels for judgements ---------------------------------------------------
+# A judgement shows its study's category labels and rating labels (the instrument), cached
+# for one admin page render so a page of judgements costs one query per study for them
+# rather than one per row.
 _labels_cache: ContextVar[dict | None] = ContextVar("category_labels", default=None)
 
 
-def category_labels(study_id: int) -> dict[int, str]:
+def _cached(key: tuple, load):
     cache = _labels_cache.get()
-    if cache is not None and study_id in cache:
-        return cache[study_id]
-    labels = dict(ErrorCategory.objects.filter(study_id=study_id).values_list("bit", "label"))
+    if cache is not None and key in cache:
+        return cache[key]
+    value = load()
     if cache is not None:
-        cache[study_id] = labels
-    return labels
+        cache[key] = value
+    return value
+
+
+def category_labels(study_id: int) -> dict[int, str]:
+    return _cached(
+        ("categories", study_id),
+        lambda: dict(ErrorCategory.objects.filter(study_id=study_id).values_list("bit", "label")),
+    )
+
+
+def empathy_labels(study_id: int) -> dict[int, str]:
+    """The study's rating labels, 1 to 5 (``Study.empathy_scale``)."""
+    return _cached(
+        ("empathy", study_id),
+        lambda: Study.objects.only("empathy_labels").get(pk=study_id).empathy_scale,
+    )
 
 
 def judgement_category_labels(obj: Judgement) -> str:
@@ -78,6 +103,14 @@ def judgement_most_evident_label(obj: Judgement) -> str:
     if obj.most_evident_bit is None:
         return ""
     return category_labels(obj.assignment.stage.study_id).get(obj.most_evident_bit, "?")
+
+
+def judgement_empathy_label(obj: Judgement) -> str:
+    """The rating with the study's label, e.g. "4 – somewhat agree"."""
+    if obj.empathy is None:
+        return ""
+    label = empathy_labels(obj.assignment.stage.study_id).get(obj.empathy, "?")
+    return f"{obj.empathy} – {label}"
 
 
 class CategoryLabelCacheMixin:

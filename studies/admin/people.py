@@ -10,12 +10,12 @@ from django.urls import reverse
 from django.utils.html import format_html
 
 from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
-from ..protocol import EMPATHY_SCALE
 from ..services import annotator_validate, assignment_reject, wait_exemption_grant
 from .common import (
     CategoryLabelCacheMixin,
     ReadOnlyAdminMixin,
     judgement_category_labels,
+    judgement_empathy_label,
     judgement_most_evident_label,
 )
 
@@ -116,8 +116,8 @@ class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
     model = Judgement
     extra = 0
     fields = (
-        "reflection", "coherent", "categories", "most_evident", "error_description", "empathy",
-        "seconds_spent", "updated_at",
+        "reflection", "coherent", "categories", "most_evident", "error_description",
+        "empathy_label", "seconds_spent", "updated_at",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -130,6 +130,10 @@ class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
     @admin.display(description="most evident error")
     def most_evident(self, obj):
         return judgement_most_evident_label(obj)
+
+    @admin.display(description="agreement (1–5)")
+    def empathy_label(self, obj):
+        return judgement_empathy_label(obj)
 
 
 class RejectForm(forms.Form):
@@ -202,6 +206,13 @@ class JudgementAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdm
     )  # fmt: skip
     search_fields = ("assignment__annotator__pseudonym", "reflection__text")
     list_select_related = ("assignment__annotator", "assignment__stage", "reflection")
+    # The detail page too shows the study's labels, not the stored numbers.
+    fields = (
+        "assignment", "reflection", "coherent", "categories", "most_evident",
+        "error_description", "empathy_label", "seconds_spent", "revision", "created_at",
+        "updated_at",
+    )  # fmt: skip
+    readonly_fields = fields
 
     def get_queryset(self, request):
         return super().get_queryset(request).defer("reflection__text", "assignment__order")
@@ -227,4 +238,4 @@ class JudgementAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdm
 
     @admin.display(description="agreement (1–5)", ordering="empathy")
     def empathy_label(self, obj):
-        return f"{obj.empathy} – {EMPATHY_SCALE[obj.empathy]}" if obj.empathy else ""
+        return judgement_empathy_label(obj)

@@ -4,7 +4,6 @@ export and the "create annotators" page."""
 
 import copy
 
-from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
@@ -42,7 +41,7 @@ from ..services import (
     error_categories_create_defaults,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_platform_ids_ready
-from .common import HUMAN_DURATIONS, is_changelist
+from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -76,7 +75,13 @@ def _count(model, field: str):
 INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels", "mee_merge")
 
 
-class StudyForm(forms.ModelForm):
+class StudyForm(LockedOnceUsedForm):
+    """Once annotators answered, the instrument's fields are shown read-only and a
+    change to one is refused with a message, like the other locked fields."""
+
+    locked_fields = INSTRUMENT_FIELDS
+    locked_reason = "annotators have already answered this study's questions"
+
     class Meta:
         model = Study
         fields = (
@@ -90,12 +95,20 @@ class StudyForm(forms.ModelForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        self._locked = bool(self.instance.pk) and study_has_judgements(study_id=self.instance.pk)
+        for name in self.locked_fields if self._locked else ():
+            if name in self.fields:
+                self.fields[name].widget.attrs["readonly"] = True
+                self.fields[name].help_text = f"Locked: {self.locked_reason}."
         if "crowd_group" in self.fields:
             self.fields["crowd_group"].queryset = (
                 self.instance.groups.all() if self.instance.pk else AnnotatorGroup.objects.none()
             )
             if not self.instance.pk:
                 self.fields["crowd_group"].help_text = "Save the study with its groups first."
+
+    def is_locked(self) -> bool:
+        return self._locked
 
     def clean(self):
         cleaned = super().clean()
@@ -194,8 +207,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             # Attention checks and stored orders were drawn with this seed: keep it
             # so an audit can reproduce them.
             locked += ("seed",)
-        if obj is not None and study_has_judgements(study_id=obj.pk):
-            locked += INSTRUMENT_FIELDS
+        # The instrument's fields are locked by StudyForm, which refuses a change.
         return locked
 
     @admin.display(description="contexts", ordering="_n_contexts")

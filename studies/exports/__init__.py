@@ -4,7 +4,9 @@ CSV or as an Excel workbook.
 Rows are streamed: one query read through a server-side cursor
 (``iterator(chunk_size=...)``) and written a chunk at a time, so memory stays flat
 however many judgements a study holds; only the study's dialogue contexts are held
-(as the JSON text the published format writes). ``ExportOptions.file`` is one of
+(as the JSON text the published format writes), and in the full format the
+per-annotator columns (``annotator_columns``), which the analysis computes from a few
+columns of the study's counted judgements before the first row. ``ExportOptions.file`` is one of
 ``FILES``: ``csv`` (RFC 4180, ``\\r\\n``, UTF-8 without BOM; every text exactly as
 stored, so import_annotations, pandas and R read it back cell for cell),
 ``csv-spreadsheet-safe`` (formula-like cells prefixed with an apostrophe:

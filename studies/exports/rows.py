@@ -20,6 +20,7 @@ from ..datafiles.published.columns import (
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import DescriptionCoding, DialogueContext, ErrorCategory, Judgement, Reflection, Study
 from ..protocol import category_selected
+from .annotator_columns import annotator_cells, annotator_columns
 from .codes import primary_codes_by_judgement
 from .options import ExportOptions
 
@@ -61,7 +62,8 @@ def export_header(*, study: Study, options: ExportOptions) -> list[str]:
     described = [DESCRIPTION_COLUMN] if _has_descriptions(study) else []
     if options.fmt == "full":
         coded = [PRIMARY_CODES_COLUMN] if described and _has_codings(study) else []
-        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *described, *coded]
+        per_annotator = [name for columns in annotator_columns() for name in columns.names]
+        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *per_annotator, *described, *coded]
     extra = [s for s in slugs if s not in PUBLISHED_CATEGORY_COLUMNS]
     header = [*PUBLISHED_COLUMNS, *extra]
     if options.extended:
@@ -149,6 +151,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     # One cell per category column of the header: the published format always has
     # its five category columns, empty where the study lacks that category.
     bits = dict(categories)
+    annotator = annotator_cells(study=study, options=options) if options.fmt == "full" else None
     column_categories = (
         categories
         if options.fmt == "full"
@@ -243,5 +246,6 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             _iso(assigned),
             _iso(submitted),
             "" if attention is None else (YES if attention else NO),
+            *annotator(pseudonym),
             *tail,
         ]

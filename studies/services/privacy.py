@@ -48,11 +48,9 @@ def study_purge_personal_data(
             )
         deleted = study_personal_data_counts(study=study)
         for item in personal_fields():
-            item.model.objects.filter(**{item.of_study: study}).filter(item.still_set).update(
-                **{item.field: item.erased}
-            )
+            item.erase(item.model.objects.filter(**{item.of_study: study}).filter(item.still_set))
         for rows in PERSONAL_ROWS:
-            rows.model.objects.filter(rows.of_study(study)).delete()
+            rows.erase(study)
         Annotator.objects.filter(study=study).update(is_active=False)
         study.purged_at = now
         study.save(update_fields=["purged_at", "updated_at"])

@@ -31,9 +31,8 @@ from ..services import (
     judgement_record_item,
 )
 from ..services.crowd import crowd_return_due
+from ..shortcuts import ITEM_KEYS, category_keys
 from .common import ALL_QUESTIONNAIRES, annotator_page, render_with_crowd_return
-
-SHORTCUT_KEYS = "12345"
 
 
 def _assignment(request, assignment_id: int, *, with_context: bool = True) -> Assignment:
@@ -102,10 +101,8 @@ def _item_context(
         "settings": settings,
         "description_min": DESCRIPTION_MIN_LENGTH,
         "description_max": DESCRIPTION_MAX_LENGTH,
-        "categories": [
-            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "")
-            for i, c in enumerate(categories)
-        ],
+        "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
+        "keys": ITEM_KEYS,
         "scale": sorted(study.empathy_scale.items()),
         "question": study.coherence_question,
         "statement": study.empathy_statement,

@@ -25,6 +25,7 @@ from ..services.crowd_joins import (
     crowd_join,
     stage_by_join_key,
 )
+from ..shortcuts import ITEM_KEYS
 from .common import (
     annotator_page,
     join_cookie_annotator,
@@ -192,5 +193,6 @@ def tutorial(request: HttpRequest) -> HttpResponse:
             "categories": list(study.categories.order_by("order", "bit")),
             "settings": _current_answer_settings(annotator),
             "first_time": annotator.tutorial_completed_at is None,
+            "keys": ITEM_KEYS,
         },
     )

@@ -115,7 +115,7 @@ def test_single_key_shortcuts_can_be_switched_off_and_stay_off(browser, annotato
     _consent_and_tutorial(page, invitation_url)
     n = len(_plan(annotator)[1])
     _expect_item(page, 1, n)
-    toggle = page.get_by_label("Single-key shortcuts (Y, N, 1–5)")
+    toggle = page.get_by_label("Single-key shortcuts")
     expect(toggle).to_be_checked()
     page.locator("#item-heading").focus()
     page.keyboard.press("y")
@@ -133,7 +133,7 @@ def test_single_key_shortcuts_can_be_switched_off_and_stay_off(browser, annotato
     # Remembered across pages (and the next items htmx swaps in).
     page.reload()
     _expect_item(page, 1, n)
-    toggle = page.get_by_label("Single-key shortcuts (Y, N, 1–5)")
+    toggle = page.get_by_label("Single-key shortcuts")
     expect(toggle).not_to_be_checked()
     page.locator("#item-heading").focus()
     page.keyboard.press("y")
@@ -142,13 +142,13 @@ def test_single_key_shortcuts_can_be_switched_off_and_stay_off(browser, annotato
     _choice(page, "empathy", "4").click()
     _save(page).click()
     _expect_item(page, 2, n)
-    expect(page.get_by_label("Single-key shortcuts (Y, N, 1–5)")).not_to_be_checked()
+    expect(page.get_by_label("Single-key shortcuts")).not_to_be_checked()
     page.locator("#item-heading").focus()
     page.keyboard.press("y")
     expect(page.locator("#item-panel input[name=coherent]:checked")).to_have_count(0)
 
     # Switched on again, the keys work again.
-    page.get_by_label("Single-key shortcuts (Y, N, 1–5)").check()
+    page.get_by_label("Single-key shortcuts").check()
     page.locator("#item-heading").focus()
     page.keyboard.press("y")
     expect(page.locator("#item-panel input[name=coherent][value=yes]")).to_be_checked()

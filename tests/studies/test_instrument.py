@@ -125,7 +125,8 @@ def test_the_instrument_is_read_only_in_the_admin_once_annotated(admin_client, c
         answer=Answer(coherent=True, empathy=4),
     )
     html = admin_client.get(change).content.decode()
-    assert 'name="coherence_question"' not in html and COHERENCE_QUESTION in html
+    assert 'name="coherence_question" value="' + COHERENCE_QUESTION in html
+    assert "readonly" in html.split('name="coherence_question"')[1].split(">")[0]
 
 
 def test_the_full_export_labels_ratings_with_the_study_labels(client, open_study):

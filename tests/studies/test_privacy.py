@@ -105,7 +105,9 @@ def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
     assert set(study_personal_data_counts(study=loaded_study).values()) == {0}
     for annotator in Annotator.objects.filter(study=loaded_study):
         assert annotator.email == "" and annotator.platform_data == {}
-        assert annotator.access_token == f"purged-{annotator.pk}"
+        # A fresh random token, not one derived from the row (which could be guessed).
+        assert annotator.access_token.startswith("purged-")
+        assert annotator.access_token != f"purged-{annotator.pk}"
         assert not annotator.is_active
     entry = CrowdEntry.objects.get()
     assert (entry.session_id, entry.platform_study_id) == ("", "")
