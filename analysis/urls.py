@@ -1,6 +1,6 @@
 from django.urls import path
 
-from . import item_views, views
+from . import item_views, report_views, views
 
 app_name = "analysis"
 
@@ -10,7 +10,11 @@ urlpatterns = [
     path("<slug:slug>/scores/", views.scores_compute, name="scores_compute"),
     path("<slug:slug>/items.csv", item_views.items_csv, name="items_csv"),
     path("<slug:slug>/status/", views.run_status, name="run_status"),
-    path("<slug:slug>/runs/<int:run_id>/report.json", views.report_json, name="report_json"),
-    path("<slug:slug>/runs/<int:run_id>/<slug:plot>.svg", views.plot_svg, name="plot_svg"),
-    path("<slug:slug>/runs/<int:run_id>/<slug:table>.csv", views.report_table, name="table_csv"),
+    path("<slug:slug>/runs/<int:run_id>/report.json", report_views.report_json, name="report_json"),
+    path("<slug:slug>/runs/<int:run_id>/<slug:plot>.svg", report_views.plot_svg, name="plot_svg"),
+    path(
+        "<slug:slug>/runs/<int:run_id>/<slug:table>.csv",
+        report_views.report_table,
+        name="table_csv",
+    ),
 ]
