@@ -3,6 +3,7 @@
 from .annotate import batch, done, home, item, review, start
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations
+from .training import training, training_item
 
 __all__ = [
     "batch",
@@ -18,5 +19,7 @@ __all__ = [
     "join_without_key",
     "review",
     "start",
+    "training",
+    "training_item",
     "tutorial",
 ]

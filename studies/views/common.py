@@ -3,6 +3,7 @@
 from functools import wraps
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.cache import cache
 from django.shortcuts import redirect, render
 
@@ -37,10 +38,11 @@ def session_annotator(request, slug: str) -> Annotator | None:
     return annotator_of_session(session_key=session_key, slug=slug)
 
 
-def annotator_page(*, consent: bool = True, tutorial: bool = True):
+def annotator_page(*, consent: bool = True, tutorial: bool = True, training: bool = True):
     """Views of one study's annotator: signed in through their link, and (unless the
-    view is part of getting there) consented to the current version and through the
-    tutorial. Direct URLs cannot skip either step."""
+    view is part of getting there) consented to the current version, through the
+    tutorial and through the training quiz (``training_gate``). Direct URLs cannot skip
+    any step."""
 
     def decorator(view):
         @wraps(view)
@@ -54,6 +56,8 @@ def annotator_page(*, consent: bool = True, tutorial: bool = True):
                 response = redirect("studies:consent", slug=slug)
             elif tutorial and annotator.tutorial_completed_at is None:
                 response = redirect("studies:tutorial", slug=slug)
+            elif training and (gate := training_gate(request, annotator)) is not None:
+                response = gate
             else:
                 response = view(request, *args, **kwargs)
             return response_for_study_frame(response, annotator.study)
@@ -61,6 +65,21 @@ def annotator_page(*, consent: bool = True, tutorial: bool = True):
         return wrapper
 
     return decorator
+
+
+def training_gate(request, annotator: Annotator):
+    """The training quiz's gate: to the quiz while the annotator's study has one they
+    have not passed (``annotator.training_due``, read with the annotator in the same
+    query), else None. A refused action (a POST, such as claiming a batch) is told why;
+    it wrote nothing."""
+    if not getattr(annotator, "training_due", False):
+        return None
+    if request.method == "POST":
+        messages.info(request, TRAINING_FIRST)
+    return redirect("studies:training", slug=annotator.study.slug)
+
+
+TRAINING_FIRST = "Please pass the practice quiz before your first batch."
 
 
 def render_with_crowd_return(request, template: str, back, context: dict, status: int = 200):

@@ -401,5 +401,5 @@ def test_export_refuses_unknown_names_as_a_json_400(api, small_study):
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["errors"]["format"] == ['Choose "published" or "full", not "xml".']
+    assert body["errors"]["format"] == ['Choose "published", "full" or "training", not "xml".']
     assert body["errors"]["stage"] == ["Not a stage of this study: Nope."]

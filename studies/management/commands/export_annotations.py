@@ -4,7 +4,12 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.exports import export_csv_chunks, export_options_clean, export_xlsx_write
+from studies.exports import (
+    FORMATS,
+    export_csv_chunks,
+    export_options_clean,
+    export_xlsx_write,
+)
 from studies.models import Study
 
 
@@ -17,7 +22,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("study_slug")
-        parser.add_argument("--format", choices=["published", "full"], default="published")
+        parser.add_argument("--format", choices=list(FORMATS), default="published")
         parser.add_argument("--out", metavar="PATH", help="Write here instead of stdout.")
         parser.add_argument("--stage", action="append", default=[], help="Only this stage.")
         parser.add_argument("--group", action="append", default=[], help="Only this group.")
