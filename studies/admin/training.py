@@ -76,6 +76,11 @@ class TrainingItemForm(forms.ModelForm):
                 ErrorCategory.objects.filter(study=study) if study else ErrorCategory.objects.none()
             )
 
+    def clean_turns(self):
+        """An empty box is no turns (the column holds a list, never null)."""
+        turns = self.cleaned_data.get("turns")
+        return [] if turns is None else turns
+
     def clean(self):
         cleaned = super().clean()
         if cleaned.get("expected_coherent") and cleaned.get("expected_categories"):

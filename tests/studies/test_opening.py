@@ -139,7 +139,11 @@ def test_a_new_study_cannot_be_created_open_and_is_told_to_save_a_draft_first(st
             **{
                 f"{prefix}-{kind}_FORMS": 0
                 for prefix in (
-                    "stages", "groups", "categories", "consent_versions", "training_quiz",
+                    "stages",
+                    "groups",
+                    "categories",
+                    "consent_versions",
+                    "training_quiz",
                     "training_items",
                 )
                 for kind in ("TOTAL", "INITIAL")
