@@ -71,7 +71,7 @@ class TrainingItem(models.Model):
         DialogueContext,
         null=True,
         blank=True,
-        on_delete=models.PROTECT,
+        on_delete=models.RESTRICT,  # kept while used, gone with its study
         related_name="+",
         help_text="An existing dialogue of the study, or leave empty and type the turns.",
     )
@@ -207,7 +207,8 @@ class TrainingAnswer(models.Model):
     """An answer to one practice item in one attempt (stored as a judgement is)."""
 
     attempt = models.ForeignKey(TrainingAttempt, on_delete=models.CASCADE, related_name="answers")
-    item = models.ForeignKey(TrainingItem, on_delete=models.PROTECT, related_name="answers")
+    # Kept while answered; deleting the study removes both (RESTRICT, not PROTECT).
+    item = models.ForeignKey(TrainingItem, on_delete=models.RESTRICT, related_name="answers")
     coherent = models.BooleanField()
     error_flags = models.PositiveIntegerField(default=0)
     most_evident_bit = models.PositiveSmallIntegerField(null=True, blank=True)

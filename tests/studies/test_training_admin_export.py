@@ -232,3 +232,20 @@ def test_the_download_names_the_training_file_and_the_other_files_are_unchanged(
         assert "training_outcome" not in export_header(study=study, options=options)
         # No judgements yet: the practice answers are not annotations.
         assert len(rows_of("".join(export_csv_chunks(study=study, options=options)))) == 1
+
+
+def test_an_answered_practice_item_cannot_be_deleted_but_its_annotator_can(trained_study):
+    """Like a judged reflection, an answered practice item stays; removing an annotator
+    (e.g. a crowd worker who withdraws) removes their attempts and answers."""
+    from django.db.models import RestrictedError
+
+    from studies.models import TrainingAnswer, TrainingAttempt
+
+    study, passed, *_ = trained_study
+    answered = TrainingItem.objects.filter(study=study).first()
+    with pytest.raises(RestrictedError):
+        answered.delete()
+    assert TrainingItem.objects.filter(pk=answered.pk).exists()
+    passed.delete()
+    assert not TrainingAttempt.objects.filter(annotator_id=passed.pk).exists()
+    assert TrainingAnswer.objects.count() == 10 + 1
