@@ -8,9 +8,9 @@ from collections.abc import Iterator
 
 from ..datafiles.published.columns import NO, YES
 from ..datafiles.spreadsheet import cell_escape, cell_exact
-from ..models import ErrorCategory, Study, TrainingAnswer, TrainingAttempt, TrainingItem
+from ..models import ErrorCategory, Study, TrainingAnswer, TrainingItem
 from ..protocol import selected_categories
-from ..services.training import training_rules, training_status
+from ..selectors.training import training_outcomes
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
@@ -77,20 +77,10 @@ def training_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
     through = TrainingItem.expected_categories.through.objects.filter(trainingitem__study=study)
     for item_id, slug in through.values_list("trainingitem_id", "errorcategory__slug"):
         expected.setdefault(item_id, []).append(slug)
-    attempts = TrainingAttempt.objects.filter(annotator__study=study)
     answers = TrainingAnswer.objects.filter(attempt__annotator__study=study)
     if options.groups:
-        attempts = attempts.filter(annotator__group__name__in=options.groups)
         answers = answers.filter(attempt__annotator__group__name__in=options.groups)
-    statuses: dict[int, list[str]] = {}
-    for annotator_id, status in attempts.order_by("annotator_id", "number").values_list(
-        "annotator_id", "status"
-    ):
-        statuses.setdefault(annotator_id, []).append(status)
-    allowed = training_rules(study=study).attempts
-    outcome = {
-        a: training_status(statuses=s, attempts_allowed=allowed) for a, s in statuses.items()
-    }
+    outcome = training_outcomes(study=study)
     yield list(TRAINING_COLUMNS)
     rows = answers.order_by(
         "attempt__annotator__group__name",

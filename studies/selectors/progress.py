@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from django.db.models import Count
 
 from ..models import Annotator, AnnotatorGroup, Assignment, Batch, Judgement, Stage, Study
+from .training import training_outcomes
 
 
 @dataclass(frozen=True)
@@ -187,7 +188,8 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     work in the stage, and how many batches the others can still take (m minus what
     they hold). The rule of ``annotator_stage_states`` ("no batch of the stage can ever
     be theirs": every batch they never had has k submitted annotators of their group),
-    for every annotator at once from three queries (batches, assignments, annotators)."""
+    for every annotator at once from four queries (batches, assignments, annotators, and
+    training attempts: who failed the training quiz gets no work in any stage)."""
     batches: dict[int, set[int]] = defaultdict(set)
     for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
         "id", "stage_id"
@@ -220,8 +222,12 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
         for group_id in groups
     }
     people = Annotator.objects.filter(study=study, is_active=True).values_list("pk", "group_id")
+    outcomes = training_outcomes(study=study)
     for annotator_id, group_id in people:
         for stage_id in batches:
+            if outcomes.get(annotator_id) == "failed":  # the training quiz ended their part
+                without[stage_id, group_id] += 1
+                continue
             key = (stage_id, annotator_id)
             left = unfinished[stage_id, group_id]
             possible = len(left) > len(left.intersection(had.get(key, ())))

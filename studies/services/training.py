@@ -26,14 +26,15 @@ from django.utils import timezone
 
 from ..models import (
     Annotator,
+    Assignment,
     Stage,
     Study,
     TrainingAnswer,
     TrainingAttempt,
     TrainingItem,
-    TrainingQuiz,
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
+from ..selectors.training import training_rules, training_status
 from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
 
 Status = TrainingAttempt.Status
@@ -70,18 +71,6 @@ class TrainingRefused(Exception):
         self.problem = problem
         self.message = self.MESSAGES[problem]
         super().__init__(self.message)
-
-
-@dataclass(frozen=True)
-class QuizRules:
-    pass_mark: int
-    attempts: int
-
-
-def training_rules(*, study: Study) -> QuizRules:
-    """The study's pass mark and number of attempts (the defaults without settings)."""
-    quiz = TrainingQuiz.objects.filter(study=study).first() or TrainingQuiz(study=study)
-    return QuizRules(pass_mark=quiz.pass_mark, attempts=quiz.attempts)
 
 
 def training_items(*, study: Study) -> list[TrainingItem]:
@@ -145,20 +134,6 @@ class TrainingOutcome:
             "passed": "Passed",
             "failed": "Failed",
         }[self.status]
-
-
-def training_status(*, statuses: list[str], attempts_allowed: int) -> str:
-    """The outcome of attempts with ``statuses`` (oldest first): "passed" once one
-    passed, "in_progress" during one, "failed" once every attempt allowed failed, else
-    "not_started" (before the first attempt, or between attempts). The one rule, for
-    the pages, the admin and the export."""
-    if Status.PASSED in statuses:
-        return "passed"
-    if statuses and statuses[-1] == Status.IN_PROGRESS:
-        return "in_progress"
-    if statuses and len(statuses) >= attempts_allowed:
-        return "failed"
-    return "not_started"
 
 
 def training_outcome(*, annotator: Annotator) -> TrainingOutcome | None:
@@ -290,11 +265,10 @@ def training_answer_record(
 
 
 def training_is_locked(*, study: Study) -> bool:
-    """The quiz cannot change once annotation started (answers to batches or to the
-    quiz exist): every attempt must have answered the same quiz."""
-    from ..selectors import study_has_judgements
-
+    """The quiz cannot change once annotation started (a batch claimed, or an attempt
+    at the quiz): every annotator must answer the same quiz, and nobody may meet the
+    gate in the middle of a batch."""
     return (
-        study_has_judgements(study_id=study.pk)
+        Assignment.objects.filter(stage__study=study).exists()
         or TrainingAttempt.objects.filter(annotator__study=study).exists()
     )

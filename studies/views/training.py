@@ -141,6 +141,7 @@ def _feedback_context(request, items, number: int, answer: TrainingAnswer) -> di
     return {
         "study": study,
         "item": item,
+        "attempt": answer.attempt,
         "answer": answer,
         "number": number,
         "n_items": len(items),

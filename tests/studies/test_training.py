@@ -14,13 +14,14 @@ from studies.models import (
     TrainingAnswer,
     TrainingAttempt,
 )
+from studies.selectors import study_progress
+from studies.selectors.training import training_status
 from studies.services.crowd import PROLIFIC_COMPLETE_URL
 from studies.services.training import (
     TrainingProblem,
     TrainingRefused,
     training_outcome,
     training_score_passes,
-    training_status,
 )
 from studies.views.common import TRAINING_FIRST
 
@@ -329,3 +330,24 @@ def test_the_gate_costs_no_query_of_its_own(client, trainee, django_assert_num_q
 def test_the_outcome_of_an_annotator_of_a_study_without_a_quiz_is_none(open_study):
     annotator = annotator_ready_for_quiz(open_study)
     assert training_outcome(annotator=annotator) is None
+
+
+def test_who_failed_the_quiz_counts_as_unable_to_get_work_in_the_progress_table(
+    client, trainee, open_study
+):
+    def layperson_cells():
+        progress = study_progress(study=open_study)
+        group = open_study.groups.get(name="Layperson")
+        return [
+            progress.cell(stage_position=s.position, group_id=group.pk)
+            for s in open_study.stages.all()
+        ]
+
+    before = layperson_cells()
+    assert all(c.without_work == 0 for c in before)
+    take_attempt(client, [WRONG_ANSWER] * 5)
+    take_attempt(client, [WRONG_ANSWER] * 5)
+    after = layperson_cells()
+    assert all(c.without_work == 1 for c in after)
+    # Nobody is left who can take the open slots: the invitations needed grow.
+    assert [c.annotators_needed for c in after] > [c.annotators_needed for c in before]
