@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ..forms import AnswerForm, item_shown_at
 from ..models import Stage, TrainingAnswer, TrainingAttempt
-from ..protocol import DESCRIPTION_MAX_LENGTH, DESCRIPTION_MIN_LENGTH, selected_categories
+from ..protocol import selected_categories
 from ..services.crowd import crowd_entry_close
 from ..services.training import (
     TrainingProblem,
@@ -23,7 +23,7 @@ from ..services.training import (
     training_items,
     training_outcome,
 )
-from .annotate import SHORTCUT_KEYS
+from .annotate import item_panel_questions
 from .common import annotator_page, render_with_crowd_return
 
 REFUSAL_STATUS = {TrainingProblem.NO_SUCH_ITEM: 404, TrainingProblem.NO_QUIZ: 404}
@@ -85,10 +85,9 @@ def training(request: HttpRequest) -> HttpResponse:
 def _item_context(request, items, number: int, attempt: TrainingAttempt, form=None) -> dict:
     study = request.study
     item = items[number - 1]
-    categories = study.categories_in_order  # read with the annotator
     settings = training_answer_settings(study=study)
     if form is None:
-        form = AnswerForm(categories=categories, settings=settings)
+        form = AnswerForm(categories=study.categories_in_order, settings=settings)
     n_answered = attempt.answers.count()
     url = reverse("studies:training_item", args=[study.slug, number])
     turns = item.dialogue_turns
@@ -105,16 +104,7 @@ def _item_context(request, items, number: int, attempt: TrainingAttempt, form=No
         "form": form,
         "form_url": url,
         "item_url": url,
-        "settings": settings,
-        "description_min": DESCRIPTION_MIN_LENGTH,
-        "description_max": DESCRIPTION_MAX_LENGTH,
-        "categories": [
-            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "")
-            for i, c in enumerate(categories)
-        ],
-        "scale": sorted(study.empathy_scale.items()),
-        "question": study.coherence_question,
-        "statement": study.empathy_statement,
+        **item_panel_questions(study, settings),
         "revision": 0,
         "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "turns": turns,
