@@ -27,6 +27,7 @@ from django.utils import timezone
 from ..models import (
     Annotator,
     Assignment,
+    CrowdEntry,
     Stage,
     Study,
     TrainingAnswer,
@@ -35,6 +36,7 @@ from ..models import (
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
 from ..selectors.training import training_rules, training_status
+from .crowd import crowd_entry_close
 from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
 
 Status = TrainingAttempt.Status
@@ -260,8 +262,23 @@ def training_answer_record(
         attempt.n_right = n_right
         attempt.finished_at = now
         attempt.save(update_fields=["status", "n_right", "finished_at"])
+        if not passed and attempt.number >= rules.attempts:
+            training_screen_out(annotator=annotator, now=now)
     recorded.attempt = attempt
     return recorded
+
+
+def training_screen_out(*, annotator: Annotator, now: datetime | None = None):
+    """A crowd worker who failed the quiz's last attempt is sent back from the first
+    stage as screened out (``crowd_entry_close``: the first outcome stands, so asking
+    again gives the same return). Their ``CrowdReturn``; None for an invited
+    annotator."""
+    first = Stage.objects.filter(study_id=annotator.study_id).order_by("position").first()
+    if first is None:
+        return None
+    return crowd_entry_close(
+        annotator=annotator, stage=first, outcome=CrowdEntry.Outcome.SCREENED_OUT, now=now
+    )
 
 
 def training_is_locked(*, study: Study) -> bool:

@@ -10,9 +10,8 @@ from django.shortcuts import redirect, render
 from django.urls import reverse
 
 from ..forms import AnswerForm, item_shown_at
-from ..models import Stage, TrainingAnswer, TrainingAttempt
+from ..models import TrainingAnswer, TrainingAttempt
 from ..protocol import selected_categories
-from ..services.crowd import crowd_entry_close
 from ..services.training import (
     TrainingProblem,
     TrainingRefused,
@@ -22,6 +21,7 @@ from ..services.training import (
     training_attempt_start,
     training_items,
     training_outcome,
+    training_screen_out,
 )
 from .annotate import item_panel_questions
 from .common import annotator_page, render_with_crowd_return
@@ -63,11 +63,7 @@ def training(request: HttpRequest) -> HttpResponse:
     if outcome.status == "in_progress":
         answered = attempt.answers.count()
         return redirect("studies:training_item", slug=study.slug, number=answered + 1)
-    back = None
-    if outcome.status == "failed":
-        first = Stage.objects.filter(study=study).order_by("position").first()
-        if first is not None:
-            back = crowd_entry_close(annotator=annotator, stage=first, outcome="screened_out")
+    back = training_screen_out(annotator=annotator) if outcome.status == "failed" else None
     return render_with_crowd_return(
         request,
         "studies/annotate/training.html",

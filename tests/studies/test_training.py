@@ -209,6 +209,8 @@ def test_a_crowd_worker_who_fails_is_returned_screened_out_with_the_stages_code(
     )
     client.get(f"/i/{worker.access_token}/")
     take_attempt(client, [WRONG_ANSWER] * 5)
+    # Recorded with the last answer, before the worker sees the result page.
+    assert CrowdEntry.objects.get(annotator=worker).outcome == "screened_out"
     page = client.get(QUIZ).content.decode()
     assert "Thank you for taking part" in page
     name = "Prolific" if platform == "prolific" else "MTurk"

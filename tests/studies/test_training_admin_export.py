@@ -249,3 +249,12 @@ def test_an_answered_practice_item_cannot_be_deleted_but_its_annotator_can(train
     passed.delete()
     assert not TrainingAttempt.objects.filter(annotator_id=passed.pk).exists()
     assert TrainingAnswer.objects.count() == 10 + 1
+
+
+def test_the_export_command_writes_the_training_file(trained_study):
+    from django.core.management import call_command
+
+    out = io.StringIO()
+    call_command("export_annotations", "pilot", "--format", "training", stdout=out)
+    rows = rows_of(out.getvalue())
+    assert rows[0] == list(TRAINING_COLUMNS) and len(rows) == 1 + 16
