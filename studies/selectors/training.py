@@ -4,6 +4,7 @@ attempts (the one rule), and who failed it (``studies.services.training`` writes
 from dataclasses import dataclass
 
 from ..models import Study, TrainingAttempt, TrainingQuiz
+from ..models.training import DEFAULT_ATTEMPTS
 
 Status = TrainingAttempt.Status
 
@@ -35,11 +36,15 @@ def training_status(*, statuses: list[str], attempts_allowed: int) -> str:
 
 
 def training_outcomes(*, study: Study) -> dict[int, str]:
-    """Annotator id → outcome, for the study's annotators with at least one attempt
-    (one query for the attempts)."""
+    """Annotator id → outcome, for the study's annotators with at least one attempt.
+    One query: the attempts, each with the study's number of attempts allowed (joined;
+    the default without quiz settings)."""
     statuses: dict[int, list[str]] = {}
+    allowed = DEFAULT_ATTEMPTS
     rows = TrainingAttempt.objects.filter(annotator__study=study).order_by("annotator_id", "number")
-    for annotator_id, status in rows.values_list("annotator_id", "status"):
+    for annotator_id, status, attempts in rows.values_list(
+        "annotator_id", "status", "annotator__study__training_quiz__attempts"
+    ):
         statuses.setdefault(annotator_id, []).append(status)
-    allowed = training_rules(study=study).attempts
+        allowed = attempts or DEFAULT_ATTEMPTS
     return {a: training_status(statuses=s, attempts_allowed=allowed) for a, s in statuses.items()}

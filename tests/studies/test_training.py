@@ -15,7 +15,7 @@ from studies.models import (
     TrainingAttempt,
 )
 from studies.selectors import study_progress
-from studies.selectors.training import training_status
+from studies.selectors.training import training_outcomes, training_status
 from studies.services.crowd import PROLIFIC_COMPLETE_URL
 from studies.services.training import (
     TrainingProblem,
@@ -211,6 +211,9 @@ def test_a_crowd_worker_who_fails_is_returned_screened_out_with_the_stages_code(
     take_attempt(client, [WRONG_ANSWER] * 5)
     # Recorded with the last answer, before the worker sees the result page.
     assert CrowdEntry.objects.get(annotator=worker).outcome == "screened_out"
+    # One attempt allowed here: one failed attempt is the end (also as the export and
+    # the progress table read it).
+    assert training_outcomes(study=open_study) == {worker.pk: "failed"}
     page = client.get(QUIZ).content.decode()
     assert "Thank you for taking part" in page
     name = "Prolific" if platform == "prolific" else "MTurk"
