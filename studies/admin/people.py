@@ -18,6 +18,7 @@ from .common import (
     judgement_empathy_label,
     judgement_most_evident_label,
 )
+from .training import TrainingAttemptInline, TrainingOutcomeMixin
 
 
 class AnnotatorForm(forms.ModelForm):
@@ -67,7 +68,7 @@ class WaitExemptionInline(admin.TabularInline):
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(admin.ModelAdmin):
+class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
     form = AnnotatorForm
     list_display = (
         "pseudonym", "group", "study", "consented", "created_at", "last_seen_at", "is_active",
@@ -75,15 +76,16 @@ class AnnotatorAdmin(admin.ModelAdmin):
     list_filter = ("study", "group", "is_active", "platform")
     search_fields = ("pseudonym", "platform_participant_id")
     list_select_related = ("group__study", "study")
-    inlines = (WaitExemptionInline,)
+    inlines = (WaitExemptionInline, TrainingAttemptInline)
     readonly_fields = (
         "study", "group", "pseudonym", "invitation_link", "platform", "platform_participant_id",
-        "consented_version", "consented_at", "tutorial_completed_at", "created_at", "last_seen_at",
+        "consented_version", "consented_at", "tutorial_completed_at", "training_outcome_display",
+        "created_at", "last_seen_at",
     )  # fmt: skip
     fields = (
         "pseudonym", "study", "group", "invitation_link", "is_active", "email", "platform",
         "platform_participant_id", "consented_version", "consented_at", "tutorial_completed_at",
-        "created_at", "last_seen_at",
+        "training_outcome_display", "created_at", "last_seen_at",
     )  # fmt: skip
 
     def has_add_permission(self, request):

@@ -50,6 +50,7 @@ from .configuration import (
 )
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
 from .privacy import PurgePersonalDataMixin
+from .training import TrainingItemInline, TrainingQuizInline
 
 SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
 
@@ -137,7 +138,10 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
     list_filter = ("status",)
     search_fields = ("slug", "title")
     prepopulated_fields = {"slug": ("title",)}
-    inlines = (StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline)
+    inlines = (
+        StageInline, AnnotatorGroupInline, ErrorCategoryInline, ConsentVersionInline,
+        TrainingQuizInline, TrainingItemInline,
+    )  # fmt: skip
     actions = ("export_annotations", "purge_personal_data")  # analysis adds "run_analysis"
     change_form_template = "admin/studies/study/change_form.html"
     fieldsets = (

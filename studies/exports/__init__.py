@@ -72,6 +72,6 @@ def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
 
 
 def export_filename(*, study: Study, options: ExportOptions) -> str:
-    suffix = "" if options.fmt == "published" else "-full"
+    suffix = {"published": "", "full": "-full", "training": "-training"}[options.fmt]
     extension = "xlsx" if options.file == "xlsx" else "csv"
     return f"{study.slug}-annotations{suffix}.{extension}"

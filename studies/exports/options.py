@@ -10,7 +10,8 @@ from django.core.exceptions import ValidationError
 
 from ..models import Assignment, Reflection, Study
 
-FORMATS = ("published", "full")
+# "training": the training quiz's answers (studies.exports.training), not judgements.
+FORMATS = ("published", "full", "training")
 # The kinds of file, and how the admin page and the API describe them.
 FILES = {
     "csv": "CSV, every text exactly as stored (for pandas, R and re-import)",
@@ -87,7 +88,7 @@ def export_options_clean(*, study: Study, data: Mapping) -> ExportOptions:
     errors: dict[str, str] = {}
     fmt = (data.get("format") or "published").strip() if hasattr(data, "get") else "published"
     if fmt not in FORMATS:
-        errors["format"] = f'Choose "published" or "full", not "{fmt}".'
+        errors["format"] = f'Choose "published", "full" or "training", not "{fmt}".'
     file = (data.get("file") or "csv").strip() if hasattr(data, "get") else "csv"
     try:
         file_clean(file)

@@ -133,7 +133,13 @@ def _iso(value) -> str:
 
 def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     """The header, then one list of cells per judgement, streamed from the database.
-    Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``."""
+    Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``.
+    The training format has rows of its own (``studies.exports.training``)."""
+    if options.fmt == "training":
+        from .training import training_export_rows
+
+        yield from training_export_rows(study=study, options=options)
+        return
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)
     slug_of_bit = {bit: slug for slug, bit in categories}

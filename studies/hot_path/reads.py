@@ -16,6 +16,8 @@ from ..models import (
     Reflection,
     Stage,
     Study,
+    TrainingAttempt,
+    TrainingItem,
 )
 from ..protocol import AnswerSettings
 from .sql import (
@@ -107,9 +109,24 @@ def _stage_settings_from(value) -> dict[int, AnswerSettings]:
 _CATEGORY_ORDER = [name for name in ErrorCategory._meta.ordering if name != "study"]
 
 
+def _training_due() -> str:
+    """An expression: whether the annotator still has the study's training quiz to pass
+    (the study has practice items and no attempt of theirs passed;
+    ``studies.services.training``)."""
+    passed = TrainingAttempt.Status.PASSED.value  # an identifier of ours, safe as a literal
+    return (
+        f"(EXISTS (SELECT 1 FROM {table(TrainingItem)}"
+        f" WHERE {column(TrainingItem, 'study')} = {column(Annotator, 'study')})"
+        f" AND NOT EXISTS (SELECT 1 FROM {table(TrainingAttempt)}"
+        f" WHERE {column(TrainingAttempt, 'annotator')} = {column(Annotator, 'id')}"
+        f" AND {column(TrainingAttempt, 'status')} = '{passed}'))"
+    )
+
+
 def annotator_select() -> str:
     """``SELECT`` … ``FROM`` the annotator joined with its study, the id of the study's
-    current consent version and its categories (for ``annotator_from_row``); the
+    current consent version, its categories and whether the training quiz is still due
+    (for ``annotator_from_row``); the
     caller adds its joins and a ``WHERE`` that names the annotator and the study's
     ``slug`` (the study must be the one of the URL) and keeps only active annotators
     (``active_annotators``)."""
@@ -121,7 +138,7 @@ def annotator_select() -> str:
     return (
         f"SELECT {select_list(Annotator, 'a')}, {select_list(Study, 's')},"
         f" {consent} AS current_consent_id, {_categories_json()} AS categories,"
-        f" {_stage_settings_json()} AS stage_settings"
+        f" {_stage_settings_json()} AS stage_settings, {_training_due()} AS training_due"
         f" FROM {table(Annotator)}"
         f" JOIN {table(Study)} ON {column(Study, 'id')} = {column(Annotator, 'study')}"
     )
@@ -142,6 +159,7 @@ def annotator_from_row(row: dict) -> Annotator:
     prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
     annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
+    annotator.training_due = bool(row["training_due"])
     return annotator
 
 

@@ -43,6 +43,7 @@ from .study import (
     Study,
     new_study_seed,
 )
+from .training import TrainingAnswer, TrainingAttempt, TrainingItem, TrainingQuiz
 from .work import Assignment, Judgement
 
 __all__ = [
@@ -76,6 +77,10 @@ __all__ = [
     "Stage",
     "StageUnlockNotice",
     "Study",
+    "TrainingAnswer",
+    "TrainingAttempt",
+    "TrainingItem",
+    "TrainingQuiz",
     "WaitExemption",
     "new_access_token",
     "new_study_seed",

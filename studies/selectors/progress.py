@@ -9,6 +9,7 @@ from django.db.models import Count
 
 from ..models import Annotator, AnnotatorGroup, Assignment, Batch, Judgement, Stage, Study
 from ..protocol import stage_finished
+from .training import training_outcomes
 
 
 @dataclass(frozen=True)
@@ -187,9 +188,9 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     """Per (stage, group): how many of the group's active annotators can no longer get
     work in the stage (finished by ``stage_finished`` short of m batches: no batch of
     the stage can ever be theirs, every batch they never had has k submitted annotators
-    of their group), and how many batches the others can still take (m minus what they
-    hold), for every annotator at once from three queries (batches, assignments,
-    annotators)."""
+    of their group; or the training quiz ended their part), and how many batches the
+    others can still take (m minus what they hold), for every annotator at once from
+    four queries (batches, assignments, annotators, training attempts)."""
     batches: dict[int, set[int]] = defaultdict(set)
     for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
         "id", "stage_id"
@@ -227,8 +228,12 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
         .exclude(questionnaire_responses__screened_out=True)
         .values_list("pk", "group_id")
     )
+    outcomes = training_outcomes(study=study)
     for annotator_id, group_id in people:
         for stage_id in batches:
+            if outcomes.get(annotator_id) == "failed":  # the training quiz ended their part
+                without[stage_id, group_id] += 1
+                continue
             key = (stage_id, annotator_id)
             left = unfinished[stage_id, group_id]
             possible = len(left) > len(left.intersection(had.get(key, ())))

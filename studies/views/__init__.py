@@ -5,6 +5,7 @@ from .coding import coding, coding_code_add, coding_export
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations, export_questionnaires
 from .questionnaires import questionnaire
+from .training import training, training_item
 
 __all__ = [
     "batch",
@@ -25,5 +26,7 @@ __all__ = [
     "questionnaire",
     "review",
     "start",
+    "training",
+    "training_item",
     "tutorial",
 ]

@@ -66,6 +66,23 @@ def _first_unanswered(assignment: Assignment) -> int | None:
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
 
 
+def item_panel_questions(study, settings) -> dict:
+    """What the item panel (``_item.html``) asks, for a batch or a practice item: the
+    stage's settings, the study's categories (with their shortcut keys), scale and
+    wording."""
+    categories = study.categories_in_order
+    return {
+        "settings": settings,
+        "description_min": DESCRIPTION_MIN_LENGTH,
+        "description_max": DESCRIPTION_MAX_LENGTH,
+        "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
+        "keys": ITEM_KEYS,
+        "scale": sorted(study.empathy_scale.items()),
+        "question": study.coherence_question,
+        "statement": study.empathy_statement,
+    }
+
+
 def _item_context(
     request, assignment: Assignment, number: int, form=None, saved=False, conflict=""
 ) -> dict:
@@ -98,14 +115,7 @@ def _item_context(
         "percent": round(100 * n_answered / n),
         "reflection": reflection,
         "form": form,
-        "settings": settings,
-        "description_min": DESCRIPTION_MIN_LENGTH,
-        "description_max": DESCRIPTION_MAX_LENGTH,
-        "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
-        "keys": ITEM_KEYS,
-        "scale": sorted(study.empathy_scale.items()),
-        "question": study.coherence_question,
-        "statement": study.empathy_statement,
+        **item_panel_questions(study, settings),
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,

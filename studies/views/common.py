@@ -3,6 +3,7 @@
 from functools import wraps
 
 from django.conf import settings
+from django.contrib import messages
 from django.core.cache import cache
 from django.shortcuts import redirect, render
 
@@ -53,11 +54,18 @@ def questionnaire_gate(annotator: Annotator, which: str):
     return None if step is None else redirect("studies:questionnaire", slug=annotator.study.slug)
 
 
-def annotator_page(*, consent: bool = True, tutorial: bool = True, questionnaires: str = SCREENING):
+def annotator_page(
+    *,
+    consent: bool = True,
+    tutorial: bool = True,
+    training: bool = True,
+    questionnaires: str = SCREENING,
+):
     """Views of one study's annotator: signed in through their link, and (unless the
-    view is part of getting there) consented to the current version and through the
-    tutorial. Direct URLs cannot skip either step. ``questionnaires``: which due
-    questionnaire comes first (``questionnaire_gate``)."""
+    view is part of getting there) consented to the current version, through the
+    tutorial and through the training quiz (``training_gate``). Direct URLs cannot skip
+    any step. ``questionnaires``: which due questionnaire comes first
+    (``questionnaire_gate``)."""
 
     def decorator(view):
         @wraps(view)
@@ -67,19 +75,54 @@ def annotator_page(*, consent: bool = True, tutorial: bool = True, questionnaire
                 return render(request, "studies/annotate/signed_out.html", status=403)
             request.annotator = annotator
             request.study = annotator.study
-            if (gate := questionnaire_gate(annotator, questionnaires)) is not None:
-                response = gate
-            elif consent and annotator_needs_consent(annotator=annotator):
-                response = redirect("studies:consent", slug=slug)
-            elif tutorial and annotator.tutorial_completed_at is None:
-                response = redirect("studies:tutorial", slug=slug)
-            else:
+            response = _step_due(
+                request,
+                annotator,
+                consent=consent,
+                tutorial=tutorial,
+                training=training,
+                questionnaires=questionnaires,
+            )
+            if response is None:
                 response = view(request, *args, **kwargs)
             return response_for_study_frame(response, annotator.study)
 
         return wrapper
 
     return decorator
+
+
+def _step_due(request, annotator: Annotator, *, consent, tutorial, training, questionnaires):
+    """A redirect to the step the annotator must take before this page, else None.
+    Screening comes before consent; the questionnaire after a finished stage after the
+    training quiz (nobody finishes a stage before passing it)."""
+    screening = SCREENING if questionnaires != NO_QUESTIONNAIRE else NO_QUESTIONNAIRE
+    if (gate := questionnaire_gate(annotator, screening)) is not None:
+        return gate
+    if consent and annotator_needs_consent(annotator=annotator):
+        return redirect("studies:consent", slug=annotator.study.slug)
+    if tutorial and annotator.tutorial_completed_at is None:
+        return redirect("studies:tutorial", slug=annotator.study.slug)
+    if training and (gate := training_gate(request, annotator)) is not None:
+        return gate
+    if questionnaires == ALL_QUESTIONNAIRES:
+        return questionnaire_gate(annotator, ALL_QUESTIONNAIRES)
+    return None
+
+
+def training_gate(request, annotator: Annotator):
+    """The training quiz's gate: to the quiz while the annotator's study has one they
+    have not passed (``annotator.training_due``, read with the annotator in the same
+    query), else None. A refused action (a POST, such as claiming a batch) is told why;
+    it wrote nothing."""
+    if not getattr(annotator, "training_due", False):
+        return None
+    if request.method == "POST":
+        messages.info(request, TRAINING_FIRST)
+    return redirect("studies:training", slug=annotator.study.slug)
+
+
+TRAINING_FIRST = "Please pass the practice quiz before your first batch."
 
 
 def render_with_crowd_return(request, template: str, back, context: dict, status: int = 200):

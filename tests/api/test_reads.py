@@ -262,8 +262,9 @@ def test_progress_counts_per_stage_and_group(api, api_study):
 
 def test_progress_takes_a_fixed_number_of_queries(api, api_study, django_assert_num_queries):
     # token, study, stages, groups, assignments by batch and status with their
-    # judgements; who can no longer get work: batches, assignments, annotators
-    with django_assert_num_queries(8):
+    # judgements; who can no longer get work: batches, assignments, annotators, and
+    # training quiz attempts (who failed the quiz gets no work)
+    with django_assert_num_queries(9):
         api.get("/api/studies/pilot/progress/")
 
 
@@ -401,5 +402,5 @@ def test_export_refuses_unknown_names_as_a_json_400(api, small_study):
     )
     assert response.status_code == 400
     body = response.json()
-    assert body["errors"]["format"] == ['Choose "published" or "full", not "xml".']
+    assert body["errors"]["format"] == ['Choose "published", "full" or "training", not "xml".']
     assert body["errors"]["stage"] == ["Not a stage of this study: Nope."]

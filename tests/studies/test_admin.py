@@ -86,11 +86,25 @@ def test_creating_a_study_in_the_admin_gives_it_default_categories_and_a_consent
             **INSTRUMENT,  # the defaults the add form shows
             **{
                 f"{prefix}-TOTAL_FORMS": 0
-                for prefix in ("stages", "groups", "categories", "consent_versions")
+                for prefix in (
+                    "stages",
+                    "groups",
+                    "categories",
+                    "consent_versions",
+                    "training_quiz",
+                    "training_items",
+                )
             },
             **{
                 f"{prefix}-INITIAL_FORMS": 0
-                for prefix in ("stages", "groups", "categories", "consent_versions")
+                for prefix in (
+                    "stages",
+                    "groups",
+                    "categories",
+                    "consent_versions",
+                    "training_quiz",
+                    "training_items",
+                )
             },
         },
     )

@@ -347,7 +347,7 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
             },
         )
     assert info.value.message_dict == {
-        "format": ['Choose "published" or "full", not "xlsx".'],
+        "format": ['Choose "published", "full" or "training", not "xlsx".'],
         "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".'],
         "stage": ["Not a stage of this study: Nope."],
         "include_expired": ["Use true or false."],

@@ -138,7 +138,14 @@ def test_a_new_study_cannot_be_created_open_and_is_told_to_save_a_draft_first(st
             "tutorial_example_turns": '[{"role": "client", "text": "I drink too much."}]',
             **{
                 f"{prefix}-{kind}_FORMS": 0
-                for prefix in ("stages", "groups", "categories", "consent_versions")
+                for prefix in (
+                    "stages",
+                    "groups",
+                    "categories",
+                    "consent_versions",
+                    "training_quiz",
+                    "training_items",
+                )
                 for kind in ("TOTAL", "INITIAL")
             },
         },

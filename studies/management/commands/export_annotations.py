@@ -5,6 +5,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.exports import (
+    FORMATS,
     csv_chunks,
     export_csv_chunks,
     export_options_clean,
@@ -24,7 +25,7 @@ class Command(BaseCommand):
 
     def add_arguments(self, parser):
         parser.add_argument("study_slug")
-        parser.add_argument("--format", choices=["published", "full"], default="published")
+        parser.add_argument("--format", choices=list(FORMATS), default="published")
         parser.add_argument("--out", metavar="PATH", help="Write here instead of stdout.")
         parser.add_argument("--stage", action="append", default=[], help="Only this stage.")
         parser.add_argument("--group", action="append", default=[], help="Only this group.")

@@ -1,0 +1,216 @@
+"""The training quiz's pages: the introduction and each attempt's result
+(``training``), and one practice item at a time in the batches' item panel, with its
+feedback once answered (``training_item``). The rules live in
+``studies.services.training``."""
+
+from django.contrib import messages
+from django.core.exceptions import ValidationError
+from django.http import HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
+from django.urls import reverse
+
+from ..forms import AnswerForm, item_shown_at
+from ..models import TrainingAnswer, TrainingAttempt
+from ..protocol import selected_categories
+from ..services.training import (
+    TrainingProblem,
+    TrainingRefused,
+    training_answer_record,
+    training_answer_settings,
+    training_answer_target,
+    training_attempt_start,
+    training_items,
+    training_outcome,
+    training_screen_out,
+)
+from .annotate import item_panel_questions
+from .common import annotator_page, render_with_crowd_return
+
+REFUSAL_STATUS = {TrainingProblem.NO_SUCH_ITEM: 404, TrainingProblem.NO_QUIZ: 404}
+
+
+def _refused(request, refusal: TrainingRefused) -> HttpResponse:
+    """The refusal's message, on its own page (or in the item panel for htmx)."""
+    template = (
+        "studies/annotate/_training_message.html"
+        if request.htmx
+        else "studies/annotate/training_message.html"
+    )
+    return render(
+        request,
+        template,
+        {"study": request.study, "message": refusal.message},
+        status=REFUSAL_STATUS.get(refusal.problem, 409),
+    )
+
+
+@annotator_page(training=False)
+def training(request: HttpRequest) -> HttpResponse:
+    """GET: the introduction, the attempt in progress, or the last attempt's result.
+    POST: start the next attempt."""
+    study, annotator = request.study, request.annotator
+    if request.method == "POST":
+        try:
+            training_attempt_start(annotator=annotator)
+        except TrainingRefused as refusal:
+            messages.info(request, refusal.message)
+            return redirect("studies:training", slug=study.slug)
+        return redirect("studies:training_item", slug=study.slug, number=1)
+    outcome = training_outcome(annotator=annotator)
+    if outcome is None:
+        return redirect("studies:home", slug=study.slug)
+    attempt = outcome.current
+    if outcome.status == "in_progress":
+        answered = attempt.answers.count()
+        return redirect("studies:training_item", slug=study.slug, number=answered + 1)
+    back = training_screen_out(annotator=annotator) if outcome.status == "failed" else None
+    return render_with_crowd_return(
+        request,
+        "studies/annotate/training.html",
+        back,
+        {
+            "study": study,
+            "annotator": annotator,
+            "outcome": outcome,
+            "attempt": attempt,
+            "n_items": len(training_items(study=study)),
+        },
+    )
+
+
+def _item_context(request, items, number: int, attempt: TrainingAttempt, form=None) -> dict:
+    study = request.study
+    item = items[number - 1]
+    settings = training_answer_settings(study=study)
+    if form is None:
+        form = AnswerForm(categories=study.categories_in_order, settings=settings)
+    n_answered = attempt.answers.count()
+    url = reverse("studies:training_item", args=[study.slug, number])
+    turns = item.dialogue_turns
+    return {
+        "study": study,
+        "item": item,
+        "attempt": attempt,
+        "item_heading": "Practice item",
+        "number": number,
+        "n_items": len(items),
+        "n_answered": n_answered,
+        "percent": round(100 * n_answered / len(items)),
+        "reflection": {"text": item.text},
+        "form": form,
+        "form_url": url,
+        "item_url": url,
+        **item_panel_questions(study, settings),
+        "revision": 0,
+        "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
+        "turns": turns,
+        "last_client": max((i for i, t in enumerate(turns) if t["role"] == "client"), default=None),
+    }
+
+
+def _answer_summary(answer: TrainingAnswer, categories) -> str:
+    if answer.coherent:
+        return "Yes"
+    chosen = selected_categories(answer.error_flags, [(c.bit, c.label) for c in categories])
+    return "No" + (f" — {', '.join(chosen)}" if chosen else "")
+
+
+def _feedback_context(request, items, number: int, answer: TrainingAnswer) -> dict:
+    study = request.study
+    item = items[number - 1]
+    settings = training_answer_settings(study=study)
+    expected = "Yes" if item.expected_coherent else "No"
+    expected_categories = [c.label for c in item.expected_categories.all()]
+    if not item.expected_coherent and settings.asks_categories and expected_categories:
+        expected += " — at least one of: " + ", ".join(expected_categories)
+    last = number >= len(items)
+    return {
+        "study": study,
+        "item": item,
+        "attempt": answer.attempt,
+        "answer": answer,
+        "number": number,
+        "n_items": len(items),
+        "given": _answer_summary(answer, study.categories_in_order),
+        "expected": expected,
+        "next_url": reverse("studies:training", args=[study.slug])
+        if last
+        else reverse("studies:training_item", args=[study.slug, number + 1]),
+        "last": last,
+        "turns": item.dialogue_turns,
+        "last_client": None,
+    }
+
+
+def _render(request, context: dict, status: int = 200) -> HttpResponse:
+    """The practice item's page; for htmx only its panel (the item or its feedback)."""
+    if not request.htmx:
+        template = "studies/annotate/training_item.html"
+    elif "answer" in context:
+        template = "studies/annotate/_training_feedback.html"
+    else:
+        template = "studies/annotate/_item.html"
+    return render(request, template, context, status=status)
+
+
+@annotator_page(training=False)
+def training_item(request: HttpRequest, number: int) -> HttpResponse:
+    """Practice item ``number`` of the attempt in progress: the item panel, or once
+    answered its feedback. POST: the answer (checked as in a batch)."""
+    study, annotator = request.study, request.annotator
+    items = training_items(study=study)
+    if not items:
+        return _refused(request, TrainingRefused(TrainingProblem.NO_QUIZ))
+    attempt = TrainingAttempt.objects.filter(
+        annotator=annotator, status=TrainingAttempt.Status.IN_PROGRESS
+    ).first()
+    if request.method == "POST":
+        return _training_item_save(request, items, number, attempt)
+    if not 1 <= number <= len(items):
+        return _refused(request, TrainingRefused(TrainingProblem.NO_SUCH_ITEM))
+    answer = None
+    if attempt is None:
+        # The attempt just finished: its last answer's feedback, else the quiz page.
+        last = TrainingAttempt.objects.filter(annotator=annotator).order_by("-number").first()
+        if last is not None:
+            answer = last.answers.filter(item=items[number - 1]).first()
+        if answer is None or number != len(items):
+            return redirect("studies:training", slug=study.slug)
+    else:
+        answer = attempt.answers.filter(item=items[number - 1]).first()
+    if answer is not None:
+        return _render(request, _feedback_context(request, items, number, answer))
+    return _render(request, _item_context(request, items, number, attempt))
+
+
+def _training_item_save(request, items, number: int, attempt) -> HttpResponse:
+    study = request.study
+    form = AnswerForm(
+        request.POST,
+        categories=study.categories_in_order,
+        settings=training_answer_settings(study=study),
+    )
+    try:
+        if not form.is_valid():
+            # Say why the quiz takes no answer here rather than how to fill the form.
+            training_answer_target(annotator=request.annotator, position=number)
+            return _render(
+                request,
+                _item_context(request, items, number, attempt, form=form),
+                status=422,
+            )
+        answer = training_answer_record(
+            annotator=request.annotator, position=number, answer=form.answer()
+        )
+    except TrainingRefused as refusal:
+        return _refused(request, refusal)
+    except ValidationError as exc:
+        form.add_answer_errors(exc)
+        return _render(
+            request,
+            _item_context(request, items, number, attempt, form=form),
+            status=422,
+        )
+    if request.htmx:
+        return _render(request, _feedback_context(request, items, number, answer))
+    return redirect("studies:training_item", slug=study.slug, number=number)
