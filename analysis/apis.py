@@ -18,9 +18,8 @@ from studies.api_framework import (
 )
 from studies.apis import study_or_404
 from studies.apis.common import TAG_DATA
-from studies.apis.exports import CsvRenderer, XlsxRenderer
+from studies.apis.exports import FILE_PARAMETER, CsvRenderer, XlsxRenderer
 from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
-from studies.exports import FILES
 from studies.permissions import JUDGEMENT_READ_PERMS
 
 from .item_export import COLUMNS as ITEM_COLUMNS
@@ -199,13 +198,7 @@ class ItemExportApi(ResearcherApi):
             OpenApiParameter(
                 "include_expired", bool, description="Also batches that expired before submission."
             ),
-            OpenApiParameter(
-                "file",
-                str,
-                enum=list(FILES),
-                description="Default: csv. "
-                + " ".join(f"`{name}`: {what}." for name, what in FILES.items()),
-            ),
+            FILE_PARAMETER,
         ],
         responses={
             (200, "text/csv"): OpenApiResponse(

@@ -44,6 +44,15 @@ class ExportNegotiation(DefaultContentNegotiation):
     settings = SimpleNamespace(URL_FORMAT_OVERRIDE=None)
 
 
+#: ``?file=``: the kinds of file every export offers (``FILES``).
+FILE_PARAMETER = OpenApiParameter(
+    "file",
+    str,
+    enum=list(FILES),
+    description="Default: csv. " + " ".join(f"`{name}`: {what}." for name, what in FILES.items()),
+)
+
+
 def _list(name: str, what: str) -> OpenApiParameter:
     return OpenApiParameter(
         name, str, many=True, description=f"Only this {what} (repeat for several)."
@@ -64,13 +73,7 @@ class AnnotationExportApi(ResearcherApi):
         summary="Export annotations as CSV or Excel (streamed)",
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), description="Default: published."),
-            OpenApiParameter(
-                "file",
-                str,
-                enum=list(FILES),
-                description="Default: csv. "
-                + " ".join(f"`{name}`: {what}." for name, what in FILES.items()),
-            ),
+            FILE_PARAMETER,
             _list("stage", "stage name"),
             _list("group", "group name"),
             _list("source", "reflection source"),
