@@ -18,12 +18,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..exports import codes_filename, codes_rows
 from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
-from ..permissions import (
-    CODE_ADD_PERM,
-    user_may_code_descriptions,
-    user_may_read_judgements,
-    user_may_read_studies,
-)
+from ..permissions import CODE_ADD_PERM, user_may_code_descriptions, user_may_export
 from ..selectors.coding import (
     coding_position,
     descriptions_filtered,
@@ -60,16 +55,6 @@ def _staff_page(may):
 
 #: The coding page and its codebook form (``user_may_code_descriptions``).
 coding_page = _staff_page(user_may_code_descriptions)
-
-
-def _may_download_codes(user) -> bool:
-    """The codes hold descriptions: what the annotation exports need."""
-    return (
-        user.is_active
-        and user.is_staff
-        and user_may_read_studies(user)
-        and user_may_read_judgements(user)
-    )
 
 
 def _stage(slug: str, position: int) -> Stage:
@@ -156,7 +141,7 @@ def _render(request, context, *, status=200) -> HttpResponse:
         context |= {
             "sources": stage_description_sources(stage=stage),
             "can_add_codes": request.user.has_perm(CODE_ADD_PERM),
-            "can_download": _may_download_codes(request.user),
+            "can_download": user_may_export(request.user),
             "code_form": context.get("code_form", {}),
         }
     return render(request, template, context, status=status)
@@ -283,7 +268,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 
 
 @require_GET
-@_staff_page(_may_download_codes)
+@_staff_page(user_may_export)
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's codes as CSV (``?stage=POSITION`` for one stage)."""
     study = get_object_or_404(Study, slug=slug)

@@ -21,7 +21,7 @@ from ..exports import (
 )
 from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
-from ..permissions import user_may_read_judgements, user_may_read_studies
+from ..permissions import user_may_export
 
 
 def rows_response(
@@ -80,7 +80,7 @@ def export_annotations(request, slug: str):
     &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
     user = request.user
-    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+    if not user_may_export(user):
         raise PermissionDenied  # an export is rows of judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
@@ -96,7 +96,7 @@ def export_questionnaires(request, slug: str):
     """The questionnaire answers (``studies.exports.questionnaires``):
     ``?file=csv|csv-spreadsheet-safe|xlsx``."""
     user = request.user
-    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+    if not user_may_export(user):
         raise PermissionDenied  # answers, like judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:

@@ -208,9 +208,17 @@ def test_who_may_code(client, coding_stage, codebook):
     assert signed_in(client, viewer).get(url).status_code == 403
     export = reverse("studies:coding_export", args=[coding_stage.study.slug])
     assert client.get(export).status_code == 200  # reading the codes is reading judgements
+    # Descriptions are judgement data: coding them needs reading judgements.
     coder = make_staff("coder_only", perms=("view_study", "add_descriptioncoding"))
     client = signed_in(client, coder)
-    assert client.get(url).status_code == 200
+    assert client.get(url).status_code == 403
+    assert (
+        client.post(
+            url, {"judgement": coded_descriptions(coding_stage)[0], "uninformative": "on"}
+        ).status_code
+        == 403
+    )
+    assert not DescriptionCoding.objects.exists()
     add = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
     assert client.post(add, {"slug": "x", "label": "X"}).status_code == 403
     assert client.get(export).status_code == 403
