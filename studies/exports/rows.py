@@ -14,12 +14,13 @@ from ..datafiles.published.columns import (
     NO,
     PUBLISHED_CATEGORY_COLUMNS,
     PUBLISHED_COLUMNS,
+    PUBLISHED_OPTIONAL_COLUMNS,
     YES,
 )
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import DescriptionCoding, DialogueContext, ErrorCategory, Judgement, Reflection, Study
 from ..protocol import category_selected
-from .codes import PRIMARY_CODES_COLUMN, primary_codes_by_judgement
+from .codes import PRIMARY_CODES_COLUMN, UNINFORMATIVE, primary_codes_by_judgement
 from .options import ExportOptions
 
 CHUNK_SIZE = 5000
@@ -69,6 +70,20 @@ FULL_COLUMNS_TAIL = (
     "submitted_at",
     "attention_check_passed",
 )
+
+#: Names no code or error category may take: the exports' other columns (a category
+#: is a column of its own) and the ``description_codes`` value of an uninformative
+#: coding.
+RESERVED_SLUGS = frozenset(
+    {
+        *FULL_COLUMNS_HEAD,
+        *FULL_COLUMNS_TAIL,
+        *PUBLISHED_COLUMNS,
+        *PUBLISHED_OPTIONAL_COLUMNS,
+        PRIMARY_CODES_COLUMN,
+        UNINFORMATIVE,
+    }
+) - set(PUBLISHED_CATEGORY_COLUMNS)
 
 
 def _has_descriptions(study: Study) -> bool:
