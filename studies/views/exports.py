@@ -66,7 +66,7 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse | FileRes
     )
 
 
-def _bad_request(exc: ValidationError) -> HttpResponseBadRequest:
+def bad_request(exc: ValidationError) -> HttpResponseBadRequest:
     lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
     return HttpResponseBadRequest(
         "Nothing exported:\n" + "\n".join(lines), content_type="text/plain; charset=utf-8"
@@ -87,7 +87,7 @@ def export_annotations(request, slug: str):
         options = export_options_clean(study=study, data=request.GET)
         return export_response(study=study, options=options)
     except ValidationError as exc:
-        return _bad_request(exc)
+        return bad_request(exc)
 
 
 @require_GET
@@ -112,4 +112,4 @@ def export_questionnaires(request, slug: str):
     except ValidationError as exc:
         if not hasattr(exc, "error_dict"):
             exc = ValidationError({"file": exc.messages})
-        return _bad_request(exc)
+        return bad_request(exc)
