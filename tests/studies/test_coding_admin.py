@@ -22,6 +22,7 @@ from studies.models import (
 from studies.protocol import NO_ANSWER_CATEGORIES
 from studies.services import assignment_create, study_create
 from studies.services.coding import code_create, coder_join, coding_save
+from studies.services.coding_categories import NOT_COPIED, copied_fields
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
 from tests.studies.coding_fixtures import coded_descriptions, make_staff
 
@@ -373,3 +374,9 @@ def test_only_staff_become_coders_in_the_admin(admin_client, coding_stage, alice
     assert not Coder.objects.exists()
     admin_client.post(url, {"study": coding_stage.study.pk, "user": alice.pk})
     assert Coder.objects.get().user == alice
+
+
+def test_a_copy_takes_every_editable_study_field_but_its_identity():
+    fields = set(copied_fields())
+    assert {"information_sheet", "overlap_k", "batch_time_limit", "mturk_frame"} <= fields
+    assert not fields & (NOT_COPIED | {"id", "created_at", "updated_at"})
