@@ -5,6 +5,7 @@ import csv
 import io
 from io import StringIO
 
+import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
@@ -123,6 +124,17 @@ def test_export_codes_command(coding_stage, coded, tmp_path):
         call_command("export_codes", "pilot", "--stage", "9")
     with pytest.raises(CommandError, match="no directory"):
         call_command("export_codes", "pilot", "--out", str(tmp_path / "missing" / "x.csv"))
+
+
+def test_export_codes_command_writes_an_excel_workbook(coding_stage, coded, tmp_path):
+    target = tmp_path / "codes.xlsx"
+    call_command("export_codes", "pilot", "--excel", "--out", str(target), stderr=StringIO())
+    sheet = openpyxl.load_workbook(target, read_only=True).active
+    rows = [[cell or "" for cell in row] for row in sheet.iter_rows(values_only=True)]
+    assert rows == rows_of("".join(codes_csv_chunks(study=coding_stage.study)))
+    with pytest.raises(CommandError, match="binary file: pass --out"):
+        call_command("export_codes", "pilot", "--excel")
+    assert not list(tmp_path.glob("*.partial"))
 
 
 def test_codings_of_a_rejected_batch_are_left_out(coding_stage, coded):
