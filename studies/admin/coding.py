@@ -12,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import Code, Coder, DescriptionCoding
-from ..services.coding import coder_make_primary, coder_user_problem
+from ..services.coding import coder_make_primary, coder_user_problem, reserved_slug_message
 from ..services.coding_categories import codes_to_categories, codes_to_new_study
 from .common import ReadOnlyAdminMixin
 
@@ -52,8 +52,21 @@ class CodesToCategoriesForm(forms.Form):
         return cleaned
 
 
+class CodeForm(forms.ModelForm):
+    class Meta:
+        model = Code
+        fields = ("study", "slug", "label", "definition", "example")
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if problem := reserved_slug_message(slug):
+            raise ValidationError(problem)
+        return slug
+
+
 @admin.register(Code)
 class CodeAdmin(admin.ModelAdmin):
+    form = CodeForm
     list_display = ("label", "slug", "study", "n_codings", "definition")
     list_filter = ("study",)
     search_fields = ("slug", "label", "definition")

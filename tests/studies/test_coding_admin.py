@@ -380,3 +380,15 @@ def test_a_copy_takes_every_editable_study_field_but_its_identity():
     fields = set(copied_fields())
     assert {"information_sheet", "overlap_k", "batch_time_limit", "mturk_frame"} <= fields
     assert not fields & (NOT_COPIED | {"id", "created_at", "updated_at"})
+
+
+def test_the_admin_refuses_a_code_named_like_an_export_column(admin_client, coding_stage):
+    url = reverse("admin:studies_code_add")
+    data = {"study": coding_stage.study.pk, "slug": "error_description", "label": "Desc"}
+    response = admin_client.post(url, data)
+    assert "&quot;error_description&quot; names a column of the exports" in (
+        response.content.decode()
+    )
+    assert not Code.objects.exists()
+    admin_client.post(url, {**data, "slug": "vague"})
+    assert list(Code.objects.values_list("slug", flat=True)) == ["vague"]
