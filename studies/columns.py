@@ -43,6 +43,8 @@ PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN,
 # The primary coder's codes of the description: the full export's last column, in a
 # study whose descriptions were coded.
 PRIMARY_CODES_COLUMN = "description_codes"
+# Its value for a description the primary coder set aside as saying nothing specific.
+UNINFORMATIVE = "uninformative"
 
 # The full export's columns around its category columns.
 FULL_COLUMNS_HEAD = (
@@ -102,3 +104,7 @@ RESERVED_COLUMN_NAMES = frozenset(
     }
     - set(PUBLISHED_CATEGORY_COLUMNS)
 )
+
+#: Names no code of a codebook may take: a code may become a category (a column), and
+#: ``uninformative`` is the ``description_codes`` value of an uninformative coding.
+RESERVED_CODE_SLUGS = RESERVED_COLUMN_NAMES | {UNINFORMATIVE}

@@ -12,9 +12,10 @@ everywhere else too:
   judgement list;
 * assignment rows (the assignments API): *view assignment* or *change assignment*,
   as the admin's assignment list;
-* coding descriptions (the coding page): active staff who may read studies and hold
-  *add description coding*; growing the codebook there also needs *add code*. The
-  codes download needs what the exports need (it holds the descriptions).
+* coding descriptions (the coding page): active staff who may read studies and
+  judgements (descriptions are judgement data) and hold *add description coding*;
+  growing the codebook there also needs *add code*. The codes download needs what the
+  annotation exports need (``user_may_export``: it holds the descriptions).
 """
 
 from collections.abc import Iterable
@@ -41,10 +42,24 @@ CODING_PERM = "studies.add_descriptioncoding"
 CODE_ADD_PERM = "studies.add_code"
 
 
+def user_is_active_staff(user) -> bool:
+    """Staff pages and coders: an active staff account."""
+    return bool(user.is_active and user.is_staff)
+
+
+def user_may_export(user) -> bool:
+    """The annotation exports and every other download holding judgement rows."""
+    return (
+        user_is_active_staff(user)
+        and user_may_read_studies(user)
+        and user_may_read_judgements(user)
+    )
+
+
 def user_may_code_descriptions(user) -> bool:
     return bool(
-        user.is_active
-        and user.is_staff
+        user_is_active_staff(user)
         and user_may_read_studies(user)
+        and user_may_read_judgements(user)
         and user.has_perm(CODING_PERM)
     )

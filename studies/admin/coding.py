@@ -4,6 +4,7 @@ the codings, read-only (coders write them on the coding page)."""
 
 from django import forms
 from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected
 from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpResponseRedirect
@@ -11,7 +12,7 @@ from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import Code, Coder, DescriptionCoding
-from ..services.coding import STAFF_ONLY_MESSAGE, coder_make_primary
+from ..services.coding import coder_make_primary, coder_user_problem, reserved_slug_message
 from ..services.coding_categories import codes_to_categories, codes_to_new_study
 from .common import ReadOnlyAdminMixin
 
@@ -28,6 +29,19 @@ class CodesToCategoriesForm(forms.Form):
     title = forms.CharField(
         required=False, max_length=200, help_text="The new study's title (for a new study)."
     )
+    attention_check = forms.ChoiceField(
+        required=False,
+        label="Catches the attention check",
+        help_text="The code whose category a No must carry to pass the attention check "
+        "(needed for a new study, and for this study when none of its categories does).",
+    )
+
+    def __init__(self, *args, codes=(), **kwargs):
+        super().__init__(*args, **kwargs)
+        self.fields["attention_check"].choices = [
+            ("", "None of these"),
+            *((code.slug, code.label) for code in codes),
+        ]
 
     def clean(self):
         cleaned = super().clean()
@@ -38,8 +52,21 @@ class CodesToCategoriesForm(forms.Form):
         return cleaned
 
 
+class CodeForm(forms.ModelForm):
+    class Meta:
+        model = Code
+        fields = ("study", "slug", "label", "definition", "example")
+
+    def clean_slug(self):
+        slug = self.cleaned_data["slug"]
+        if problem := reserved_slug_message(slug):
+            raise ValidationError(problem)
+        return slug
+
+
 @admin.register(Code)
 class CodeAdmin(admin.ModelAdmin):
+    form = CodeForm
     list_display = ("label", "slug", "study", "n_codings", "definition")
     list_filter = ("study",)
     search_fields = ("slug", "label", "definition")
@@ -86,8 +113,10 @@ class CodeAdmin(admin.ModelAdmin):
             self.message_user(request, "Choose codes of one study at a time.", messages.ERROR)
             return None
         study = codes[0].study
-        form = CodesToCategoriesForm(request.POST if "apply" in request.POST else None)
+        form = CodesToCategoriesForm(request.POST if "apply" in request.POST else None, codes=codes)
         if form.is_bound and form.is_valid():
+            chosen = form.cleaned_data["attention_check"]
+            attention_check = next((c for c in codes if c.slug == chosen), None)
             try:
                 if form.cleaned_data["target"] == "copy":
                     if not request.user.has_perm("studies.add_study"):
@@ -96,11 +125,12 @@ class CodeAdmin(admin.ModelAdmin):
                         codes=codes,
                         slug=form.cleaned_data["slug"],
                         title=form.cleaned_data["title"],
+                        attention_check=attention_check,
                         user=request.user,
                     )
                 else:
                     target = study
-                    codes_to_categories(codes=codes, study=study)
+                    codes_to_categories(codes=codes, study=study, attention_check=attention_check)
             except ValidationError as exc:
                 for message in exc.messages:
                     self.message_user(request, f"Nothing was changed: {message}", messages.ERROR)
@@ -132,8 +162,8 @@ class CoderForm(forms.ModelForm):
 
     def clean_user(self):
         user = self.cleaned_data["user"]
-        if not (user.is_active and user.is_staff):
-            raise ValidationError(STAFF_ONLY_MESSAGE)
+        if problem := coder_user_problem(user):
+            raise ValidationError(problem)
         return user
 
 
@@ -142,15 +172,20 @@ class CoderAdmin(admin.ModelAdmin):
     form = CoderForm
     list_display = ("user", "study", "is_primary", "primary_now", "n_codings", "added_at")
     list_filter = ("study",)
+    list_select_related = ("user", "study")
     readonly_fields = ("is_primary", "added_at")
-    actions = ("make_primary",)
+    actions = ("make_primary", "delete_selected")
 
     def get_readonly_fields(self, request, obj=None):
         # A coder's codings are theirs: study and user stay.
         return ("study", "user", *self.readonly_fields) if obj is not None else self.readonly_fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).annotate(_n_codings=Count("codings"))
+        return (
+            super()
+            .get_queryset(request)
+            .annotate(_n_codings=Count("codings"), primary_pk=Coder.objects.primary_pk())
+        )
 
     @admin.display(description="codings", ordering="_n_codings")
     def n_codings(self, obj):
@@ -158,11 +193,34 @@ class CoderAdmin(admin.ModelAdmin):
 
     @admin.display(description="primary coder", boolean=True)
     def primary_now(self, obj):
-        """Coder.objects.primary: the one marked, else the study's first coder."""
-        primary = Coder.objects.primary(obj.study)
-        return primary is not None and primary.pk == obj.pk
+        """Coder.objects.primary: the one marked, else the study's first coder (one
+        annotation on the page's query)."""
+        return obj.primary_pk == obj.pk
 
-    @admin.action(description="Make the selected coder the study's primary coder")
+    def has_delete_permission(self, request, obj=None):
+        """A coder with codings stays: removing them would delete their codings."""
+        if obj is not None and obj.codings.exists():
+            return False
+        return super().has_delete_permission(request, obj)
+
+    @admin.action(description="Delete selected coders", permissions=["delete"])
+    def delete_selected(self, request, queryset):
+        """Django's delete action, refused (nothing deleted) while a chosen coder has
+        codings."""
+        coding = sorted(str(c) for c in queryset.filter(codings__isnull=False).distinct())
+        if coding:
+            self.message_user(
+                request,
+                f"Nothing was deleted: {', '.join(coding)} coded descriptions, and a coder "
+                "with codings stays.",
+                messages.ERROR,
+            )
+            return None
+        return delete_selected(self, request, queryset)
+
+    @admin.action(
+        description="Make the selected coder the study's primary coder", permissions=["change"]
+    )
     def make_primary(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one coder.", messages.WARNING)

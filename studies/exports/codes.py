@@ -3,7 +3,8 @@ agreement between coders and for reading the themes back.
 
 An uninformative coding is one row with an empty ``code`` and ``uninformative`` = Yes.
 ``primary`` says whether the coder is the study's primary coder
-(``Coder.objects.primary``). Texts are exact (RFC 4180, ``\\r\\n``, UTF-8), or escaped
+(``Coder.objects.primary``). Only descriptions that count (``Judgement.analysed_q``,
+as on the coding page). Texts are exact (RFC 4180, ``\\r\\n``, UTF-8), or escaped
 for a spreadsheet as the annotation exports do. The full annotation export adds the
 primary coder's codes per judgement (``primary_codes_by_judgement``).
 """
@@ -13,9 +14,9 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Iterator
 
-from ..columns import NO, YES
+from ..columns import NO, UNINFORMATIVE, YES
 from ..datafiles.spreadsheet import cell_escape, cell_exact
-from ..models import Coder, DescriptionCoding, Stage, Study
+from ..models import Coder, DescriptionCoding, Judgement, Stage, Study
 from ..selectors.coding import DESCRIPTION_ORDER
 from .csvtext import csv_chunks
 
@@ -34,11 +35,14 @@ CODES_COLUMNS = (
     "uninformative",
 )
 #: The full annotation export's column of the primary coder's codes.
-UNINFORMATIVE = "uninformative"
 
 
 def _codings(*, study: Study, stage: Stage | None = None):
-    qs = DescriptionCoding.objects.filter(judgement__assignment__stage__study=study)
+    """The codings of the descriptions the coding page lists: of judgements that count
+    (``Judgement.analysed_q``; not those of a rejected batch, say)."""
+    qs = DescriptionCoding.objects.filter(
+        Judgement.analysed_q(prefix="judgement__"), judgement__assignment__stage__study=study
+    )
     if stage is not None:
         qs = qs.filter(judgement__assignment__stage=stage)
     return qs
@@ -118,9 +122,10 @@ def codes_csv_chunks(
     return csv_chunks(codes_rows(study=study, stage=stage, spreadsheet_safe=spreadsheet_safe))
 
 
-def codes_filename(*, study: Study, stage: Stage | None = None) -> str:
+def codes_filename(*, study: Study, stage: Stage | None = None, file: str = "csv") -> str:
+    """``file`` is one of ``FILES``: an Excel workbook ends in .xlsx."""
     suffix = f"-stage-{stage.position}" if stage is not None else ""
-    return f"{study.slug}-codes{suffix}.csv"
+    return f"{study.slug}-codes{suffix}.{'xlsx' if file == 'xlsx' else 'csv'}"
 
 
 def primary_codes_by_judgement(*, study: Study) -> dict[int, str]:

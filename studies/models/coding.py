@@ -6,12 +6,13 @@ A coding is either *uninformative* (the description says nothing specific) with 
 codes, or carries one or more codes of the coder's study; the coding service checks
 both and that the judgement belongs to the study. Each coder codes independently:
 one coding per (judgement, coder), never overwritten by another coder. The study's
-primary coder (by default its first) is the one the analysis reports.
+primary coder (by default its first) is the one the analysis reports (the report's
+``descriptions`` block).
 """
 
 from django.conf import settings
 from django.db import models
-from django.db.models import Q
+from django.db.models import OuterRef, Q, Subquery
 
 from ..limits import SHORT_TEXT_MAX_LENGTH, text_cap
 from .study import SLUG_REGEX, Study
@@ -54,10 +55,21 @@ class Code(models.Model):
         return self.label
 
 
+#: The primary coder comes first: the one marked primary, else the study's first coder.
+PRIMARY_FIRST = ("-is_primary", "added_at", "pk")
+
+
 class CoderQuerySet(models.QuerySet):
     def primary(self, study) -> "Coder | None":
         """The study's primary coder: the one marked primary, else its first coder."""
-        return self.filter(study=study).order_by("-is_primary", "added_at", "pk").first()
+        return self.filter(study=study).order_by(*PRIMARY_FIRST).first()
+
+    def primary_pk(self) -> Subquery:
+        """``primary``'s pk for the study of each row of an outer Coder query (to
+        annotate a list with one query)."""
+        return Subquery(
+            Coder.objects.filter(study=OuterRef("study")).order_by(*PRIMARY_FIRST).values("pk")[:1]
+        )
 
 
 class Coder(models.Model):

@@ -5,34 +5,58 @@ A description is a judgement that counts (``Judgement.analysed_q``) and carries 
 ``error_description``. Each coder writes only their own coding (one row per
 judgement and coder); a coding is one or more codes of the coder's study, or
 *uninformative* with no codes. The primary coder is ``Coder.objects.primary``: the one
-marked primary, else the study's first coder; becoming a coder never marks anyone, so
-the first coder is primary until a researcher chooses another.
+marked primary, else the study's first coder; the study's first coder is marked
+primary when joining (decided under the study's row lock), until a researcher chooses
+another.
 
 Every function is all-or-nothing: a refusal raises ``ValidationError`` with a message
 per field and writes nothing.
 """
 
-import re
 from collections.abc import Iterable
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.utils import timezone
 
-from ..limits import SHORT_TEXT_MAX_LENGTH, cap_message
-from ..models import SLUG_REGEX, Code, Coder, DescriptionCoding, Judgement, Study
-from ..models.messages import SLUG_MESSAGE
+from ..columns import RESERVED_CODE_SLUGS
+from ..limits import cap_message
+from ..models import Code, Coder, DescriptionCoding, Judgement, Study
+from ..permissions import user_is_active_staff
 
-SLUG_MAX_LENGTH = Code._meta.get_field("slug").max_length
-LABEL_MAX_LENGTH = Code._meta.get_field("label").max_length
 STAFF_ONLY_MESSAGE = "Only active staff users code descriptions."
+CODE_FIELDS = ("slug", "label", "definition", "example")
+BLANK_MESSAGES = {
+    "slug": "A code needs a slug (e.g. lost_context).",
+    "label": "A code needs a label.",
+}
 
 
+def coder_user_problem(user) -> str | None:
+    """Why ``user`` may not be a coder (the coding service and the admin), or None."""
+    return None if user_is_active_staff(user) else STAFF_ONLY_MESSAGE
+
+
+def reserved_slug_message(slug: str) -> str | None:
+    """Why ``slug`` may not name a code or an error category (it is an export column
+    name, ``RESERVED_CODE_SLUGS``), or None."""
+    if slug in RESERVED_CODE_SLUGS:
+        return f'"{slug}" names a column of the exports: choose another slug.'
+    return None
+
+
+@transaction.atomic
 def coder_join(*, study: Study, user) -> Coder:
-    """``user`` codes ``study`` (idempotent: returns their existing role). Staff only."""
-    if not (user.is_active and user.is_staff):
-        raise ValidationError({"user": STAFF_ONLY_MESSAGE})
-    coder, _ = Coder.objects.get_or_create(study=study, user=user)
+    """``user`` codes ``study`` (idempotent: returns their existing role). Staff only.
+    The study's first coder is marked primary; the study row is locked, so of two
+    coders joining at once exactly one is first."""
+    if problem := coder_user_problem(user):
+        raise ValidationError({"user": problem})
+    Study.objects.select_for_update().get(pk=study.pk)
+    coder = Coder.objects.filter(study=study, user=user).first()
+    if coder is None:
+        first = not Coder.objects.filter(study=study).exists()
+        coder = Coder.objects.create(study=study, user=user, is_primary=first)
     return coder
 
 
@@ -48,35 +72,43 @@ def coder_make_primary(*, coder: Coder) -> Coder:
     return coder
 
 
+def _constraint_message(name: str, field: str, fields: dict[str, str], exc) -> str:
+    value = fields[field]
+    if name == "code_slug_unique":
+        return f'The codebook already has a code "{value}".'
+    if name == "code_label_unique":
+        return f'The codebook already has a code labelled "{value}".'
+    if name.endswith("_max_length"):
+        return cap_message(Code._meta.get_field(field).max_length, len(value))
+    return " ".join(exc.messages)
+
+
 def code_clean(
     *, study: Study, slug: str, label: str, definition: str = "", example: str = ""
 ) -> dict[str, str]:
-    """The code's fields, trimmed, or ``ValidationError`` with a message per field (the
-    same rules as the database's constraints on Code)."""
-    fields = {
-        "slug": (slug or "").strip(),
-        "label": (label or "").strip(),
-        "definition": (definition or "").strip(),
-        "example": (example or "").strip(),
-    }
+    """The code's fields, trimmed, or ``ValidationError`` with a message per field:
+    Code's own field checks and constraints (``clean_fields``, each constraint's
+    ``validate``, as ``full_clean`` runs them), told per field, and no reserved slug."""
+    values = {"slug": slug, "label": label, "definition": definition, "example": example}
+    fields = {name: (value or "").strip() for name, value in values.items()}
+    code = Code(study=study, **fields)
     errors: dict[str, str] = {}
-    if not fields["slug"]:
-        errors["slug"] = "A code needs a slug (e.g. lost_context)."
-    elif len(fields["slug"]) > SLUG_MAX_LENGTH:
-        errors["slug"] = f"A slug has at most {SLUG_MAX_LENGTH} characters."
-    elif not re.fullmatch(SLUG_REGEX.strip("^$"), fields["slug"]):
-        errors["slug"] = SLUG_MESSAGE
-    elif Code.objects.filter(study=study, slug=fields["slug"]).exists():
-        errors["slug"] = f'The codebook already has a code "{fields["slug"]}".'
-    if not fields["label"]:
-        errors["label"] = "A code needs a label."
-    elif len(fields["label"]) > LABEL_MAX_LENGTH:
-        errors["label"] = f"A label has at most {LABEL_MAX_LENGTH} characters."
-    elif Code.objects.filter(study=study, label=fields["label"]).exists():
-        errors["label"] = f'The codebook already has a code labelled "{fields["label"]}".'
-    for name in ("definition", "example"):
-        if len(fields[name]) > SHORT_TEXT_MAX_LENGTH:
-            errors[name] = cap_message(SHORT_TEXT_MAX_LENGTH, len(fields[name]))
+    try:
+        code.clean_fields(exclude=["study", "created_by"])
+    except ValidationError as exc:
+        for name, messages in exc.message_dict.items():
+            blank = not fields.get(name)
+            errors[name] = BLANK_MESSAGES.get(name, messages[0]) if blank else messages[0]
+    for constraint in Code._meta.constraints:
+        field = next(f for f in CODE_FIELDS if constraint.name.startswith(f"code_{f}_"))
+        if field in errors:
+            continue
+        try:
+            constraint.validate(Code, code)
+        except ValidationError as exc:
+            errors[field] = _constraint_message(constraint.name, field, fields, exc)
+    if "slug" not in errors and (reserved := reserved_slug_message(fields["slug"])):
+        errors["slug"] = reserved
     if errors:
         raise ValidationError(errors)
     return fields

@@ -1,5 +1,11 @@
 """Turning codes into error categories: the themes found in a free-text phase become
 the categories of a later categorical phase, of the same study or of a new draft copy.
+
+A stage that asks for categories checks a No against the categories that catch the
+attention check (``ErrorCategory.catches_attention_check``): after the action, a study
+with such a stage keeps at least one, or the action marks the chosen code's category
+so (``attention_check``). Earlier answers never saw a new category, so the same study
+takes new categories only while none of its categories-asking stages has started.
 """
 
 from collections.abc import Sequence
@@ -8,27 +14,47 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
-from ..models import MAX_CATEGORY_BIT, Code, ErrorCategory, Study
+from ..models import MAX_CATEGORY_BIT, Assignment, Code, ErrorCategory, Study
+from .coding import reserved_slug_message
 from .studies import error_category_next_bit, study_create
 
-# What a copy takes over from its study (everything but identity, status, the crowd
-# group and the purge; mee_merge names the original's categories).
-COPIED_FIELDS = (
-    "description", "contact_email", "information_sheet", "consent_text", "tutorial_intro",
-    "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
-    "coherence_question", "empathy_statement", "empathy_labels", "overlap_k",
-    "batches_per_stage", "batch_time_limit", "avoid_recurrence", "attention_failure_policy",
-    "mturk_frame",
-)  # fmt: skip
+# Study fields a copy does not take over: its identity, status and random seed, the
+# crowd group, the purge, and mee_merge (it names the original's categories).
+NOT_COPIED = frozenset({"slug", "title", "status", "seed", "crowd_group", "purged_at", "mee_merge"})
 
 
-def _codes_problems(*, codes: Sequence[Code], study: Study) -> list[str]:
+def copied_fields() -> tuple[str, ...]:
+    """What a copy takes over from its study: every other editable Study field."""
+    return tuple(
+        field.name
+        for field in Study._meta.concrete_fields
+        if field.editable and not field.primary_key and field.name not in NOT_COPIED
+    )
+
+
+def _stages_asking_categories(study: Study) -> list:
+    return [s for s in study.stages.order_by("position") if s.answer_settings.asks_categories]
+
+
+def _codes_problems(
+    *, codes: Sequence[Code], study: Study, attention_check: Code | None = None
+) -> list[str]:
     problems = []
     if not codes:
         problems.append("Choose at least one code.")
     studies = {code.study_id for code in codes}
     if len(studies) > 1:
         problems.append("Choose codes of one study at a time.")
+    if attention_check is not None and attention_check not in codes:
+        problems.append("The code catching the attention check must be one of the chosen codes.")
+    asking = _stages_asking_categories(study)
+    started = [s.name for s in asking if Assignment.objects.filter(stage=s).exists()]
+    if started:
+        problems.append(
+            f"{study.slug} has answers in {', '.join(started)}, which ask for error "
+            "categories: earlier answers never saw a new category. Make the categories in a "
+            "new draft study instead."
+        )
     existing = list(study.categories.values_list("slug", "label"))
     slugs = {slug for slug, _ in existing}
     labels = {label for _, label in existing}
@@ -37,8 +63,19 @@ def _codes_problems(*, codes: Sequence[Code], study: Study) -> list[str]:
             problems.append(f'{study.slug} already has an error category "{code.slug}".')
         if code.label in labels:
             problems.append(f'{study.slug} already has an error category labelled "{code.label}".')
+        if reserved := reserved_slug_message(code.slug):
+            problems.append(f'The code "{code.slug}": {reserved}')
         if not code.definition:
             problems.append(f'The code "{code.slug}" needs a definition to become a category.')
+    if (
+        asking
+        and attention_check is None
+        and not study.categories.filter(catches_attention_check=True).exists()
+    ):
+        problems.append(
+            f"{study.slug} asks for error categories but no category catches the attention "
+            "check: choose the code whose category does (a No with it passes the check)."
+        )
     try:
         free = MAX_CATEGORY_BIT + 1 - error_category_next_bit(study=study)
     except ValidationError:
@@ -52,16 +89,20 @@ def _codes_problems(*, codes: Sequence[Code], study: Study) -> list[str]:
 
 
 @transaction.atomic
-def codes_to_categories(*, codes: Sequence[Code], study: Study) -> list[ErrorCategory]:
+def codes_to_categories(
+    *, codes: Sequence[Code], study: Study, attention_check: Code | None = None
+) -> list[ErrorCategory]:
     """Add one error category per code to ``study``: slug, label and definition of the
     code, its example as the tutorial example, the next free storage bits
     (``error_category_next_bit``'s rule: after every bit ever used) and an order
-    after the existing categories. Refuses (``ValidationError``, nothing written) when
-    a slug or label is taken, a code has no definition or the bits run out. Locks the
-    study row."""
+    after the existing categories; ``attention_check``'s category catches the
+    attention check. Refuses (``ValidationError``, nothing written) when a stage
+    asking for categories has answers, a slug or label is taken or reserved, a code
+    has no definition, no category would catch the attention check, or the bits run
+    out. Locks the study row."""
     Study.objects.select_for_update().get(pk=study.pk)
     codes = sorted(codes, key=lambda c: c.label)
-    problems = _codes_problems(codes=codes, study=study)
+    problems = _codes_problems(codes=codes, study=study, attention_check=attention_check)
     if problems:
         raise ValidationError(problems)
     top = study.categories.aggregate(order=Max("order"))["order"]
@@ -78,6 +119,7 @@ def codes_to_categories(*, codes: Sequence[Code], study: Study) -> list[ErrorCat
             example_reflection=code.example,
             order=order,
             bit=bit,
+            catches_attention_check=attention_check is not None and code.pk == attention_check.pk,
         )
         category.full_clean()
         category.save()
@@ -86,10 +128,13 @@ def codes_to_categories(*, codes: Sequence[Code], study: Study) -> list[ErrorCat
 
 
 @transaction.atomic
-def codes_to_new_study(*, codes: Sequence[Code], slug: str, title: str, user=None) -> Study:
+def codes_to_new_study(
+    *, codes: Sequence[Code], slug: str, title: str, attention_check: Code | None = None, user=None
+) -> Study:
     """A new draft study copying the codes' study (its texts, protocol settings, stages
-    and groups; every stage asks for error categories), with the default categories
-    plus one per code (``codes_to_categories``). Nothing is written on refusal."""
+    and groups; every stage asks for error categories) whose categories are the codes
+    only (``codes_to_categories``: a bottom-up scheme, no default categories), one of
+    them catching the attention check. Nothing is written on refusal."""
     if not codes:
         raise ValidationError("Choose at least one code.")
     source = codes[0].study
@@ -102,7 +147,8 @@ def codes_to_new_study(*, codes: Sequence[Code], slug: str, title: str, user=Non
         stages=[(stage.name, stage.min_wait) for stage in stages],
         groups=list(source.groups.order_by("name").values_list("name", flat=True)),
         user=user,
-        **{field: getattr(source, field) for field in COPIED_FIELDS},
+        default_categories=False,
+        **{field: getattr(source, field) for field in copied_fields()},
     )
     for stage, copy in zip(stages, study.stages.order_by("position"), strict=True):
         copy.empathy_after_yes = stage.empathy_after_yes
@@ -111,5 +157,5 @@ def codes_to_new_study(*, codes: Sequence[Code], slug: str, title: str, user=Non
     for group in study.groups.all():
         group.pseudonym_prefix = prefixes[group.name]
         group.save(update_fields=["pseudonym_prefix"])
-    codes_to_categories(codes=codes, study=study)
+    codes_to_categories(codes=codes, study=study, attention_check=attention_check)
     return study

@@ -68,9 +68,11 @@ def study_create(
     stages: Iterable[tuple[str, timedelta]] = (),
     groups: Iterable[str] = (),
     user=None,
+    default_categories: bool = True,
     **fields,
 ) -> Study:
-    """Create a study with its stages (in order), groups and the default categories.
+    """Create a study with its stages (in order), groups and (unless
+    ``default_categories`` is False: the caller adds its own) the default categories.
 
     ``fields`` are further Study fields (overlap_k, information_sheet, ...).
     """
@@ -85,7 +87,8 @@ def study_create(
         group = AnnotatorGroup(study=study, name=name, pseudonym_prefix=name)
         group.full_clean()
         group.save()
-    error_categories_create_defaults(study=study)
+    if default_categories:
+        error_categories_create_defaults(study=study)
     consent_version_sync(study=study, user=user)
     return study
 

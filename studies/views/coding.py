@@ -16,24 +16,21 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
-from ..exports import codes_filename, codes_rows
+from ..exports import codes_filename, codes_rows, file_clean
 from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
-from ..permissions import (
-    CODE_ADD_PERM,
-    user_may_code_descriptions,
-    user_may_read_judgements,
-    user_may_read_studies,
-)
+from ..permissions import CODE_ADD_PERM, user_may_code_descriptions, user_may_export
 from ..selectors.coding import (
+    CodingPosition,
     coding_position,
     descriptions_filtered,
     stage_description_sources,
 )
 from ..services.coding import code_create, coder_join, coding_save
-from .exports import rows_response
+from .exports import bad_request, rows_response
 
 #: Number keys toggle the first ten codes: 1-9, then 0.
 SHORTCUT_KEYS = "1234567890"
+NO_JUDGEMENT_MESSAGE = "Choose a description to code."
 
 
 def _staff_page(may):
@@ -62,16 +59,6 @@ def _staff_page(may):
 coding_page = _staff_page(user_may_code_descriptions)
 
 
-def _may_download_codes(user) -> bool:
-    """The codes hold descriptions: what the annotation exports need."""
-    return (
-        user.is_active
-        and user.is_staff
-        and user_may_read_studies(user)
-        and user_may_read_judgements(user)
-    )
-
-
 def _stage(slug: str, position: int) -> Stage:
     return get_object_or_404(
         Stage.objects.select_related("study"), study__slug=slug, position=position
@@ -95,19 +82,28 @@ def _url(stage: Stage, filters: dict[str, str], item: int | None = None) -> str:
     return f"{url}?{urlencode(query)}" if query else url
 
 
-def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, errors=None):
-    study = stage.study
+def _position(*, stage, coder, filters) -> CodingPosition:
+    """Where ``coder`` is in the stage's descriptions under ``filters``."""
     code = (
-        Code.objects.filter(study=study, slug=filters["code"]).first()
+        Code.objects.filter(study=stage.study, slug=filters["code"]).first()
         if "code" in filters
         else None
     )
     descriptions = descriptions_filtered(
         stage=stage, coder=coder, source=filters.get("source", ""), code=code
     )
-    position = coding_position(descriptions=descriptions, coder=coder)
+    return coding_position(descriptions=descriptions, coder=coder)
+
+
+def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, errors=None):
+    """The panel for ``item_id`` (else the first description not coded yet).
+    ``chosen``: the ticks of a refused save of ``item_id``, kept only when that is
+    the description shown."""
+    study = stage.study
+    position = _position(stage=stage, coder=coder, filters=filters)
     if item_id is None or position.index(item_id) is None:
         item_id = position.first_uncoded()
+        chosen = None  # another description: the posted ticks were not for it
     item = None
     if item_id is not None:
         item = Judgement.objects.select_related(
@@ -156,7 +152,7 @@ def _render(request, context, *, status=200) -> HttpResponse:
         context |= {
             "sources": stage_description_sources(stage=stage),
             "can_add_codes": request.user.has_perm(CODE_ADD_PERM),
-            "can_download": _may_download_codes(request.user),
+            "can_download": user_may_export(request.user),
             "code_form": context.get("code_form", {}),
         }
     return render(request, template, context, status=status)
@@ -184,12 +180,25 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
             request, stage=stage, coder=coder, filters=filters, item_id=item_id
         )
         return _render(request, context)
-    judgement = get_object_or_404(Judgement, pk=_item_id(request.POST.get("judgement")))
+    judgement = Judgement.objects.filter(pk=_item_id(request.POST.get("judgement"))).first()
+    if judgement is None:
+        context = _panel_context(
+            request,
+            stage=stage,
+            coder=coder,
+            filters=filters,
+            item_id=None,
+            errors={"judgement": NO_JUDGEMENT_MESSAGE},
+        )
+        return _render(request, context, status=422)
     slugs = request.POST.getlist("codes")
     uninformative = request.POST.get("uninformative") in ("on", "1", "true")
     codes = list(Code.objects.filter(study=stage.study, slug__in=slugs))
     chosen = {"codes": set(slugs), "uninformative": uninformative}
     unknown = set(slugs) - {c.slug for c in codes}
+    # The next description comes from the list as it was before saving: the save may
+    # take this one out of a code filter.
+    before = _position(stage=stage, coder=coder, filters=filters)
     try:
         if unknown:
             raise ValidationError(
@@ -217,12 +226,9 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
             errors={key: " ".join(value) for key, value in exc.message_dict.items()},
         )
         return _render(request, context, status=422)
-    before = _panel_context(
-        request, stage=stage, coder=coder, filters=filters, item_id=judgement.pk
-    )
-    following = before["position"].neighbour(judgement.pk, +1)
+    following = before.neighbour(judgement.pk, +1)
     if following is None:
-        following = before["position"].first_uncoded()
+        following = _position(stage=stage, coder=coder, filters=filters).first_uncoded()
     url = _url(stage, filters, following)
     if not request.htmx:
         messages.success(request, "Saved.")
@@ -283,16 +289,23 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 
 
 @require_GET
-@_staff_page(_may_download_codes)
+@_staff_page(user_may_export)
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
-    """The study's codes as CSV (``?stage=POSITION`` for one stage)."""
+    """The study's codes (``?stage=POSITION`` for one stage;
+    ``?file=csv|csv-spreadsheet-safe|xlsx``, ``file_clean``)."""
     study = get_object_or_404(Study, slug=slug)
     stage = None
     if request.GET.get("stage"):
         stage = get_object_or_404(study.stages, position=_item_id(request.GET["stage"]) or 0)
+    try:
+        file = file_clean(request.GET.get("file"))
+    except ValidationError as exc:
+        return bad_request(ValidationError({"file": exc.messages}))
     return rows_response(
-        rows=lambda: codes_rows(study=study, stage=stage),
-        file="csv",
-        filename=codes_filename(study=study, stage=stage),
+        rows=lambda: codes_rows(
+            study=study, stage=stage, spreadsheet_safe=file == "csv-spreadsheet-safe"
+        ),
+        file=file,
+        filename=codes_filename(study=study, stage=stage, file=file),
         sheet_name="codes",
     )

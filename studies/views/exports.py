@@ -21,7 +21,7 @@ from ..exports import (
 )
 from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
-from ..permissions import user_may_read_judgements, user_may_read_studies
+from ..permissions import user_may_export
 
 
 def rows_response(
@@ -66,7 +66,7 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse | FileRes
     )
 
 
-def _bad_request(exc: ValidationError) -> HttpResponseBadRequest:
+def bad_request(exc: ValidationError) -> HttpResponseBadRequest:
     lines = [f"{field}: {'; '.join(msgs)}" for field, msgs in exc.message_dict.items()]
     return HttpResponseBadRequest(
         "Nothing exported:\n" + "\n".join(lines), content_type="text/plain; charset=utf-8"
@@ -80,14 +80,14 @@ def export_annotations(request, slug: str):
     &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
     user = request.user
-    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+    if not user_may_export(user):
         raise PermissionDenied  # an export is rows of judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
         options = export_options_clean(study=study, data=request.GET)
         return export_response(study=study, options=options)
     except ValidationError as exc:
-        return _bad_request(exc)
+        return bad_request(exc)
 
 
 @require_GET
@@ -96,7 +96,7 @@ def export_questionnaires(request, slug: str):
     """The questionnaire answers (``studies.exports.questionnaires``):
     ``?file=csv|csv-spreadsheet-safe|xlsx``."""
     user = request.user
-    if not (user_may_read_studies(user) and user_may_read_judgements(user)):
+    if not user_may_export(user):
         raise PermissionDenied  # answers, like judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
@@ -112,4 +112,4 @@ def export_questionnaires(request, slug: str):
     except ValidationError as exc:
         if not hasattr(exc, "error_dict"):
             exc = ValidationError({"file": exc.messages})
-        return _bad_request(exc)
+        return bad_request(exc)

@@ -4,14 +4,27 @@ copy) or are refused with nothing written; the primary coder; read-only codings.
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.messages import get_messages
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
-from studies.models import MAX_CATEGORY_BIT, Code, Coder, ErrorCategory, Judgement, Stage, Study
+from studies.models import (
+    MAX_CATEGORY_BIT,
+    Annotator,
+    Batch,
+    Code,
+    Coder,
+    ErrorCategory,
+    Judgement,
+    Stage,
+    Study,
+)
 from studies.protocol import NO_ANSWER_CATEGORIES
-from studies.services import study_create
+from studies.services import assignment_create, study_create
 from studies.services.coding import code_create, coder_join, coding_save
+from studies.services.coding_categories import NOT_COPIED, copied_fields
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
-from tests.studies.coding_fixtures import coded_descriptions
+from tests.studies.coding_fixtures import coded_descriptions, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -131,7 +144,14 @@ def test_no_free_bit_left_is_refused(admin_client, codes, coding_stage):
 
 
 def test_codes_become_categories_of_a_new_draft_study(admin_client, codes, coding_stage):
-    response = act(admin_client, codes, target="copy", slug="pilot-phase-2", title="Phase 2")
+    response = act(
+        admin_client,
+        codes,
+        target="copy",
+        slug="pilot-phase-2",
+        title="Phase 2",
+        attention_check="lost_context",
+    )
     assert "2 error categories added to pilot-phase-2." in said(response)
     copy = Study.objects.get(slug="pilot-phase-2")
     source = coding_stage.study
@@ -142,8 +162,11 @@ def test_codes_become_categories_of_a_new_draft_study(admin_client, codes, codin
         ("GPT-3 stage", NO_ANSWER_CATEGORIES),
     ]
     assert set(copy.groups.values_list("name", flat=True)) == {"Layperson", "Expert"}
-    slugs = [slug for slug, _, _ in categories(copy)]
-    assert slugs[-2:] == ["lost_context", "parrots"] and len(slugs) == 7
+    # A bottom-up scheme: the codes only, no default categories.
+    assert [slug for slug, _, _ in categories(copy)] == ["lost_context", "parrots"]
+    assert list(
+        copy.categories.filter(catches_attention_check=True).values_list("slug", flat=True)
+    ) == ["lost_context"]
     # The original keeps its categories and its free-text stage.
     assert not ErrorCategory.objects.filter(study=source, slug="parrots").exists()
     assert Stage.objects.get(study=source, position=1).no_answer != NO_ANSWER_CATEGORIES
@@ -163,18 +186,84 @@ def test_a_new_study_needs_a_free_slug_and_a_title(admin_client, codes, coding_s
     )
 
 
-def test_a_new_study_refused_for_its_categories_is_not_created(admin_client, codes, coding_stage):
-    taken = code_create(study=coding_stage.study, slug="off_topic", label="Other", definition="D")
-    refused(
+def test_a_code_named_like_a_default_category_makes_a_new_study(admin_client, coding_stage):
+    like = code_create(study=coding_stage.study, slug="off_topic", label="Other", definition="D")
+    response = act(
+        admin_client, [like], target="copy", slug="pilot-2", title="Phase 2", attention_check=""
+    )
+    assert "pilot-2 asks for error categories but no category catches the attention check" in (
+        said(response)
+    )
+    assert not Study.objects.filter(slug="pilot-2").exists()
+    response = act(
         admin_client,
-        [taken],
-        coding_stage.study,
-        'pilot-2 already has an error category "off_topic".',
+        [like],
         target="copy",
         slug="pilot-2",
         title="Phase 2",
+        attention_check="off_topic",
+    )
+    assert "1 error category added to pilot-2." in said(response)
+    copy = Study.objects.get(slug="pilot-2")
+    assert list(copy.categories.values_list("slug", "label")) == [("off_topic", "Other")]
+
+
+def test_a_new_study_refused_for_its_categories_is_not_created(admin_client, coding_stage):
+    bare = code_create(study=coding_stage.study, slug="bare", label="Bare")
+    refused(
+        admin_client,
+        [bare],
+        coding_stage.study,
+        'The code "bare" needs a definition',
+        target="copy",
+        slug="pilot-2",
+        title="Phase 2",
+        attention_check="bare",
     )
     assert not Study.objects.filter(slug="pilot-2").exists()
+
+
+def test_a_started_categories_stage_refuses_new_categories(admin_client, codes, coding_stage):
+    study = coding_stage.study
+    stage = study.stages.get(position=2)
+    annotator = Annotator.objects.filter(study=study).first()
+    assignment_create(annotator=annotator, batch=Batch.objects.filter(stage=stage).first())
+    refused(
+        admin_client,
+        codes,
+        study,
+        "pilot has answers in GPT-3 stage, which ask for error categories: earlier answers "
+        "never saw a new category.",
+    )
+
+
+def test_a_study_asking_categories_keeps_one_catching_the_attention_check(
+    admin_client, codes, coding_stage
+):
+    study = coding_stage.study
+    study.categories.update(catches_attention_check=False)
+    refused(
+        admin_client,
+        codes,
+        study,
+        "pilot asks for error categories but no category catches the attention check: choose "
+        "the code whose category does",
+    )
+    response = act(admin_client, codes, target="same", attention_check="parrots")
+    assert "2 error categories added to pilot." in said(response)
+    assert list(
+        study.categories.filter(catches_attention_check=True).values_list("slug", flat=True)
+    ) == ["parrots"]
+
+
+def test_a_code_named_like_an_export_column_is_refused(admin_client, coding_stage):
+    Code.objects.create(study=coding_stage.study, slug="empathy", label="Empathy", definition="D")
+    refused(
+        admin_client,
+        list(Code.objects.filter(slug="empathy")),
+        coding_stage.study,
+        'The code "empathy": "empathy" names a column of the exports',
+    )
 
 
 def test_codes_of_two_studies_are_refused(admin_client, codes, coding_stage):
@@ -196,6 +285,63 @@ def test_the_primary_coder_is_chosen_in_the_admin(admin_client, coding_stage, al
     )
     assert "bob is now the primary coder of pilot." in said(response)
     assert Coder.objects.primary(study) == second
+
+
+def test_a_view_only_user_cannot_change_the_primary_coder(client, coding_stage, alice, bob):
+    study = coding_stage.study
+    first = coder_join(study=study, user=alice)
+    second = coder_join(study=study, user=bob)
+    viewer = make_staff("viewer", perms=("view_coder",))
+    client.force_login(viewer)
+    response = client.post(
+        reverse("admin:studies_coder_changelist"),
+        {"action": "make_primary", "_selected_action": [second.pk]},
+        follow=True,
+    )
+    assert response.status_code == 200 and "now the primary coder" not in said(response)
+    assert 'value="make_primary"' not in response.content.decode()  # not offered
+    assert Coder.objects.primary(study) == first
+    assert list(Coder.objects.filter(is_primary=True)) == [first]
+
+
+def test_a_coder_with_codings_cannot_be_deleted(admin_client, coding_stage, alice, bob):
+    study = coding_stage.study
+    busy = coder_join(study=study, user=alice)
+    idle = coder_join(study=study, user=bob)
+    parrots = code_create(study=study, slug="parrots", label="Parrots", definition="D")
+    coding_save(
+        coder=busy,
+        judgement=Judgement.objects.get(pk=coded_descriptions(coding_stage)[0]),
+        codes=[parrots],
+    )
+    changelist = reverse("admin:studies_coder_changelist")
+    data = {"action": "delete_selected", "_selected_action": [busy.pk, idle.pk], "post": "yes"}
+    response = admin_client.post(changelist, data, follow=True)
+    assert "Nothing was deleted: alice (pilot) coded descriptions" in said(response)
+    assert Coder.objects.count() == 2
+    delete = reverse("admin:studies_coder_delete", args=[busy.pk])
+    assert admin_client.post(delete, {"post": "yes"}).status_code == 403
+    assert Coder.objects.count() == 2
+    admin_client.post(changelist, {**data, "_selected_action": [idle.pk]})
+    assert list(Coder.objects.all()) == [busy]
+
+
+def test_the_coders_list_reads_the_primary_coder_in_one_query(
+    admin_client, coding_stage, alice, bob
+):
+    study = coding_stage.study
+    coder_join(study=study, user=alice)
+    coder_join(study=study, user=bob)
+    changelist = reverse("admin:studies_coder_changelist")
+    with CaptureQueriesContext(connection) as two:
+        html = admin_client.get(changelist).content.decode()
+    n_queries = len(two)  # read now: the next request empties the query log
+    assert html.count('alt="True"') == 2  # alice: marked primary and primary now
+    for name in ("carol", "dave", "erin"):
+        coder_join(study=study, user=make_staff(name))
+    with CaptureQueriesContext(connection) as five:
+        admin_client.get(changelist)
+    assert len(five) == n_queries
 
 
 def test_codings_are_read_only_in_the_admin(admin_client, coding_stage):
@@ -228,3 +374,21 @@ def test_only_staff_become_coders_in_the_admin(admin_client, coding_stage, alice
     assert not Coder.objects.exists()
     admin_client.post(url, {"study": coding_stage.study.pk, "user": alice.pk})
     assert Coder.objects.get().user == alice
+
+
+def test_a_copy_takes_every_editable_study_field_but_its_identity():
+    fields = set(copied_fields())
+    assert {"information_sheet", "overlap_k", "batch_time_limit", "mturk_frame"} <= fields
+    assert not fields & (NOT_COPIED | {"id", "created_at", "updated_at"})
+
+
+def test_the_admin_refuses_a_code_named_like_an_export_column(admin_client, coding_stage):
+    url = reverse("admin:studies_code_add")
+    data = {"study": coding_stage.study.pk, "slug": "error_description", "label": "Desc"}
+    response = admin_client.post(url, data)
+    assert "&quot;error_description&quot; names a column of the exports" in (
+        response.content.decode()
+    )
+    assert not Code.objects.exists()
+    admin_client.post(url, {**data, "slug": "vague"})
+    assert list(Code.objects.values_list("slug", flat=True)) == ["vague"]

@@ -5,12 +5,14 @@ import csv
 import io
 from io import StringIO
 
+import openpyxl
 import pytest
 from django.core.management import CommandError, call_command
 
 from studies.exports import CODES_COLUMNS, ExportOptions, codes_csv_chunks, export_csv_chunks
 from studies.models import Judgement
 from studies.services.coding import code_create, coder_join, coder_make_primary, coding_save
+from studies.services.lifecycle import assignment_reject
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
 from tests.studies.coding_fixtures import coded_descriptions
 
@@ -122,3 +124,23 @@ def test_export_codes_command(coding_stage, coded, tmp_path):
         call_command("export_codes", "pilot", "--stage", "9")
     with pytest.raises(CommandError, match="no directory"):
         call_command("export_codes", "pilot", "--out", str(tmp_path / "missing" / "x.csv"))
+
+
+def test_export_codes_command_writes_an_excel_workbook(coding_stage, coded, tmp_path):
+    target = tmp_path / "codes.xlsx"
+    call_command("export_codes", "pilot", "--excel", "--out", str(target), stderr=StringIO())
+    sheet = openpyxl.load_workbook(target, read_only=True).active
+    rows = [[cell or "" for cell in row] for row in sheet.iter_rows(values_only=True)]
+    assert rows == rows_of("".join(codes_csv_chunks(study=coding_stage.study)))
+    with pytest.raises(CommandError, match="binary file: pass --out"):
+        call_command("export_codes", "pilot", "--excel")
+    assert not list(tmp_path.glob("*.partial"))
+
+
+def test_codings_of_a_rejected_batch_are_left_out(coding_stage, coded):
+    first = coded["first"]
+    assignment_reject(assignment=first.assignment, reason="Copied answers.")
+    rows = rows_of("".join(codes_csv_chunks(study=coding_stage.study)))
+    # The coding page no longer lists the batch's descriptions; nor does the download.
+    assert str(first.pk) not in {row[6] for row in rows[1:]}
+    assert all(Judgement.objects.analysed().filter(pk=int(row[6])).exists() for row in rows[1:])

@@ -76,6 +76,9 @@ def test_a_code_is_created_trimmed(coding_stage, alice):
         ("fresh", "Lost the context", "label", 'already has a code labelled "Lost the context"'),
         ("fresh", "  ", "label", "A code needs a label."),
         ("fresh", "y" * 101, "label", "at most 100 characters"),
+        ("error_description", "A", "slug", '"error_description" names a column of the exports'),
+        ("description_codes", "A", "slug", '"description_codes" names a column of the exports'),
+        ("empathy", "A", "slug", '"empathy" names a column of the exports'),
     ],
 )
 def test_bad_codes_are_refused(codebook, coding_stage, slug, label, field, message):
@@ -102,7 +105,9 @@ def test_the_first_coder_is_primary_until_another_is_chosen(coding_stage, alice,
     first = coder_join(study=study, user=alice)
     second = coder_join(study=study, user=bob)
     assert coder_join(study=study, user=alice) == first  # idempotent
-    assert not first.is_primary and Coder.objects.primary(study) == first
+    # The first coder is marked primary on joining (under the study's row lock).
+    assert first.is_primary and not second.is_primary
+    assert Coder.objects.primary(study) == first
     coder_make_primary(coder=second)
     assert Coder.objects.primary(study) == second
     coder_make_primary(coder=first)

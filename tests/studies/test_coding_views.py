@@ -3,14 +3,21 @@ filters, growing the codebook, permissions, and the codes download."""
 
 import csv
 import io
+import json
+from datetime import timedelta
 
 import pytest
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
+from studies.datafiles.materials import materials_import
 from studies.models import Code, Coder, DescriptionCoding, Judgement
+from studies.services import study_create
 from studies.services.coding import code_create
+from tests.conftest import materials_doc
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
-from tests.studies.coding_fixtures import coded_descriptions, make_staff
+from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_staff
 
 pytestmark = pytest.mark.django_db
 
@@ -103,6 +110,7 @@ def test_unknown_codes_and_empty_codings_are_refused(client, coding_stage, codeb
     assert response.status_code == 422
     assert "Not codes of this study: nope." in response.content.decode()
     response = client.post(page_url(coding_stage), {"judgement": ids[0]})
+    assert response.status_code == 422
     assert "Choose at least one code" in response.content.decode()
     assert not DescriptionCoding.objects.exists() and not Coder.objects.exists()
 
@@ -208,9 +216,17 @@ def test_who_may_code(client, coding_stage, codebook):
     assert signed_in(client, viewer).get(url).status_code == 403
     export = reverse("studies:coding_export", args=[coding_stage.study.slug])
     assert client.get(export).status_code == 200  # reading the codes is reading judgements
+    # Descriptions are judgement data: coding them needs reading judgements.
     coder = make_staff("coder_only", perms=("view_study", "add_descriptioncoding"))
     client = signed_in(client, coder)
-    assert client.get(url).status_code == 200
+    assert client.get(url).status_code == 403
+    assert (
+        client.post(
+            url, {"judgement": coded_descriptions(coding_stage)[0], "uninformative": "on"}
+        ).status_code
+        == 403
+    )
+    assert not DescriptionCoding.objects.exists()
     add = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
     assert client.post(add, {"slug": "x", "label": "X"}).status_code == 403
     assert client.get(export).status_code == 403
@@ -251,3 +267,133 @@ def test_an_expired_login_redirects_the_whole_page(client, coding_stage):
     response = client.post(page_url(coding_stage), {"judgement": 1}, **HTMX)
     assert response.status_code == 204
     assert response["HX-Redirect"].startswith(reverse("admin:login"))
+
+
+@pytest.mark.parametrize("htmx", [False, True])
+@pytest.mark.parametrize("judgement", [None, "", "abc", "999999"])
+def test_a_missing_or_unknown_judgement_is_refused(
+    client, coding_stage, codebook, alice, htmx, judgement
+):
+    data = {"codes": ["parrots"], **({"judgement": judgement} if judgement is not None else {})}
+    response = signed_in(client, alice).post(page_url(coding_stage), data, **(HTMX if htmx else {}))
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "Choose a description to code." in html
+    assert "data-code checked" not in html  # the ticks were for no description shown
+    assert not DescriptionCoding.objects.exists() and not Coder.objects.exists()
+
+
+def test_another_studys_code_and_judgement_are_refused(client, coding_stage, codebook, alice):
+    other = study_create(
+        slug="other",
+        title="Other study",
+        stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+        groups=["Layperson", "Expert"],
+        information_sheet="What the study is about.",
+        consent_text="I agree to take part.",
+    )
+    materials_import(study=other, content=json.dumps(materials_doc()), fmt="json")
+    foreign_stage = code_first_stage(other)
+    foreign_code = code_create(study=other, slug="foreign", label="Foreign", definition="D")
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    response = client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["foreign"]})
+    assert response.status_code == 422
+    assert "Not codes of this study: foreign." in response.content.decode()
+    foreign = coded_descriptions(foreign_stage)[0]
+    response = client.post(page_url(coding_stage), {"judgement": foreign, "codes": ["parrots"]})
+    assert response.status_code == 422
+    assert "This answer belongs to another stage." in response.content.decode()
+    assert not DescriptionCoding.objects.exists() and not Coder.objects.exists()
+    assert not foreign_code.codings.exists()
+
+
+def test_a_refused_save_shown_on_another_description_drops_the_ticks(
+    client, coding_stage, codebook, alice
+):
+    ids = coded_descriptions(coding_stage)
+    yes = (
+        Judgement.objects.filter(assignment__stage=coding_stage, error_description="")
+        .values_list("pk", flat=True)
+        .first()
+    )
+    response = signed_in(client, alice).post(
+        page_url(coding_stage), {"judgement": yes, "codes": ["parrots"]}
+    )
+    assert response.status_code == 422
+    html = response.content.decode()
+    assert "This answer has no description to code." in html
+    assert f'data-item="{ids[0]}"' in html and "data-code checked" not in html
+    assert not DescriptionCoding.objects.exists()
+
+
+def test_saving_out_of_a_code_filter_moves_to_the_next_in_that_list(
+    client, coding_stage, codebook, alice
+):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    for pk in ids[:3]:
+        client.post(page_url(coding_stage), {"judgement": pk, "codes": ["lost_context"]})
+    # Under "my code: lost_context", recoding the second as parrots takes it out of the
+    # list: the page goes on to the third, not back to the first.
+    response = client.post(
+        page_url(coding_stage), {"judgement": ids[1], "codes": ["parrots"], "code": "lost_context"}
+    )
+    assert response.url == page_url(coding_stage, code="lost_context", item=ids[2])
+
+
+@pytest.mark.parametrize(
+    ("file", "kind", "name"),
+    [
+        ("csv", "text/csv; charset=utf-8", "pilot-codes-stage-1.csv"),
+        ("csv-spreadsheet-safe", "text/csv; charset=utf-8", "pilot-codes-stage-1.csv"),
+        (
+            "xlsx",
+            "application/vnd.openxmlformats-officedocument.spreadsheetml.sheet",
+            "pilot-codes-stage-1.xlsx",
+        ),
+    ],
+)
+def test_the_codes_download_in_three_kinds_of_file(
+    client, coding_stage, codebook, alice, file, kind, name
+):
+    ids = coded_descriptions(coding_stage)
+    Judgement.objects.filter(pk=ids[0]).update(error_description="=SUM(A1) it ignores the client")
+    client = signed_in(client, alice)
+    client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]})
+    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
+    response = client.get(f"{export}?stage=1&file={file}")
+    assert response.status_code == 200 and response["Content-Type"] == kind
+    assert response["Content-Disposition"] == f'attachment; filename="{name}"'
+    body = b"".join(response.streaming_content)
+    if file == "xlsx":
+        assert body.startswith(b"PK")
+    else:
+        row = list(csv.reader(io.StringIO(body.decode())))[1]
+        escaped = file == "csv-spreadsheet-safe"
+        assert row[7] == ("'" if escaped else "") + "=SUM(A1) it ignores the client"
+
+
+def test_an_unknown_file_kind_is_refused(client, coding_stage, codebook, alice):
+    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
+    response = signed_in(client, alice).get(f"{export}?file=pdf")
+    assert response.status_code == 400
+    assert 'Choose "csv", "csv-spreadsheet-safe", "xlsx", not "pdf".' in response.content.decode()
+
+
+def test_the_page_reads_in_a_constant_number_of_queries(
+    client, coding_stage, codebook, alice, django_assert_num_queries
+):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]})
+    url = page_url(coding_stage, item=ids[0])
+    with CaptureQueriesContext(connection) as few:
+        assert client.get(url).status_code == 200
+    n_queries = len(few)  # read now: the next request empties the query log
+    for i in range(5):
+        code_create(study=coding_stage.study, slug=f"more_{i}", label=f"More {i}")
+    for pk in ids[1:4]:
+        client.post(page_url(coding_stage), {"judgement": pk, "uninformative": "on"})
+    with django_assert_num_queries(n_queries):
+        assert client.get(url).status_code == 200

@@ -1,28 +1,36 @@
-import sys
-from pathlib import Path
+from django.core.management.base import CommandError
 
-from django.core.management.base import BaseCommand, CommandError
-
-from studies.exports import codes_csv_chunks
+from studies.exports import codes_csv_chunks, codes_rows, rows_xlsx_write
 from studies.models import Study
 
+from .export_annotations import Command as AnnotationsCommand
 
-class Command(BaseCommand):
+
+class Command(AnnotationsCommand):
+    """Writes its file as ``export_annotations`` does (its ``_write``: stdout, or a
+    partial file renamed when complete)."""
+
     help = (
-        "Write a study's codes of free-text descriptions as CSV: one row per (description, "
+        "Write a study's codes of free-text descriptions: one row per (description, "
         "coder, code), with an empty code and uninformative = Yes for an uninformative "
-        "description."
+        "description; as CSV (default), a spreadsheet-safe CSV or an Excel workbook."
     )
 
     def add_arguments(self, parser):
         parser.add_argument("study_slug")
         parser.add_argument("--stage", type=int, metavar="POSITION", help="Only this stage.")
         parser.add_argument("--out", metavar="PATH", help="Write here instead of stdout.")
-        parser.add_argument(
+        file = parser.add_mutually_exclusive_group()
+        file.add_argument(
             "--spreadsheet-safe",
             action="store_true",
             help="A text starting with =, +, -, @, tab or carriage return gets a leading "
             "apostrophe.",
+        )
+        file.add_argument(
+            "--excel",
+            action="store_true",
+            help="An Excel workbook (.xlsx) whose cells are all text; needs --out.",
         )
 
     def handle(self, *args, study_slug: str, **options):
@@ -34,24 +42,13 @@ class Command(BaseCommand):
             stage = study.stages.filter(position=options["stage"]).first()
             if stage is None:
                 raise CommandError(f"{study_slug} has no stage {options['stage']}.")
-        chunks = codes_csv_chunks(
-            study=study, stage=stage, spreadsheet_safe=options["spreadsheet_safe"]
+        file = "xlsx" if options["excel"] else "csv"
+        safe = options["spreadsheet_safe"]
+        self._write(
+            options["out"],
+            file,
+            lambda: codes_csv_chunks(study=study, stage=stage, spreadsheet_safe=safe),
+            lambda target: rows_xlsx_write(
+                rows=codes_rows(study=study, stage=stage), target=target, sheet_name="codes"
+            ),
         )
-        target = Path(options["out"]) if options["out"] else None
-        if target is None:
-            out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
-            for chunk in chunks:
-                out.write(chunk)
-            return
-        if not target.parent.is_dir():
-            raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
-        partial = target.with_name(target.name + ".partial")
-        try:
-            with partial.open("w", encoding="utf-8", newline="") as handle:
-                for chunk in chunks:
-                    handle.write(chunk)
-        except BaseException:
-            partial.unlink(missing_ok=True)
-            raise
-        partial.replace(target)
-        self.stderr.write(f"Wrote {target}.")
