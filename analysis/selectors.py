@@ -38,6 +38,10 @@ JUDGEMENT_COLUMNS = {
     "seconds_spent": "seconds_spent",
 }
 
+# Text columns with few distinct values, read as categoricals: every group-by, mask and
+# duplicate check then works on integer codes instead of hashing strings again.
+JUDGEMENT_CATEGORICALS = ("stage", "group", "annotator", "source", "kind")
+
 
 def report_categories(*, study_id: int) -> list[Category]:
     """The study's error categories in display order, as the report names them."""
@@ -62,9 +66,10 @@ def judgements_frame(
         .order_by()
         .values_list(*JUDGEMENT_COLUMNS)
     )
-    return pd.DataFrame.from_records(
+    frame = pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
     )
+    return frame.astype(dict.fromkeys(JUDGEMENT_CATEGORICALS, "category"))
 
 
 ASSIGNMENT_COLUMNS = {
