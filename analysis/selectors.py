@@ -1,12 +1,15 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
+import numpy as np
 import pandas as pd
 from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, TextField
 from django.db.models.functions import Cast
 
 from studies.models import (
     Annotator,
+    AnnotatorGroup,
     Assignment,
+    DialogueContext,
     ErrorCategory,
     Judgement,
     Reflection,
@@ -18,12 +21,10 @@ from .report import Category
 
 JUDGEMENT_COLUMNS = {
     "id": "judgement_id",
-    "assignment__batch__stage__name": "stage",
-    "assignment__batch__stage__position": "stage_position",
-    "assignment__annotator__group__name": "group",
-    "assignment__annotator__pseudonym": "annotator",
+    "assignment__batch__stage_id": "stage_id",
+    "assignment__annotator__group_id": "group_id",
     "assignment__annotator_id": "annotator_id",
-    "assignment__batch__context__external_id": "dialogue_id",
+    "assignment__batch__context_id": "context_id",
     "reflection_id": "reflection_id",
     "reflection__source": "source",
     "reflection__kind": "kind",
@@ -38,9 +39,23 @@ JUDGEMENT_COLUMNS = {
     "seconds_spent": "seconds_spent",
 }
 
-# Text columns with few distinct values, read as categoricals: every group-by, mask and
-# duplicate check then works on integer codes instead of hashing strings again.
+# Columns named from the study's own (small) tables by the key each judgement carries,
+# so no name is sent once per judgement: frame column -> (key column, model, field).
+JUDGEMENT_NAMES = {
+    "stage": ("stage_id", Stage, "name"),
+    "stage_position": ("stage_id", Stage, "position"),
+    "group": ("group_id", AnnotatorGroup, "name"),
+    "annotator": ("annotator_id", Annotator, "pseudonym"),
+    "dialogue_id": ("context_id", DialogueContext, "external_id"),
+}
+
+# Text columns with few distinct values, as categoricals (categories in sorted order):
+# every group-by, mask and duplicate check then works on integer codes instead of
+# hashing strings again.
 JUDGEMENT_CATEGORICALS = ("stage", "group", "annotator", "source", "kind")
+
+# Read only to name the columns above; not in the frame.
+JUDGEMENT_NAMING_KEYS = ("stage_id", "group_id", "context_id")
 
 
 def report_categories(*, study_id: int) -> list[Category]:
@@ -54,7 +69,9 @@ def report_categories(*, study_id: int) -> list[Category]:
 def judgements_frame(
     *, study_id: int, include_expired: bool = False, exclude_sources: tuple[str, ...] = ()
 ) -> pd.DataFrame:
-    """The judgements that count for analysis (``Judgement.objects.analysed``)."""
+    """The judgements that count for analysis (``Judgement.objects.analysed``), one row
+    each: ``JUDGEMENT_COLUMNS`` read per row, ``JUDGEMENT_NAMES`` from the study's
+    tables, ``JUDGEMENT_CATEGORICALS`` as categoricals."""
     qs = (
         Judgement.objects.analysed(
             include_expired=include_expired, excluded_sources=exclude_sources
@@ -69,7 +86,35 @@ def judgements_frame(
     frame = pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(JUDGEMENT_COLUMNS.values())
     )
-    return frame.astype(dict.fromkeys(JUDGEMENT_CATEGORICALS, "category"))
+    named = {
+        column: _names_by_key(
+            frame[key], model=model, field=field, study_id=study_id,
+            categorical=column in JUDGEMENT_CATEGORICALS,
+        )
+        for column, (key, model, field) in JUDGEMENT_NAMES.items()
+    }  # fmt: skip
+    frame = frame.assign(**named).astype(
+        {column: "category" for column in JUDGEMENT_CATEGORICALS if column not in named}
+    )
+    return frame.drop(columns=list(JUDGEMENT_NAMING_KEYS))
+
+
+def _names_by_key(
+    keys: pd.Series, *, model, field: str, study_id: int, categorical: bool
+) -> np.ndarray | pd.Categorical:
+    """``field`` of the study's ``model`` row each key points to (categorical: as
+    codes over the sorted names that occur, like ``astype("category")``)."""
+    rows = model.objects.filter(study_id=study_id).order_by().values_list("pk", field)
+    lookup = pd.DataFrame.from_records(list(rows), columns=["pk", "value"])
+    position = pd.Index(lookup["pk"]).get_indexer(keys)
+    if (position < 0).any():
+        raise ValueError(f"judgements of another study's {model._meta.verbose_name}")
+    if not categorical:
+        return lookup["value"].take(position).to_numpy()
+    names = pd.Categorical(lookup["value"])
+    return pd.Categorical.from_codes(
+        names.codes[position], dtype=names.dtype
+    ).remove_unused_categories()
 
 
 ASSIGNMENT_COLUMNS = {
