@@ -65,7 +65,9 @@ def judgements_with_categories(frame: pd.DataFrame, categories: Sequence[Categor
 
 
 def _coherence(cell: pd.DataFrame, *, resamples: int, seed: int) -> dict:
-    ratings = cell.assign(label=np.where(cell["coherent"], "coherent", "incoherent"))
+    ratings = cell[["item", "rater"]].assign(
+        label=np.where(cell["coherent"], "coherent", "incoherent")
+    )
     summary = metrics.agreement_summary(
         ratings=ratings, categories=["coherent", "incoherent"], resamples=resamples, seed=seed
     )
@@ -152,6 +154,7 @@ def _scores_by_item(cell: pd.DataFrame) -> tuple[pd.Series, pd.Series]:
 
 def _inter_group(data: pd.DataFrame, stage_order: list[str], *, resamples: int, seed: int):
     entries = []
+    data = data[["stage", "group", "item", "coherent"]]  # only these are read: narrow copies
     for stage in stage_order:
         in_stage = data.loc[data["stage"] == stage]
         groups = sorted(in_stage["group"].unique(), key=str)

@@ -1,16 +1,30 @@
 """The one place ORM rows become a DataFrame (one query, no per-row Python)."""
 
+from datetime import UTC
+
+import numpy as np
 import pandas as pd
-from django.db.models import BooleanField, Count, ExpressionWrapper, F, Max, Q, TextField
-from django.db.models.functions import Cast
+from django.db.models import (
+    BigIntegerField,
+    BooleanField,
+    Count,
+    ExpressionWrapper,
+    F,
+    Max,
+    Q,
+    TextField,
+)
+from django.db.models.functions import Cast, Extract
 
 from studies.models import (
     Annotator,
+    AnnotatorGroup,
     Assignment,
     Choice,
     Code,
     Coder,
     DescriptionCoding,
+    DialogueContext,
     ErrorCategory,
     Judgement,
     Question,
@@ -29,12 +43,10 @@ from .report_questionnaires import QuestionnaireData
 
 JUDGEMENT_COLUMNS = {
     "id": "judgement_id",
-    "assignment__batch__stage__name": "stage",
-    "assignment__batch__stage__position": "stage_position",
-    "assignment__annotator__group__name": "group",
-    "assignment__annotator__pseudonym": "annotator",
+    "assignment__batch__stage_id": "stage_id",
+    "assignment__annotator__group_id": "group_id",
     "assignment__annotator_id": "annotator_id",
-    "assignment__batch__context__external_id": "dialogue_id",
+    "assignment__batch__context_id": "context_id",
     "reflection_id": "reflection_id",
     "reflection__source": "source",
     "reflection__kind": "kind",
@@ -48,6 +60,24 @@ JUDGEMENT_COLUMNS = {
     "assignment_id": "assignment_id",
     "seconds_spent": "seconds_spent",
 }
+
+# Columns named from the study's own (small) tables by the key each judgement carries,
+# so no name is sent once per judgement: frame column -> (key column, model, field).
+JUDGEMENT_NAMES = {
+    "stage": ("stage_id", Stage, "name"),
+    "stage_position": ("stage_id", Stage, "position"),
+    "group": ("group_id", AnnotatorGroup, "name"),
+    "annotator": ("annotator_id", Annotator, "pseudonym"),
+    "dialogue_id": ("context_id", DialogueContext, "external_id"),
+}
+
+# Text columns with few distinct values, as categoricals (categories in sorted order):
+# every group-by, mask and duplicate check then works on integer codes instead of
+# hashing strings again.
+JUDGEMENT_CATEGORICALS = ("stage", "group", "annotator", "source", "kind")
+
+# Read only to name the columns above; not in the frame.
+JUDGEMENT_NAMING_KEYS = ("stage_id", "group_id", "context_id")
 
 
 def report_categories(*, study_id: int) -> list[Category]:
@@ -65,10 +95,19 @@ def judgements_frame(
     exclude_sources: tuple[str, ...] = (),
     columns: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """The judgements that count for analysis (``Judgement.objects.analysed``); only
-    ``columns`` (names of ``JUDGEMENT_COLUMNS``' values) when given, to hold less."""
+    """The judgements that count for analysis (``Judgement.objects.analysed``), one row
+    each: ``JUDGEMENT_COLUMNS`` read per row, ``JUDGEMENT_NAMES`` from the study's
+    tables, ``JUDGEMENT_CATEGORICALS`` as categoricals; only ``columns`` (frame column
+    names) when given, to hold less."""
+    wanted = set(columns)
+    names = {
+        column: spec for column, spec in JUDGEMENT_NAMES.items() if not wanted or column in wanted
+    }
+    keys = {key for key, _, _ in names.values()}
     fields = {
-        field: name for field, name in JUDGEMENT_COLUMNS.items() if not columns or name in columns
+        field: name
+        for field, name in JUDGEMENT_COLUMNS.items()
+        if not wanted or name in wanted or name in keys
     }
     qs = (
         Judgement.objects.analysed(
@@ -81,7 +120,42 @@ def judgements_frame(
         .order_by()
         .values_list(*fields)
     )
-    return pd.DataFrame.from_records(qs.iterator(chunk_size=20_000), columns=list(fields.values()))
+    frame = pd.DataFrame.from_records(qs.iterator(chunk_size=20_000), columns=list(fields.values()))
+    named = {
+        column: _names_by_key(
+            frame[key], model=model, field=field, study_id=study_id,
+            categorical=column in JUDGEMENT_CATEGORICALS,
+        )
+        for column, (key, model, field) in names.items()
+    }  # fmt: skip
+    frame = frame.assign(**named).astype(
+        {
+            column: "category"
+            for column in JUDGEMENT_CATEGORICALS
+            if column not in named and column in frame
+        }
+    )
+    return frame.drop(
+        columns=[key for key in JUDGEMENT_NAMING_KEYS if key in frame and key not in wanted]
+    )
+
+
+def _names_by_key(
+    keys: pd.Series, *, model, field: str, study_id: int, categorical: bool
+) -> np.ndarray | pd.Categorical:
+    """``field`` of the study's ``model`` row each key points to (categorical: as
+    codes over the sorted names that occur, like ``astype("category")``)."""
+    rows = model.objects.filter(study_id=study_id).order_by().values_list("pk", field)
+    lookup = pd.DataFrame.from_records(list(rows), columns=["pk", "value"])
+    position = pd.Index(lookup["pk"]).get_indexer(keys)
+    if (position < 0).any():
+        raise ValueError(f"judgements of another study's {model._meta.verbose_name}")
+    if not categorical:
+        return lookup["value"].take(position).to_numpy()
+    names = pd.Categorical(lookup["value"])
+    return pd.Categorical.from_codes(
+        names.codes[position], dtype=names.dtype
+    ).remove_unused_categories()
 
 
 def stages_without_categories(*, study_id: int) -> list[str]:
@@ -122,9 +196,17 @@ ASSIGNMENT_COLUMNS = {
     "stage__name": "stage",
     "status": "status",
     "attention_passed": "attention_passed",
-    "assigned_at": "assigned_at",
-    "submitted_at": "submitted_at",
+    "assigned_at_us": "assigned_at",  # annotated below
+    "submitted_at_us": "submitted_at",
 }
+
+
+def _microseconds_since_epoch(field: str) -> Cast:
+    """A time as whole microseconds since 1970 UTC (exact: PostgreSQL keeps
+    microseconds). Read as integers, a study's times load several times faster than
+    as datetime objects (0.6 s less CPU for the 111,000 assignments of a million
+    judgements)."""
+    return Cast(Extract(field, "epoch", tzinfo=UTC) * 1_000_000, BigIntegerField())
 
 
 def assignments_frame(*, study_id: int) -> pd.DataFrame:
@@ -132,6 +214,10 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     failed; waiting periods: submissions and claims), one row each."""
     qs = (
         Assignment.objects.filter(stage__study_id=study_id)
+        .annotate(
+            assigned_at_us=_microseconds_since_epoch("assigned_at"),
+            submitted_at_us=_microseconds_since_epoch("submitted_at"),
+        )
         .order_by()
         .values_list(*ASSIGNMENT_COLUMNS)
     )
@@ -139,7 +225,7 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
         qs.iterator(chunk_size=20_000), columns=list(ASSIGNMENT_COLUMNS.values())
     )
     for column in ("assigned_at", "submitted_at"):
-        frame[column] = pd.to_datetime(frame[column], utc=True)
+        frame[column] = pd.to_datetime(frame[column], unit="us", utc=True)
     return frame
 
 

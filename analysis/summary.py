@@ -3,7 +3,7 @@ analysed, then every table of :mod:`analysis.tables` with the dashboard's number
 
 from __future__ import annotations
 
-from .tables import Table, quality_table, report_tables, waiting_table
+from .tables import Table, collector_paused, quality_table, report_tables, waiting_table
 
 
 def table_lines(table: Table) -> list[str]:
@@ -24,8 +24,10 @@ def table_lines(table: Table) -> list[str]:
     return lines
 
 
+@collector_paused()
 def report_summary_lines(report: dict) -> list[str]:
-    """What the run analysed (judgements, exclusions, bootstrap), then the tables."""
+    """What the run analysed (judgements, exclusions, bootstrap), then the tables (the
+    collector paused while they are built and written out: see ``collector_paused``)."""
     params = report["parameters"]
     lines = [
         f"Study {report['study']}: {report['n_judgements']} judgements analysed"

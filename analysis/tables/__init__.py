@@ -30,7 +30,7 @@ from .descriptions import (
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
-from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table
+from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .quality import quality_table, waiting_table
 from .questionnaires import questionnaire_table
 from .systems import (
@@ -47,8 +47,9 @@ from .systems import (
 from .walk import annotators_in_order, category_labels, cells_in_order
 
 
+@collector_paused()
 def report_tables(report: dict) -> list[Table]:
-    """Every table of the report, in reading order."""
+    """Every table of the report, in reading order (see :func:`.model.collector_paused`)."""
     tables = [
         agreement_table(report),
         majority_table(report),
@@ -86,6 +87,7 @@ __all__ = [
     "category_labels",
     "cells_in_order",
     "coder_agreement_table",
+    "collector_paused",
     "cross_stage_table",
     "description_codes_table",
     "description_tables",

@@ -11,7 +11,9 @@ figures read them back with :meth:`Table.records`.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+import gc
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -262,3 +264,24 @@ def build_table(
         rows.append(cells)
     columns = [key.column() for key in keys] + [measure.column() for measure in measures]
     return Table(slug=slug, caption=caption, columns=columns, rows=rows, note=note, empty=empty)
+
+
+@contextmanager
+def collector_paused() -> Iterator[None]:
+    """Python's cyclic garbage collector paused while the tables are built.
+
+    Building a large report's tables allocates hundreds of thousands of small objects
+    (cells, parts, texts) that all stay alive until the tables are rendered. Each time
+    the surviving objects grow by a quarter, the collector walks every object of the
+    process again, the report itself among them: at 1,000,000 judgements that was two
+    thirds of the text summary's time, to find nothing (the tables hold no reference
+    cycles). The results are the same either way; the collector resumes afterwards
+    (unless it was already off).
+    """
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -29,11 +29,11 @@ def empathy_agreement(
     raters judged coherent; ``merged`` repeats it on disagree / neutral / agree.
     Krippendorff's alpha is ordinal; the kappas treat the points as nominal."""
     all_coherent = judgements[coherent].astype(bool).groupby(judgements[item]).transform("all")
-    subset = judgements.loc[all_coherent]
+    subset = judgements.loc[all_coherent, [item, rater, empathy]]  # narrow: rows copied once
     ratings = pd.DataFrame(
         {
-            "item": subset[item].to_numpy(),
-            "rater": subset[rater].to_numpy(),
+            "item": subset[item].array,
+            "rater": subset[rater].array,
             "label": pd.to_numeric(subset[empathy], errors="coerce").to_numpy(),
         }
     )

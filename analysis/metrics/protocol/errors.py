@@ -106,13 +106,14 @@ def mee_agreement(
     """
     incoherent = ~judgements[coherent].astype(bool)
     all_incoherent = incoherent.groupby(judgements[item]).transform("all")
-    subset = judgements.loc[all_incoherent]
+    # Only the columns read below: the rows of a large frame are copied once, narrow.
+    subset = judgements.loc[all_incoherent, [item, rater, mee, *categories]]
     merge = dict(merge or {})
     labels = list(dict.fromkeys(merge.get(slug, slug) for slug in categories))
     frame = pd.DataFrame(
         {
-            "item": subset[item].to_numpy(),
-            "rater": subset[rater].to_numpy(),
+            "item": subset[item].array,
+            "rater": subset[rater].array,
             "label": mee_labels(
                 judgements=subset,
                 categories=categories,
