@@ -12,7 +12,7 @@ from analysis.report import REPORT_VERSION, report_build
 from analysis.selectors import questionnaire_data
 from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
-from tests.studies.questionnaire_helpers import after_stage, ids, screening
+from tests.studies.questionnaire_helpers import after_stage, consent, ids, screening
 
 QUESTIONS = pd.DataFrame(
     [
@@ -109,6 +109,7 @@ def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
             questionnaire=first,
             answers={a["1"]: [str(a[f"1:{english}"])], a["3"]: [scale], a["4"]: ["words"]},
         )
+    consent(expert, layperson)
     questionnaire_respond(
         annotator=expert, questionnaire=second, answers={b["1"]: [str(b["1:No"])], b["2"]: ["4"]}
     )
