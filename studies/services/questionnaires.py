@@ -47,6 +47,12 @@ LOCKED = (
     "changed or deleted (the answers would lose their meaning). Add a new questionnaire instead."
 )
 
+SCREENED_OUT_CODE_MISSING = (
+    "This study takes part through a crowd platform and its first stage has no "
+    "screened-out code, so a worker this choice ends could not be paid. Give the first "
+    "stage a screened-out code (and the same code on the platform) first."
+)
+
 
 @dataclass(frozen=True)
 class QuestionnaireStep:
@@ -123,7 +129,9 @@ def questionnaire_validate(*, questionnaire: Questionnaire) -> None:
 
 def choice_validate(*, question: Question, ends_participation: bool) -> None:
     """Rules of a question's choices: only choice questions have them, and only a
-    screening questionnaire's choices can end participation."""
+    screening questionnaire's choices can end participation; in a study taking part
+    through a crowd platform, only once its first stage has a screened-out code (the
+    code a screened-out worker is paid with)."""
     if not question.has_choices:
         raise ValidationError(
             f"A question answered with {question.get_kind_display().lower()} has no choices: "
@@ -135,6 +143,11 @@ def choice_validate(*, question: Question, ends_participation: bool) -> None:
         raise ValidationError(
             "Only the choices of a screening questionnaire can end participation."
         )
+    if ends_participation:
+        study = question.questionnaire.study
+        first = study.stages.order_by("position").first()
+        if study.crowd_group_id and (first is None or not first.screened_out_code):
+            raise ValidationError(SCREENED_OUT_CODE_MISSING)
 
 
 # --- answering ---------------------------------------------------------------------------
