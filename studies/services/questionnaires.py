@@ -27,7 +27,7 @@ from functools import reduce
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
 from ..models import (
@@ -63,9 +63,35 @@ class QuestionnaireStep:
     screened_out: bool = False
 
 
+MIN_CHOICES = 2
+
+
+def questions_short_of_choices():
+    """Choice questions with fewer than two choices: nobody could answer them as meant
+    (the admin builds a question first, then its choices, so this is a step on the way,
+    not an error). A questionnaire with one is not asked, and its admin page says so."""
+    return (
+        Question.objects.filter(kind__in=Question.CHOICE_KINDS)
+        .alias(n_choices=Count("choices"))
+        .filter(n_choices__lt=MIN_CHOICES)
+    )
+
+
+def short_of_choices_warning(questions) -> str:
+    """The admin's warning for ``questions`` (from ``questions_short_of_choices``)."""
+    names = ", ".join(f'"{q.text}"' for q in questions)
+    return (
+        f"Not asked yet: each choice question needs at least {MIN_CHOICES} choices, and "
+        f"{names} has fewer. Annotators are not shown this questionnaire until it has them."
+    )
+
+
 def _with_questions():
+    """Questionnaires that can be asked: some questions, every choice question with
+    its choices (``questions_short_of_choices``)."""
     return Questionnaire.objects.filter(
-        Exists(Question.objects.filter(questionnaire=OuterRef("pk")))
+        Exists(Question.objects.filter(questionnaire=OuterRef("pk"))),
+        ~Exists(questions_short_of_choices().filter(questionnaire=OuterRef("pk"))),
     )
 
 
@@ -121,10 +147,29 @@ def questionnaire_has_answers(*, questionnaire: Questionnaire) -> bool:
 
 
 def questionnaire_validate(*, questionnaire: Questionnaire) -> None:
-    """Cross-table rule of a questionnaire (the admin form calls it): a stage of its
-    own study."""
+    """Cross-table rules of a questionnaire (the admin form calls it): a stage of its
+    own study; its questions still valid under its placement (``question_validate``)."""
     if questionnaire.stage_id and questionnaire.stage.study_id != questionnaire.study_id:
         raise ValidationError({"stage": "This stage belongs to another study."})
+    if questionnaire.pk:
+        for question in questionnaire.questions.all():
+            question.questionnaire = questionnaire  # the placement as it will be
+            question_validate(question=question)
+
+
+def question_validate(*, question: Question, ends: Sequence[bool] | None = None) -> None:
+    """Rules of a question with its choices (the question forms call it, the choice
+    forms call ``choice_validate``): no choices unless a choice question; no choice
+    ending participation unless in a screening questionnaire. ``ends``: whether each
+    of its choices ends participation (default: its saved choices)."""
+    if ends is None:
+        ends = (
+            list(question.choices.values_list("ends_participation", flat=True))
+            if (question.pk)
+            else []
+        )
+    for ending in sorted(set(ends), reverse=True):
+        choice_validate(question=question, ends_participation=ending)
 
 
 def choice_validate(*, question: Question, ends_participation: bool) -> None:

@@ -51,3 +51,80 @@ def test_an_ending_choice_needs_the_first_stages_screened_out_code_in_a_crowd_st
     Stage.objects.filter(study=study, position=1).update(screened_out_code="OUT1")
     assert add_choice(staff_client, english, ending=True).status_code == 302
     assert english.choices.filter(text="Maybe", ends_participation=True).exists()
+
+
+@pytest.fixture
+def answered_and_fresh(study):
+    from .questionnaire_helpers import after_stage
+
+    answered = screening(study)
+    m = ids(answered)
+    annotator = annotators_create(group=study.groups.get(name="Layperson"), count=1)[0]
+    questionnaire_respond(
+        annotator=annotator,
+        questionnaire=answered,
+        answers={m["1"]: [str(m["1:Yes"])], m["3"]: ["2"]},
+    )
+    return answered, after_stage(study, 1)
+
+
+def test_a_question_cannot_move_into_a_questionnaire_with_answers(staff_client, answered_and_fresh):
+    answered, fresh = answered_and_fresh
+    mover = fresh.questions.get(position=2)
+    url = reverse("admin:studies_question_change", args=[mover.pk])
+    data = form_data(staff_client.get(url))
+    data.update({"questionnaire": answered.pk, "position": 9})
+    before = snapshot()
+    response = staff_client.post(url, data)
+    assert response.status_code == 200
+    assert LOCKED in response.content.decode()
+    assert snapshot() == before
+
+
+def test_a_screening_question_with_an_ending_choice_cannot_become_a_text_question(
+    staff_client, study
+):
+    q = screening(study)
+    english = q.questions.get(position=1)
+    before = snapshot()
+    # On the question's own page.
+    url = reverse("admin:studies_question_change", args=[english.pk])
+    data = form_data(staff_client.get(url))
+    data["kind"] = "text"
+    response = staff_client.post(url, data)
+    assert response.status_code == 200
+    assert "has no choices" in response.content.decode()
+    # In the questionnaire's list of questions.
+    url = reverse("admin:studies_questionnaire_change", args=[q.pk])
+    data = form_data(staff_client.get(url))
+    data["questions-0-kind"] = "text"
+    response = staff_client.post(url, data)
+    assert response.status_code == 200
+    assert "has no choices" in response.content.decode()
+    # Moving the questionnaire after a stage: its ending choices cannot go along.
+    data = form_data(staff_client.get(url))
+    data.update({"placement": "after_stage", "stage": study.stages.get(position=1).pk})
+    response = staff_client.post(url, data)
+    assert response.status_code == 200
+    assert "Only the choices of a screening" in response.content.decode()
+    assert snapshot() == before
+
+
+def test_a_choice_question_short_of_choices_is_flagged_and_its_questionnaire_not_asked(
+    staff_client, loaded_study
+):
+    from studies.services.questionnaires import questionnaire_step
+
+    q = screening(loaded_study)
+    lonely = question(q, 5, "Pick one", "single", choices=["Only"])
+    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
+    assert questionnaire_step(annotator=annotator) is None
+    page = staff_client.get(reverse("admin:studies_questionnaire_change", args=[q.pk]))
+    assert "Not asked yet" in page.content.decode() and '"Pick one"' in page.content.decode()
+    page = staff_client.get(reverse("admin:studies_question_change", args=[lonely.pk]))
+    assert "Not asked yet" in page.content.decode()
+    Choice.objects.create(question=lonely, position=2, text="Other")
+    assert questionnaire_step(annotator=annotator).questionnaire == q
+    page = staff_client.get(reverse("admin:studies_questionnaire_change", args=[q.pk]))
+    assert "Not asked yet" not in page.content.decode()
+    assert Question.objects.filter(questionnaire=q).count() == 5
