@@ -8,8 +8,8 @@ and screening people out.
   (``ScreeningTally``), with a response row that records the fact and holds no
   answers; a crowd worker gets the stage's screened-out return.
 * **After a stage** (``AFTER_STAGE``): due once the stage is finished for the
-  annotator (``annotator_stage_states``: the one home of "finished"), before they go
-  on or get their completion code.
+  annotator (``annotator_stage_states``: the one home of "finished") and they
+  submitted at least one batch in it, before they go on or get their completion code.
 
 Every answer is checked here with the rules the database holds (one value per
 answer, a scale from 1 to 5, one response per annotator) and the ones it cannot (a
@@ -32,6 +32,7 @@ from django.utils import timezone
 
 from ..models import (
     Annotator,
+    Assignment,
     CrowdEntry,
     Question,
     QuestionAnswer,
@@ -103,7 +104,9 @@ def questionnaire_step(
     Screening: only until the annotator consents (no query for one who has), so people
     who consented before a screening questionnaire was added are not asked. After a
     stage (``after_stage``; costs the stage states, so the pages between batches skip
-    it): the questionnaire of the earliest stage finished for them and not answered."""
+    it): the questionnaire of the earliest stage finished for them, in which they
+    submitted at least one batch, and not answered (a stage "finished" because no
+    batch could be theirs asks nothing)."""
     if annotator.consented_at is None:
         screening = (
             _with_questions()
@@ -119,9 +122,16 @@ def questionnaire_step(
         return None
     if not after_stage:
         return None
+    worked = Assignment.objects.filter(
+        annotator=annotator, status__in=Assignment.counted_statuses(include_rejected=True)
+    ).values("stage_id")
     pending = list(
         _with_questions()
-        .filter(study_id=annotator.study_id, placement=Questionnaire.Placement.AFTER_STAGE)
+        .filter(
+            study_id=annotator.study_id,
+            placement=Questionnaire.Placement.AFTER_STAGE,
+            stage_id__in=worked,
+        )
         .exclude(responses__annotator=annotator)
         .select_related("stage")
     )
