@@ -30,6 +30,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count, Exists, F, OuterRef, Q
 from django.utils import timezone
 
+from ..datafiles.text import storable_problem
 from ..models import (
     Annotator,
     Assignment,
@@ -232,6 +233,10 @@ def _clean_one(question: Question, values: Sequence[str], choice_ids: set[int]) 
             raise ValidationError(
                 f"Please keep your answer under {TEXT_ANSWER_MAX_LENGTH:,} characters "
                 f"(it has {len(text):,})."
+            )
+        if problem := storable_problem(text):
+            raise ValidationError(
+                f"Your answer {problem}, which cannot be saved: please retype it."
             )
         return CleanAnswer(question, text=text)
     if question.kind == Question.Kind.SCALE:

@@ -191,3 +191,13 @@ def test_a_stage_keeps_its_questionnaire_and_a_questionnaire_goes_with_its_answe
         q.questions.get(position=1).delete()
     q.delete()
     assert Questionnaire.objects.count() == 1 and not QuestionAnswer.objects.exists()
+
+
+def test_a_nul_character_in_a_text_answer_is_refused_with_a_message(setup):
+    q, annotator, m = setup
+    errors = refused(q, annotator, valid(m, {m["4"]: ["I type\x00 slowly"]}))
+    assert errors == {
+        f"q{m['4']}": [
+            "Your answer contains a NUL character, which cannot be saved: please retype it."
+        ]
+    }
