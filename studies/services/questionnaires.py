@@ -46,7 +46,10 @@ from ..models.questionnaires import MESSAGES, SCALE_MAX, SCALE_MIN, TEXT_ANSWER_
 ANSWERED_ALREADY = "You have answered this questionnaire already."
 LOCKED = (
     "This questionnaire has answers already, so its questions and choices can no longer be "
-    "changed or deleted (the answers would lose their meaning). Add a new questionnaire instead."
+    "changed, added or deleted, nor the questionnaire moved or deleted (the answers would "
+    "lose their meaning). Its name and introduction can still be reworded. To ask other "
+    "questions, ask them in the questionnaire after a later stage (a study has one screening "
+    "questionnaire and one questionnaire per stage)."
 )
 
 SCREENED_OUT_CODE_MISSING = (

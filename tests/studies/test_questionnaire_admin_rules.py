@@ -128,3 +128,14 @@ def test_a_choice_question_short_of_choices_is_flagged_and_its_questionnaire_not
     page = staff_client.get(reverse("admin:studies_questionnaire_change", args=[q.pk]))
     assert "Not asked yet" not in page.content.decode()
     assert Question.objects.filter(questionnaire=q).count() == 5
+
+
+def test_the_locked_message_offers_only_what_the_rules_allow(staff_client, answered_and_fresh):
+    answered, _ = answered_and_fresh
+    assert "new questionnaire" not in LOCKED
+    url = reverse("admin:studies_questionnaire_change", args=[answered.pk])
+    data = form_data(staff_client.get(url))
+    data.update({"name": "Screening, reworded", "introduction": "New words."})
+    assert staff_client.post(url, data).status_code == 302  # as the message says
+    answered.refresh_from_db()
+    assert (answered.name, answered.introduction) == ("Screening, reworded", "New words.")
