@@ -19,22 +19,19 @@ answered); a refusal says what is wrong, keyed by question, and writes nothing.
 
 from __future__ import annotations
 
-import operator
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from datetime import datetime
-from functools import reduce
 
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.db.models import Count, Exists, F, OuterRef, Q
+from django.db.models import Count, Exists, OuterRef
 from django.utils import timezone
 
 from ..datafiles.text import storable_problem
 from ..models import (
     Annotator,
     Assignment,
-    CrowdEntry,
     Question,
     QuestionAnswer,
     Questionnaire,
@@ -42,6 +39,12 @@ from ..models import (
     ScreeningTally,
 )
 from ..models.questionnaires import MESSAGES, SCALE_MAX, SCALE_MIN, TEXT_ANSWER_MAX_LENGTH
+from ..times import time_day
+from .screening import (
+    questionnaire_screened_out_return,
+    screened_out_forget,
+    screening_tally,
+)
 
 ANSWERED_ALREADY = "You have answered this questionnaire already."
 LOCKED = (
@@ -313,8 +316,10 @@ def questionnaire_respond(
     """Record ``annotator``'s answers to ``questionnaire`` (checked by
     ``questionnaire_answers_clean``). A screening answer that ends participation keeps
     no answer of the person: it adds one to the counts of each answer they gave
-    (``ScreeningTally``) and records the response as screened out, without answers; a
-    crowd worker's stage entry is closed as screened out. Answering twice is refused.
+    (``ScreeningTally``), records the response as screened out, without answers and
+    dated by the day only, and clears the person's personal data but their platform
+    id (``studies.services.screening``); a crowd worker's stage entry is closed as
+    screened out. Answering twice is refused.
     One transaction: a refusal writes nothing."""
     if questionnaire.study_id != annotator.study_id:
         raise ValidationError("This questionnaire belongs to another study.")
@@ -327,11 +332,12 @@ def questionnaire_respond(
                 questionnaire=questionnaire,
                 annotator=annotator,
                 screened_out=screened_out,
-                submitted_at=now,
+                submitted_at=time_day(now) if screened_out else now,
             )
             if screened_out:
-                _tally(questionnaire=questionnaire, cleaned=cleaned)
+                screening_tally(questionnaire=questionnaire, cleaned=cleaned)
                 questionnaire_screened_out_return(annotator=annotator, now=now)
+                screened_out_forget(annotator=annotator)
             else:
                 QuestionAnswer.objects.bulk_create(_answer_rows(response, cleaned))
     except IntegrityError:
@@ -351,48 +357,3 @@ def _answer_rows(response: QuestionnaireResponse, cleaned: list[CleanAnswer]):
             yield QuestionAnswer(
                 response=response, question=answer.question, scale=answer.scale, text=answer.text
             )
-
-
-def tally_keys(answer: CleanAnswer) -> list[str]:
-    """The ``ScreeningTally.answer`` keys one answer adds to."""
-    if answer.choice_ids:
-        return [f"choice:{pk}" for pk in answer.choice_ids]
-    if answer.scale is not None:
-        return [f"scale:{answer.scale}"]
-    return [ScreeningTally.TEXT]
-
-
-def _tally(*, questionnaire: Questionnaire, cleaned: list[CleanAnswer]) -> None:
-    """Add one to each count (rows made on first use; one UPDATE adds, so concurrent
-    screenings never lose a count)."""
-    keys = [(None, ScreeningTally.PEOPLE)] + [
-        (a.question.pk, key) for a in cleaned for key in (ScreeningTally.ANSWERED, *tally_keys(a))
-    ]
-    ScreeningTally.objects.bulk_create(
-        [
-            ScreeningTally(questionnaire=questionnaire, question_id=qid, answer=key)
-            for qid, key in keys
-        ],
-        ignore_conflicts=True,
-    )
-    rows = reduce(operator.or_, (Q(question_id=qid, answer=key) for qid, key in keys))
-    ScreeningTally.objects.filter(rows, questionnaire=questionnaire).update(count=F("count") + 1)
-
-
-def questionnaire_screened_out_return(*, annotator: Annotator, now: datetime | None = None):
-    """A screened-out crowd worker is sent back from the stage they entered with the
-    screened-out outcome (``crowd_entry_close``: recorded once, the first outcome
-    stands; asking again gives the same return). None for invited annotators."""
-    from .crowd import crowd_entry_close
-
-    entry = (
-        CrowdEntry.objects.filter(annotator=annotator)
-        .select_related("stage")
-        .order_by("stage__position")
-        .first()
-    )
-    if entry is None:
-        return None
-    return crowd_entry_close(
-        annotator=annotator, stage=entry.stage, outcome=CrowdEntry.Outcome.SCREENED_OUT, now=now
-    )

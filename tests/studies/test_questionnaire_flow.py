@@ -240,3 +240,26 @@ def test_an_mturk_worker_screened_out_posts_the_screened_out_outcome_to_mturk(cl
     assert 'name="code" value="OUT1"' in page
     assert "https://www.mturk.com" in end["Content-Security-Policy"]
     assert CrowdEntry.objects.get().outcome == CrowdEntry.Outcome.SCREENED_OUT
+
+
+def test_a_screened_out_person_keeps_only_the_day_and_the_platform_id(client, open_study):
+    from datetime import UTC
+
+    q = screening(open_study)
+    client.get(prolific(open_study, 1, "pid9", "se9"))
+    Annotator.objects.update(email="someone@example.org")
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "1"}))
+    annotator = Annotator.objects.get()
+    assert annotator.platform_participant_id == "pid9"  # the screening cannot be retaken
+    assert annotator.email == "" and annotator.platform_data == {}
+    assert annotator.access_token == f"purged-{annotator.pk}"
+    assert annotator.last_seen_at is None
+    submitted = QuestionnaireResponse.objects.get().submitted_at.astimezone(UTC)
+    assert (submitted.hour, submitted.minute, submitted.second, submitted.microsecond) == (
+        0,
+        0,
+        0,
+        0,
+    )
+    # The end page and the return still work, from the same browser.
+    assert b"cc=OUT1" in client.get("/s/pilot/questionnaire/").content
