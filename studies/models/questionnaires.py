@@ -212,6 +212,11 @@ class QuestionAnswer(models.Model):
 
     objects = QuestionAnswerQuerySet.as_manager()
 
+    #: A written answer may say who wrote it: personal data, which a personal-data purge
+    #: replaces (``studies.personal_data``); choices and numbers stay.
+    PERSONAL_FIELDS = ("text",)
+    PERSONAL_STUDY = "response__questionnaire__study"
+
     class Meta:
         constraints = [
             models.UniqueConstraint(
