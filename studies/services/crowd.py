@@ -326,6 +326,11 @@ def crowd_join(
     if entry is not None:
         if entry.session_id == identity.session_id or joined_before == annotator.pk:
             return annotator
+        if entry.outcome == Outcome.SCREENED_OUT:
+            raise CrowdRefusal(
+                "Your answers to this study's screening questions ended your participation, so "
+                "there is nothing more to do here. Please return this task on the crowd platform."
+            )
         raise CrowdRefusal(
             f"You have started {stage.public_name} already, in another browser or from another "
             "session on the crowd platform. Please go on in the browser where you started, from "

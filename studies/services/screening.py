@@ -11,13 +11,19 @@ import operator
 from datetime import datetime
 from functools import reduce
 
-from django.db.models import F, Q
+from django.db.models import Exists, F, OuterRef, Q
 
-from ..models import Annotator, CrowdEntry, Questionnaire, ScreeningTally
+from ..models import Annotator, CrowdEntry, Questionnaire, QuestionnaireResponse, ScreeningTally
 from ..personal_data import personal_fields
 
 #: What blocks re-entry: a crowd worker's platform id (cleared only by the purge).
 KEPT_AT_SCREEN_OUT = ("platform_participant_id",)
+
+
+def screened_out_exists() -> Exists:
+    """For an annotator query (``OuterRef("pk")``): whether a screening answer ended
+    their participation (the admin's column and filter)."""
+    return Exists(QuestionnaireResponse.objects.filter(annotator=OuterRef("pk"), screened_out=True))
 
 
 def screened_out_forget(*, annotator: Annotator) -> None:
