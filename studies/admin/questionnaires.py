@@ -6,6 +6,7 @@ deleted: the form says so and nothing is written."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Count, Q
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpResponseRedirect
@@ -18,6 +19,7 @@ from ..services.questionnaires import (
     choice_validate,
     question_validate,
     questionnaire_has_answers,
+    questionnaire_lock,
     questionnaire_validate,
     questions_short_of_choices,
     short_of_choices_warning,
@@ -31,9 +33,15 @@ def _questionnaire_of(obj) -> Questionnaire | None:
 
 
 def is_locked(obj) -> bool:
-    """The questionnaire of ``obj`` (a questionnaire or a question) has answers."""
+    """The questionnaire of ``obj`` (a questionnaire or a question) has answers. Holds
+    its row FOR UPDATE until the admin's transaction ends (the admin saves in one), so
+    no answer arrives between this check and the save (``questionnaire_lock``)."""
     questionnaire = _questionnaire_of(obj)
-    return questionnaire is not None and questionnaire_has_answers(questionnaire=questionnaire)
+    if questionnaire is None:
+        return False
+    if transaction.get_connection().in_atomic_block:
+        questionnaire_lock(questionnaire=questionnaire, share=False)
+    return questionnaire_has_answers(questionnaire=questionnaire)
 
 
 class LockedFormSet(BaseInlineFormSet):
@@ -116,7 +124,7 @@ class QuestionForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if self.instance.pk and self.has_changed() and is_locked(self.instance):
+        if self.instance.pk and is_locked(self.instance) and self.has_changed():
             raise ValidationError(LOCKED)
         questionnaire = cleaned.get("questionnaire")
         moved = not self.instance.pk or "questionnaire" in self.changed_data

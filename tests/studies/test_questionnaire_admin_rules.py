@@ -139,3 +139,20 @@ def test_the_locked_message_offers_only_what_the_rules_allow(staff_client, answe
     assert staff_client.post(url, data).status_code == 302  # as the message says
     answered.refresh_from_db()
     assert (answered.name, answered.introduction) == ("Screening, reworded", "New words.")
+
+
+def test_the_admin_checks_for_answers_holding_the_questionnaire_for_update(staff_client, study):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    q = screening(study)
+    url = reverse("admin:studies_question_change", args=[q.questions.get(position=1).pk])
+    data = form_data(staff_client.get(url))
+    data["text"] = "Is English your native language?"
+    with CaptureQueriesContext(connection) as queries:
+        assert staff_client.post(url, data).status_code == 302
+    sql = [x["sql"] or "" for x in queries.captured_queries]
+    lock = next(i for i, s in enumerate(sql) if s.endswith("FOR UPDATE"))
+    answers = next(i for i, s in enumerate(sql) if "studies_questionnaireresponse" in s)
+    update = next(i for i, s in enumerate(sql) if s.startswith('UPDATE "studies_question"'))
+    assert lock < answers < update
