@@ -156,3 +156,18 @@ def test_the_admin_checks_for_answers_holding_the_questionnaire_for_update(staff
     answers = next(i for i, s in enumerate(sql) if "studies_questionnaireresponse" in s)
     update = next(i for i, s in enumerate(sql) if s.startswith('UPDATE "studies_question"'))
     assert lock < answers < update
+
+
+def test_a_crowd_study_with_an_ending_choice_does_not_open_without_the_code(loaded_study):
+    from studies.selectors.readiness import study_missing_for_opening
+
+    phrase = "a screened-out code on the first stage"
+    screening(loaded_study)  # "No" ends participation
+    assert not any(phrase in m for m in study_missing_for_opening(study=loaded_study))
+    Study.objects.filter(pk=loaded_study.pk).update(
+        crowd_group=loaded_study.groups.get(name="Layperson")
+    )
+    loaded_study.refresh_from_db()
+    assert any(phrase in m for m in study_missing_for_opening(study=loaded_study))
+    Stage.objects.filter(study=loaded_study, position=1).update(screened_out_code="OUT1")
+    assert not any(phrase in m for m in study_missing_for_opening(study=loaded_study))
