@@ -263,6 +263,10 @@ def test_a_screened_out_person_keeps_only_the_day_and_the_platform_id(client, op
     )
     # The end page and the return still work, from the same browser.
     assert b"cc=OUT1" in client.get("/s/pilot/questionnaire/").content
+    # The cleared link opens nothing.
+    from django.test import Client
+
+    assert Client().get(f"/i/purged-{annotator.pk}/").status_code == 404
 
 
 def test_a_screened_out_worker_back_in_a_new_session_is_told_they_were_screened_out(
