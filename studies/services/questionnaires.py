@@ -27,6 +27,7 @@ from django.db.models import Count, Exists, OuterRef
 from ..models import (
     Annotator,
     Assignment,
+    Choice,
     Question,
     Questionnaire,
     QuestionnaireResponse,
@@ -174,11 +175,11 @@ def question_validate(*, question: Question, ends: Sequence[bool] | None = None)
     forms call ``choice_validate``): no choices unless a choice question; no choice
     ending participation unless in a screening questionnaire. ``ends``: whether each
     of its choices ends participation (default: its saved choices)."""
-    if ends is None:
-        ends = (
-            list(question.choices.values_list("ends_participation", flat=True))
-            if (question.pk)
-            else []
+    if ends is None and question.pk is None:
+        ends = []
+    elif ends is None:
+        ends = Choice.objects.filter(question_id=question.pk).values_list(
+            "ends_participation", flat=True
         )
     for ending in sorted(set(ends), reverse=True):
         choice_validate(question=question, ends_participation=ending)
