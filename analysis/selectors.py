@@ -319,7 +319,7 @@ def analysis_run_get(*, run_id: int):
 
 def questionnaire_frames(*, study_id: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:
     """What ``metrics.questionnaire_summary`` reads: the study's questions (with their
-    choices' texts in order), its stored answers (texts only as "given"; a text never
+    choices' texts in order), its stored answers that count (``QuestionAnswer.objects.that_count``; texts only as "given"; a text never
     leaves the database here) and the counts kept about screened-out people (the
     answer keys of ``ScreeningTally`` turned into choice texts and scale values)."""
     choices = pd.DataFrame.from_records(
@@ -337,7 +337,8 @@ def questionnaire_frames(*, study_id: int) -> tuple[pd.DataFrame, pd.DataFrame, 
     by_question = choices.groupby("question_id")["text"].agg(list)
     questions["choices"] = [by_question.get(pk, []) for pk in questions["question_id"]]
     answers = pd.DataFrame.from_records(
-        QuestionAnswer.objects.filter(response__questionnaire__study_id=study_id)
+        QuestionAnswer.objects.that_count()
+        .filter(response__questionnaire__study_id=study_id)
         .order_by()
         .values_list(
             "response__questionnaire__name",

@@ -1,5 +1,5 @@
 """What identifies a person, read from one declaration: each model's
-``PERSONAL_FIELDS`` constant (``Annotator``, ``CrowdEntry``...) lists its personal
+``PERSONAL_FIELDS`` constant (``Annotator``, ``CrowdEntry``, ``QuestionAnswer``...) lists its personal
 columns, so a new personal field is one more name there. The purge
 (:func:`studies.services.privacy.study_purge_personal_data`) and its counts read
 :func:`personal_fields`; :data:`PERSONAL_ROWS` lists the rows deleted whole
@@ -82,6 +82,10 @@ def _constrained(model: type[models.Model], name: str) -> bool:
 
 
 def _study_lookup(model: type[models.Model]) -> str:
+    """The lookup to the row's study: ``study``, ``annotator__study``, or what the
+    model names in ``PERSONAL_STUDY`` (e.g. a questionnaire answer's)."""
+    if lookup := getattr(model, "PERSONAL_STUDY", ""):
+        return lookup
     names = {f.name for f in model._meta.get_fields()}
     if "study" in names:
         return "study"

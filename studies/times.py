@@ -18,6 +18,12 @@ def time_rounded_up(moment: datetime) -> datetime:
     return whole if whole == moment else whole + timedelta(minutes=1)
 
 
+def time_day(moment: datetime) -> datetime:
+    """The UTC day of ``moment``, as its midnight (12 May 14:05 → 12 May 00:00): when
+    only the day is kept."""
+    return moment.astimezone(UTC).replace(hour=0, minute=0, second=0, microsecond=0)
+
+
 def time_display(moment: datetime) -> str:
     """ "Monday 7 December 2026, 14:05 UTC", rounded up to the minute."""
     return time_rounded_up(moment).strftime(TIME_FORMAT)

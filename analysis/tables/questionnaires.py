@@ -4,7 +4,6 @@ mean of a 1–5 scale. Text answers are counted, never shown."""
 
 from __future__ import annotations
 
-from ..metrics.protocol.questionnaires import SCREENED_OUT
 from .model import Key, Measure, Table, at, build_table
 from .walk import group_order
 
@@ -23,6 +22,7 @@ def questionnaire_entries(report: dict) -> list[tuple[tuple, dict]]:
     """((questionnaire, question, group, answers), entry) in the order annotators meet
     the questionnaires, groups in report order, screened-out people last."""
     blocks = report.get("questionnaires") or {}
+    screened_out = report.get("questionnaires_screened_out") or {}
     order = report.get("questionnaire_order") or [
         {"name": name, "questions": list(questions)} for name, questions in blocks.items()
     ]
@@ -32,13 +32,13 @@ def questionnaire_entries(report: dict) -> list[tuple[tuple, dict]]:
         for question in questionnaire.get("questions") or []:
             by_group = (blocks.get(name) or {}).get(question) or {}
             groups = [g for g in group_order(report) if g in by_group]
-            groups += sorted(g for g in by_group if g not in groups and g != SCREENED_OUT)
-            if SCREENED_OUT in by_group:
-                groups.append(SCREENED_OUT)
-            for group in groups:
-                entry = by_group[group] or {}
-                label = SCREENED_OUT_LABEL if group == SCREENED_OUT else group
-                choices = (questionnaire.get("choices") or {}).get(question) or []
+            groups += sorted(g for g in by_group if g not in groups)
+            rows = [(group, by_group[group]) for group in groups]
+            if (out := (screened_out.get(name) or {}).get(question)) is not None:
+                rows.append((SCREENED_OUT_LABEL, out))
+            choices = (questionnaire.get("choices") or {}).get(question) or []
+            for label, entry in rows:
+                entry = entry or {}
                 answers = _answers(entry.get("counts"), choices)
                 entries.append(((name, question, label, answers), entry))
     return entries

@@ -11,6 +11,7 @@ from django.utils.html import format_html
 
 from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
 from ..services import annotator_validate, assignment_reject, wait_exemption_grant
+from ..services.screening import screened_out_exists
 from .common import (
     CategoryLabelCacheMixin,
     ReadOnlyAdminMixin,
@@ -67,13 +68,27 @@ class WaitExemptionInline(admin.TabularInline):
         return False  # add or delete; an exemption is never edited after the fact
 
 
+class ScreenedOutFilter(admin.SimpleListFilter):
+    title = "screened out"
+    parameter_name = "screened_out"
+
+    def lookups(self, request, model_admin):
+        return (("yes", "Yes"), ("no", "No"))
+
+    def queryset(self, request, queryset):
+        if self.value() in ("yes", "no"):
+            return queryset.filter(_screened_out=self.value() == "yes")
+        return queryset
+
+
 @admin.register(Annotator)
 class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
     form = AnnotatorForm
     list_display = (
-        "pseudonym", "group", "study", "consented", "created_at", "last_seen_at", "is_active",
+        "pseudonym", "group", "study", "consented", "screened_out", "created_at", "last_seen_at",
+        "is_active",
     )  # fmt: skip
-    list_filter = ("study", "group", "is_active", "platform")
+    list_filter = ("study", "group", "is_active", "platform", ScreenedOutFilter)
     search_fields = ("pseudonym", "platform_participant_id")
     list_select_related = ("group__study", "study")
     inlines = (WaitExemptionInline, TrainingAttemptInline)
@@ -107,6 +122,13 @@ class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
     @admin.display(boolean=True, description="consented")
     def consented(self, obj):
         return obj.consented_at is not None
+
+    def get_queryset(self, request):
+        return super().get_queryset(request).annotate(_screened_out=screened_out_exists())
+
+    @admin.display(boolean=True, description="screened out", ordering="_screened_out")
+    def screened_out(self, obj):
+        return obj._screened_out
 
     @admin.display(description="invitation link")
     def invitation_link(self, obj):

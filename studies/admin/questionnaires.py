@@ -6,6 +6,7 @@ deleted: the form says so and nothing is written."""
 from django import forms
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Count, Q
 from django.forms.models import BaseInlineFormSet
 from django.http import HttpResponseRedirect
@@ -16,8 +17,12 @@ from ..models import Choice, Question, Questionnaire
 from ..services.questionnaires import (
     LOCKED,
     choice_validate,
+    question_validate,
     questionnaire_has_answers,
+    questionnaire_lock,
     questionnaire_validate,
+    questions_short_of_choices,
+    short_of_choices_warning,
 )
 
 
@@ -28,9 +33,15 @@ def _questionnaire_of(obj) -> Questionnaire | None:
 
 
 def is_locked(obj) -> bool:
-    """The questionnaire of ``obj`` (a questionnaire or a question) has answers."""
+    """The questionnaire of ``obj`` (a questionnaire or a question) has answers. Holds
+    its row FOR UPDATE until the admin's transaction ends (the admin saves in one), so
+    no answer arrives between this check and the save (``questionnaire_lock``)."""
     questionnaire = _questionnaire_of(obj)
-    return questionnaire is not None and questionnaire_has_answers(questionnaire=questionnaire)
+    if questionnaire is None:
+        return False
+    if transaction.get_connection().in_atomic_block:
+        questionnaire_lock(questionnaire=questionnaire, share=False)
+    return questionnaire_has_answers(questionnaire=questionnaire)
 
 
 class LockedFormSet(BaseInlineFormSet):
@@ -42,6 +53,22 @@ class LockedFormSet(BaseInlineFormSet):
             return
         if any(f.has_changed() or self._should_delete_form(f) for f in self.forms):
             raise ValidationError(LOCKED)
+
+
+class QuestionFormSet(LockedFormSet):
+    """A questionnaire's questions: each changed one checked with its saved choices."""
+
+    def clean(self):
+        super().clean()
+        for form in self.forms:
+            if not form.has_changed() or self._should_delete_form(form):
+                continue
+            if not hasattr(form, "cleaned_data"):
+                continue
+            try:
+                question_validate(question=form.instance)
+            except ValidationError as exc:
+                form.add_error(None, exc)
 
 
 class ChoiceFormSet(LockedFormSet):
@@ -71,8 +98,13 @@ class QuestionnaireForm(forms.ModelForm):
         fixed = {"study", "placement", "stage"} & set(self.changed_data)
         if self.instance.pk and fixed and is_locked(self.instance):
             raise ValidationError(LOCKED)
-        if cleaned.get("stage") and cleaned.get("study"):
-            probe = Questionnaire(study=cleaned["study"], stage=cleaned["stage"])
+        if cleaned.get("study") and cleaned.get("placement"):
+            probe = Questionnaire(
+                pk=self.instance.pk,
+                study=cleaned["study"],
+                stage=cleaned.get("stage"),
+                placement=cleaned["placement"],
+            )
             questionnaire_validate(questionnaire=probe)
         return cleaned
 
@@ -92,17 +124,21 @@ class QuestionForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if self.instance.pk and self.has_changed() and is_locked(self.instance):
+        if self.instance.pk and is_locked(self.instance) and self.has_changed():
             raise ValidationError(LOCKED)
         questionnaire = cleaned.get("questionnaire")
-        if not self.instance.pk and questionnaire is not None and is_locked(questionnaire):
+        moved = not self.instance.pk or "questionnaire" in self.changed_data
+        if moved and questionnaire is not None and is_locked(questionnaire):
             raise ValidationError(LOCKED)
+        if questionnaire is not None and cleaned.get("kind"):
+            probe = Question(pk=self.instance.pk, questionnaire=questionnaire, kind=cleaned["kind"])
+            question_validate(question=probe)
         return cleaned
 
 
 class QuestionInline(admin.TabularInline):
     model = Question
-    formset = LockedFormSet
+    formset = QuestionFormSet
     extra = 1
     fields = ("position", "text", "kind", "required", "scale_low", "scale_high", "choices_link")
     readonly_fields = ("choices_link",)
@@ -126,12 +162,22 @@ class ChoiceInline(admin.TabularInline):
 
 class RefuseLockedDeleteMixin:
     """Deleting a questionnaire or question with answers is refused with a message
-    (bulk deletion is not offered)."""
+    (bulk deletion is not offered); the change page warns while a choice question of
+    the questionnaire has fewer than two choices (it is not asked until then)."""
 
     def get_actions(self, request):
         actions = super().get_actions(request)
         actions.pop("delete_selected", None)
         return actions
+
+    def change_view(self, request, object_id, form_url="", extra_context=None):
+        obj = self.get_object(request, object_id) if request.method == "GET" else None
+        questionnaire = _questionnaire_of(obj)
+        if questionnaire is not None:
+            short = list(questions_short_of_choices().filter(questionnaire=questionnaire))
+            if short:
+                self.message_user(request, short_of_choices_warning(short), messages.WARNING)
+        return super().change_view(request, object_id, form_url, extra_context)
 
     def delete_view(self, request, object_id, extra_context=None):
         obj = self.get_object(request, object_id)

@@ -1,8 +1,9 @@
 """The questionnaire answers of a study, a file of their own beside the full export
 (``<study>-questionnaires.csv`` / ``.xlsx``, sheet "questionnaires"): one row per
 answer (a multiple-choice question: one row per chosen choice), annotators by
-pseudonym only. The only place text answers leave the system; the report counts
-them. People screened out have no rows: only counts per answer are kept about them
+pseudonym only, of annotators who consented and are active
+(``QuestionAnswer.objects.that_count``). The only place text answers leave the
+system; the report counts them. People screened out have no rows: only counts per answer are kept about them
 (the report's ``screened_out`` entries)."""
 
 from __future__ import annotations
@@ -57,7 +58,8 @@ def questionnaire_export_rows(
     text_cell = cell_escape if spreadsheet_safe else cell_exact
     yield list(HEADER)
     rows = (
-        QuestionAnswer.objects.filter(response__questionnaire__study=study)
+        QuestionAnswer.objects.that_count()
+        .filter(response__questionnaire__study=study)
         .order_by(
             "-response__questionnaire__placement",
             "response__questionnaire__stage__position",

@@ -185,6 +185,16 @@ class QuestionnaireResponse(models.Model):
         return f"{self.annotator} on {self.questionnaire}"
 
 
+class QuestionAnswerQuerySet(models.QuerySet):
+    def that_count(self):
+        """The answers exported and reported: those of annotators who consented and
+        are active. A screening answer counts only once its author consents (someone
+        who answers and then declines, or never comes back, is never shown)."""
+        return self.filter(
+            response__annotator__consented_at__isnull=False, response__annotator__is_active=True
+        )
+
+
 class QuestionAnswer(models.Model):
     """One answer: a choice (a multiple-choice question has one row per chosen
     choice), a number on the scale, or a text. Questions and choices that have
@@ -199,6 +209,13 @@ class QuestionAnswer(models.Model):
     )
     scale = models.PositiveSmallIntegerField(null=True, blank=True)
     text = models.TextField(blank=True, max_length=TEXT_ANSWER_MAX_LENGTH)
+
+    objects = QuestionAnswerQuerySet.as_manager()
+
+    #: A written answer may say who wrote it: personal data, which a personal-data purge
+    #: replaces (``studies.personal_data``); choices and numbers stay.
+    PERSONAL_FIELDS = ("text",)
+    PERSONAL_STUDY = "response__questionnaire__study"
 
     class Meta:
         constraints = [

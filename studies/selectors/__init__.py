@@ -19,6 +19,7 @@ from ..models import (
     Stage,
     Study,
 )
+from ..personal_data import PURGED_PREFIX
 from .progress import GroupProgress, StageProgress, StudyProgress, study_progress
 from .readiness import study_missing_for_opening, study_opening_message
 
@@ -33,8 +34,10 @@ __all__ = [
 
 
 def annotator_by_token(*, token: str) -> Annotator | None:
-    """The active annotator whose invitation link carries ``token``, else None."""
-    if not token or len(token) > 64:
+    """The active annotator whose invitation link carries ``token``, else None. A
+    cleared token (``purged-<row id>``: a personal-data purge, a screened-out person)
+    opens nothing."""
+    if not token or len(token) > 64 or token.startswith(PURGED_PREFIX):
         return None
     return (
         Annotator.objects.select_related("study", "group")

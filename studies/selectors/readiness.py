@@ -7,7 +7,7 @@ form, the service that opens a study (``study_open``) and the demo loader all as
 
 from django.db.models import Count, Q
 
-from ..models import ErrorCategory, Stage, Study
+from ..models import Choice, ErrorCategory, Stage, Study
 
 # (field, what annotators miss without it), in the order the admin page shows them.
 REQUIRED_TEXTS = (
@@ -24,6 +24,15 @@ def _blank(value) -> bool:
     if isinstance(value, str):
         return not value.strip()
     return not value
+
+
+def _ending_without_code(study: Study) -> bool:
+    """A screening choice ends participation but the first stage has no screened-out
+    code (the rule ``choice_validate`` applies when the choice is saved)."""
+    first = Stage.objects.filter(study=study).order_by("position").first()
+    return (first is None or not first.screened_out_code) and Choice.objects.filter(
+        question__questionnaire__study=study, ends_participation=True
+    ).exists()
 
 
 def study_missing_for_opening(*, study: Study) -> list[str]:
@@ -52,6 +61,11 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
     undefined = categories.filter(Q(definition="") | Q(label="")).order_by("order")
     for slug in undefined.values_list("slug", flat=True):
         missing.append(f'a label and definition of the error category "{slug}"')
+    if study.crowd_group_id and _ending_without_code(study):
+        missing.append(
+            "a screened-out code on the first stage (a screening choice ends participation, "
+            "and a crowd worker it ends is paid with that code)"
+        )
     if not stages or all(n == 0 for _, n in stages):
         missing.append("materials (import the dialogue contexts)")
     else:

@@ -188,6 +188,11 @@ def crowd_join(
         )
         if same_task or joined_before == annotator.pk:
             return annotator
+        if entry.outcome == CrowdEntry.Outcome.SCREENED_OUT:
+            raise CrowdRefusal(
+                "Your answers to this study's screening questions ended your participation, so "
+                "there is nothing more to do here. Please return this task on the crowd platform."
+            )
         raise CrowdRefusal(
             f"You have started {stage.public_name} already, in another browser or from another "
             "session on the crowd platform. Please go on in the browser where you started, from "

@@ -15,6 +15,7 @@ from ..models import (
     AnnotatorGroup,
     ConsentVersion,
     ErrorCategory,
+    QuestionnaireResponse,
     Stage,
     Study,
 )
@@ -237,7 +238,11 @@ def annotator_complete_tutorial(*, annotator: Annotator, now=None) -> Annotator:
 def annotator_decline(*, annotator: Annotator) -> bool:
     """The annotator does not want to take part. A crowd worker who never consented
     and has no work is removed with their platform ids (nothing is kept about them).
-    Returns whether the row was removed."""
+    Anyone else who never consented loses their screening answers (they count only
+    once a person consents); the record of a screening that ended participation
+    stays. Returns whether the row was removed."""
+    if annotator.consented_at is None:
+        QuestionnaireResponse.objects.filter(annotator=annotator, screened_out=False).delete()
     if annotator.platform and annotator.consented_at is None and not annotator.assignments.exists():
         annotator.delete()
         return True

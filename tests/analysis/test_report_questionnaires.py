@@ -7,12 +7,12 @@ from collections import Counter
 
 import pandas as pd
 
-from analysis.metrics import questionnaire_summary
+from analysis.metrics import questionnaire_summary, screened_out_summary
 from analysis.report import REPORT_VERSION, report_build
 from analysis.selectors import questionnaire_data
 from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
-from tests.studies.questionnaire_helpers import after_stage, ids, screening
+from tests.studies.questionnaire_helpers import after_stage, consent, ids, screening
 
 QUESTIONS = pd.DataFrame(
     [
@@ -57,28 +57,33 @@ TALLIES = pd.DataFrame(
 
 
 def test_the_summary_matches_the_hand_worked_example():
-    summary = questionnaire_summary(questions=QUESTIONS, answers=ANSWERS, tallies=TALLIES)
+    summary = questionnaire_summary(questions=QUESTIONS, answers=ANSWERS)
     assert summary == {
         "After": {
             "Remembered?": {
                 "Expert": {"n": 2, "counts": {"Yes": 1, "No": 1}},
                 "Layperson": {"n": 1, "counts": {"Yes": 1, "No": 0}},
-                "screened_out": {"n": 3, "counts": {"Yes": 1, "No": 2}},
             },
             # Expert 1 ticked A and B, Expert 2 B: counts add up to more than n.
             "Which?": {"Expert": {"n": 2, "counts": {"A": 1, "B": 2, "C": 0}}},
             "Hard?": {
                 "Expert": {"n": 2, "mean": 3.5},  # (2 + 5) / 2
                 "Layperson": {"n": 1, "mean": 3.0},
-                "screened_out": {"n": 2, "mean": 2.5},  # (1 + 4) / 2 from the counts
             },
-            "Comment": {"Expert": {"n": 1}, "screened_out": {"n": 1}},
+            "Comment": {"Expert": {"n": 1}},
+        }
+    }
+    assert screened_out_summary(questions=QUESTIONS, tallies=TALLIES) == {
+        "After": {
+            "Remembered?": {"n": 3, "counts": {"Yes": 1, "No": 2}},
+            "Hard?": {"n": 2, "mean": 2.5},  # (1 + 4) / 2 from the counts
+            "Comment": {"n": 1},
         }
     }
 
 
 def test_the_summary_agrees_with_counting_by_hand_in_plain_python():
-    summary = questionnaire_summary(questions=QUESTIONS, answers=ANSWERS, tallies=TALLIES.iloc[:0])
+    summary = questionnaire_summary(questions=QUESTIONS, answers=ANSWERS)
     for group in ("Expert", "Layperson"):
         mine = [r for r in RAW if r[0] == group]
         chosen = Counter(c for _, _, q, c, _ in mine if q == "Remembered?")
@@ -88,7 +93,6 @@ def test_the_summary_agrees_with_counting_by_hand_in_plain_python():
         }
         scales = [s for _, _, q, _, s in mine if q == "Hard?"]
         assert summary["After"]["Hard?"][group]["mean"] == statistics.mean(scales)
-    assert "screened_out" not in summary["After"]["Hard?"]
 
 
 def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
@@ -109,6 +113,9 @@ def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
             questionnaire=first,
             answers={a["1"]: [str(a[f"1:{english}"])], a["3"]: [scale], a["4"]: ["words"]},
         )
+    consent(expert, layperson)
+    # A group may be named "screened_out": the screened-out counts have a block of their own.
+    study.groups.filter(name="Layperson").update(name="screened_out")
     questionnaire_respond(
         annotator=expert, questionnaire=second, answers={b["1"]: [str(b["1:No"])], b["2"]: ["4"]}
     )
@@ -123,12 +130,13 @@ def test_the_report_carries_the_answers_and_the_screened_out_counts(study):
     english = report["questionnaires"]["Screening"]["Is English your first language?"]
     assert english == {
         "Expert": {"n": 1, "counts": {"Yes": 1, "No": 0}},
-        "Layperson": {"n": 1, "counts": {"Yes": 1, "No": 0}},
-        "screened_out": {"n": 1, "counts": {"Yes": 0, "No": 1}},
+        "screened_out": {"n": 1, "counts": {"Yes": 1, "No": 0}},  # the group
     }
+    out = report["questionnaires_screened_out"]["Screening"]
+    assert out["Is English your first language?"] == {"n": 1, "counts": {"Yes": 0, "No": 1}}
+    assert out["How often do you read online forums?"] == {"n": 1, "mean": 1.0}
     forums = report["questionnaires"]["Screening"]["How often do you read online forums?"]
-    assert forums["screened_out"] == {"n": 1, "mean": 1.0}
-    assert forums["Layperson"] == {"n": 1, "mean": 2.0}
+    assert forums["screened_out"] == {"n": 1, "mean": 2.0}  # the group
     assert report["questionnaires"]["Screening"]["Anything else we should know?"]["Expert"] == {
         "n": 1
     }
@@ -173,7 +181,11 @@ def test_a_study_without_questionnaires_has_empty_blocks(study):
         categories=[],
         questionnaires=questionnaire_data(study_id=study.pk),
     )
-    assert (report["questionnaires"], report["questionnaire_order"]) == ({}, [])
+    assert (
+        report["questionnaires"],
+        report["questionnaires_screened_out"],
+        report["questionnaire_order"],
+    ) == ({}, {}, [])
 
 
 def test_the_dashboard_shows_the_questionnaire_table_and_its_csv(client, study):

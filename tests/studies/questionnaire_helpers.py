@@ -64,3 +64,13 @@ def post_data(questionnaire, answers: dict) -> dict:
         values = value if isinstance(value, list) else [value]
         data[f"q{m[str(position)]}"] = [str(m.get(f"{position}:{v}", v)) for v in values]
     return data
+
+
+def consent(*annotators) -> None:
+    """The annotators accept the study's current information sheet (their screening
+    answers count from then on)."""
+    from studies.services import annotator_consent, consent_version_current
+
+    for annotator in annotators:
+        version = consent_version_current(study=annotator.study)
+        annotator_consent(annotator=annotator, version=version)

@@ -16,6 +16,7 @@ from studies.models import (
     CrowdEntry,
     Judgement,
     PersonalDataPurge,
+    QuestionAnswer,
     Study,
 )
 from studies.personal_data import PERSONAL_ROWS, personal_fields
@@ -25,8 +26,11 @@ from studies.services import (
     study_personal_data_counts,
     study_purge_personal_data,
 )
+from studies.services.questionnaires import questionnaire_respond
 from tests.conftest import annotate_study, form_data
 from tests.factories import StaffUserFactory
+
+from .questionnaire_helpers import ids, screening
 
 pytestmark = pytest.mark.django_db
 
@@ -65,6 +69,13 @@ def people(loaded_study, client):
         expire_date="2099-01-01T00:00Z",
         annotators={"another-study": 999},
     )
+    q = screening(loaded_study)
+    m = ids(q)
+    questionnaire_respond(
+        annotator=invited[0],
+        questionnaire=q,
+        answers={m["1"]: [str(m["1:Yes"])], m["3"]: ["2"], m["4"]: ["I live at 3 Elm Road."]},
+    )
     return [*invited, worker]
 
 
@@ -95,6 +106,7 @@ def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
         "annotator: access token": Annotator.objects.filter(study=loaded_study).count(),
         "crowd entry: session id": 1,
         "crowd entry: platform study id": 1,
+        "question answer: text": 1,
         "browser sessions": 1,
     }
 
@@ -111,6 +123,9 @@ def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
         assert not annotator.is_active
     entry = CrowdEntry.objects.get()
     assert (entry.session_id, entry.platform_study_id) == ("", "")
+    written = QuestionAnswer.objects.get(question__kind="text")
+    assert written.text == f"purged-{written.pk}"  # the words go, the answer's place stays
+    assert QuestionAnswer.objects.filter(choice__text="Yes").exists()
     worker = Annotator.objects.get(pk=people[2].pk)
     assert worker.platform == "prolific"  # which platform stays known, not who
     assert worker.platform_participant_id == f"purged-{worker.pk}"
@@ -131,7 +146,9 @@ def test_every_registered_kind_of_personal_data_is_counted_and_purged(loaded_stu
     assert list(counts) == kinds and all(counts.values())
     # Every model's declared personal fields are found (one declaration per model).
     declared = {
-        (model, name) for model in (Annotator, CrowdEntry) for name in model.PERSONAL_FIELDS
+        (model, name)
+        for model in (Annotator, CrowdEntry, QuestionAnswer)
+        for name in model.PERSONAL_FIELDS
     }
     assert {(item.model, item.field) for item in personal_fields()} == declared
     study_purge_personal_data(study=loaded_study)

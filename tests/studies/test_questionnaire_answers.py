@@ -191,3 +191,42 @@ def test_a_stage_keeps_its_questionnaire_and_a_questionnaire_goes_with_its_answe
         q.questions.get(position=1).delete()
     q.delete()
     assert Questionnaire.objects.count() == 1 and not QuestionAnswer.objects.exists()
+
+
+def test_a_nul_character_in_a_text_answer_is_refused_with_a_message(setup):
+    q, annotator, m = setup
+    errors = refused(q, annotator, valid(m, {m["4"]: ["I type\x00 slowly"]}))
+    assert errors == {
+        f"q{m['4']}": [
+            "Your answer contains a NUL character, which cannot be saved: please retype it."
+        ]
+    }
+
+
+def test_answers_are_written_holding_the_questionnaire_for_share(setup):
+    from django.db import connection
+    from django.test.utils import CaptureQueriesContext
+
+    q, annotator, m = setup
+    with CaptureQueriesContext(connection) as queries:
+        questionnaire_respond(annotator=annotator, questionnaire=q, answers=valid(m))
+    sql = [x["sql"] or "" for x in queries.captured_queries]
+    lock = next(i for i, s in enumerate(sql) if s.endswith("FOR SHARE"))
+    # The questions and choices are read under the lock, then the answers written.
+    assert any("studies_choice" in s for s in sql[lock:])
+    assert any(s.startswith("INSERT") for s in sql[lock:])
+
+
+def test_a_clash_with_a_change_made_meanwhile_is_a_message_not_an_error(setup, monkeypatch):
+    from studies.services.questionnaires import CHANGED_MEANWHILE
+
+    q, annotator, m = setup
+
+    def clash(*args, **kwargs):
+        raise IntegrityError("violates foreign key constraint")
+
+    monkeypatch.setattr(QuestionAnswer.objects, "bulk_create", clash)
+    with pytest.raises(ValidationError) as caught:
+        questionnaire_respond(annotator=annotator, questionnaire=q, answers=valid(m))
+    assert caught.value.messages == [CHANGED_MEANWHILE]
+    assert nothing_written()

@@ -51,3 +51,37 @@ def test_one_person_answering_twice_at_once_is_recorded_once(study):
     assert all(o.messages == ["You have answered this questionnaire already."] for o in refused)
     assert QuestionnaireResponse.objects.count() == 1
     assert ScreeningTally.objects.get(question=None).count == 1
+
+
+def test_an_answer_waits_for_an_admin_change_and_is_checked_against_it(study):
+    """The admin holds the questionnaire (as its has-answers check does) and deletes a
+    choice; an answer with that choice, sent meanwhile, waits, then is refused with
+    the choice rule's message (never a database error), and nothing is written."""
+    import time
+
+    from django.core.exceptions import ValidationError
+    from django.db import transaction
+
+    from studies.models import Choice, QuestionAnswer
+    from studies.services.questionnaires import questionnaire_lock
+
+    q = screening(study)
+    m = ids(q)
+    person = annotators_create(group=study.groups.get(name="Layperson"), count=1)[0]
+    answers = {m["1"]: [str(m["1:Yes"])], m["2"]: [str(m["2:Neither"])], m["3"]: ["2"]}
+
+    def work(role):
+        if role == "admin":
+            with transaction.atomic():
+                questionnaire_lock(questionnaire=q, share=False)
+                time.sleep(0.5)
+                Choice.objects.filter(pk=m["2:Neither"]).delete()
+            return "deleted"
+        time.sleep(0.1)  # the admin holds the lock by now
+        return questionnaire_respond(annotator=person, questionnaire=q, answers=answers)
+
+    admin, answer = in_parallel(work, ["admin", "answer"])
+    assert admin == "deleted"
+    assert isinstance(answer, ValidationError), answer
+    assert answer.message_dict == {f"q{m['2']}": ["This is not one of the question's choices."]}
+    assert not QuestionnaireResponse.objects.exists() and not QuestionAnswer.objects.exists()

@@ -13,7 +13,7 @@ from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
 from tests.factories import StaffUserFactory
 
-from .questionnaire_helpers import ids, screening
+from .questionnaire_helpers import consent, ids, screening
 
 
 @pytest.fixture
@@ -43,6 +43,7 @@ def answered(study):
         questionnaire=q,
         answers={m["1"]: [str(m["1:No"])], m["3"]: ["1"], m["4"]: ["secret"]},
     )
+    consent(kept)
     return q
 
 

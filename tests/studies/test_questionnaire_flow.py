@@ -240,3 +240,61 @@ def test_an_mturk_worker_screened_out_posts_the_screened_out_outcome_to_mturk(cl
     assert 'name="code" value="OUT1"' in page
     assert "https://www.mturk.com" in end["Content-Security-Policy"]
     assert CrowdEntry.objects.get().outcome == CrowdEntry.Outcome.SCREENED_OUT
+
+
+def test_a_screened_out_person_keeps_only_the_day_and_the_platform_id(client, open_study):
+    from datetime import UTC
+
+    q = screening(open_study)
+    client.get(prolific(open_study, 1, "pid9", "se9"))
+    Annotator.objects.update(email="someone@example.org")
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "1"}))
+    annotator = Annotator.objects.get()
+    assert annotator.platform_participant_id == "pid9"  # the screening cannot be retaken
+    assert annotator.email == "" and annotator.platform_data == {}
+    assert annotator.access_token == f"purged-{annotator.pk}"
+    assert annotator.last_seen_at is None
+    submitted = QuestionnaireResponse.objects.get().submitted_at.astimezone(UTC)
+    assert (submitted.hour, submitted.minute, submitted.second, submitted.microsecond) == (
+        0,
+        0,
+        0,
+        0,
+    )
+    # The end page and the return still work, from the same browser.
+    assert b"cc=OUT1" in client.get("/s/pilot/questionnaire/").content
+    # The cleared link opens nothing.
+    from django.test import Client
+
+    assert Client().get(f"/i/purged-{annotator.pk}/").status_code == 404
+
+
+def test_a_screened_out_worker_back_in_a_new_session_is_told_they_were_screened_out(
+    client, open_study
+):
+    from django.test import Client
+
+    q = screening(open_study)
+    client.get(prolific(open_study, 1, "pid7", "se7"))
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "1"}))
+    again = Client().get(prolific(open_study, 1, "pid7", "se8"))
+    page = again.content.decode()
+    assert "ended your participation" in page
+    assert "You have started" not in page
+    assert CrowdEntry.objects.count() == 1 and Annotator.objects.count() == 1
+
+
+def test_the_annotator_admin_shows_and_filters_who_was_screened_out(client, open_study):
+    from tests.factories import StaffUserFactory
+
+    q = screening(open_study)
+    kept = invited(client, open_study)
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "Yes", 3: "3"}))
+    out = invited(client, open_study)
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 3: "3"}))
+    client.force_login(StaffUserFactory())
+    page = client.get("/admin/studies/annotator/?screened_out=yes").content.decode()
+    assert out.pseudonym in page and kept.pseudonym not in page
+    page = client.get("/admin/studies/annotator/?screened_out=no").content.decode()
+    assert kept.pseudonym in page and out.pseudonym not in page
+    assert "screened out" in client.get("/admin/studies/annotator/").content.decode()

@@ -25,7 +25,7 @@ from .generation import generation_settings, generation_values, item_label_sums
 from .groups import between_group_agreement, majority_labels
 from .items import item_table, majority_label
 from .quality import annotator_quality, waiting_periods
-from .questionnaires import questionnaire_summary
+from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
 from .summary import agreement_summary
 from .systems import (
@@ -66,6 +66,7 @@ __all__ = [
     "mee_labels",
     "questionnaire_summary",
     "recurrence_free",
+    "screened_out_summary",
     "system_entries",
     "system_pairs",
     "system_stats",

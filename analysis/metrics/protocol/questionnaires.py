@@ -5,9 +5,9 @@ Per question and group: for a choice question ``{"n", "counts"}`` (``n``: the
 respondents who answered it; ``counts``: how many chose each choice, every choice
 listed, so a multiple-choice question's counts can add up to more than ``n``); for a
 scale ``{"n", "mean"}``; for a text question ``{"n"}`` (how many wrote something:
-texts are counted, never listed). The entry ``"screened_out"`` holds the same from
-the counts kept about people a screening answer ended (no per-person answers exist
-for them).
+texts are counted, never listed). ``screened_out_summary`` gives the same per
+question from the counts kept about people a screening answer ended (no per-person
+answers exist for them), apart from the groups, so no group name can clash with it.
 
 Vectorised pandas; no Django.
 """
@@ -19,7 +19,6 @@ import pandas as pd
 
 from .._common import clean
 
-SCREENED_OUT = "screened_out"
 CHOICE_KINDS = ("single", "multiple")
 
 
@@ -77,17 +76,23 @@ def _screened_out_entries(tallies: pd.DataFrame, questions: pd.DataFrame) -> dic
     return entries
 
 
-def questionnaire_summary(
-    *, questions: pd.DataFrame, answers: pd.DataFrame, tallies: pd.DataFrame
-) -> dict:
-    """``{questionnaire: {question: {group | "screened_out": entry}}}``.
+def screened_out_summary(*, questions: pd.DataFrame, tallies: pd.DataFrame) -> dict:
+    """``{questionnaire: {question: entry}}`` from the screened-out counts
+    (``tallies``: ``questionnaire``, ``question``, ``answer``, ``count``; ``questions``
+    as for ``questionnaire_summary``); only questions with counts."""
+    result: dict = {}
+    for (questionnaire, question), entry in _screened_out_entries(tallies, questions).items():
+        result.setdefault(questionnaire, {})[question] = entry
+    return result
+
+
+def questionnaire_summary(*, questions: pd.DataFrame, answers: pd.DataFrame) -> dict:
+    """``{questionnaire: {question: {group: entry}}}``.
 
     ``questions``: one row per question (``questionnaire``, ``question``, ``kind``,
     ``choices``: the choice texts in order); ``answers``: one row per stored answer
     (``questionnaire``, ``question``, ``group``, ``response``, ``choice`` text or
-    missing, ``scale`` or missing; a text answer has neither); ``tallies``: the
-    screened-out counts (``questionnaire``, ``question``, ``answer``, ``count``).
-    A question nobody answered has an empty dict."""
+    missing, ``scale`` or missing; a text answer has neither). A question nobody answered has an empty dict."""
     result: dict = {}
     for row in questions.itertuples(index=False):
         result.setdefault(row.questionnaire, {})[row.question] = {}
@@ -108,6 +113,4 @@ def questionnaire_summary(
         }
         for (questionnaire, question, group), entry in sorted(entries.items(), key=str):
             result[questionnaire][question][str(group)] = entry
-    for (questionnaire, question), entry in _screened_out_entries(tallies, questions).items():
-        result[questionnaire][question][SCREENED_OUT] = entry
     return result
