@@ -29,12 +29,11 @@ def screened_out_exists() -> Exists:
 def screened_out_forget(*, annotator: Annotator) -> None:
     """Clear the personal data of a screened-out ``annotator`` (e-mail, invitation
     link, platform data, when last seen), keeping ``KEPT_AT_SCREEN_OUT``."""
-    erased = {
-        item.field: item.erased
-        for item in personal_fields()
-        if item.model is Annotator and item.field not in KEPT_AT_SCREEN_OUT
-    }
-    Annotator.objects.filter(pk=annotator.pk).update(**erased, last_seen_at=None)
+    row = Annotator.objects.filter(pk=annotator.pk)
+    for item in personal_fields():
+        if item.model is Annotator and item.field not in KEPT_AT_SCREEN_OUT:
+            item.erase(row)  # as the purge erases it (a secret gets a fresh value)
+    row.update(last_seen_at=None)
 
 
 def tally_keys(answer) -> list[str]:

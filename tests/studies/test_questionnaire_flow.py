@@ -252,7 +252,8 @@ def test_a_screened_out_person_keeps_only_the_day_and_the_platform_id(client, op
     annotator = Annotator.objects.get()
     assert annotator.platform_participant_id == "pid9"  # the screening cannot be retaken
     assert annotator.email == "" and annotator.platform_data == {}
-    assert annotator.access_token == f"purged-{annotator.pk}"
+    # A fresh random token, as the purge gives: the old link is gone and none is guessable.
+    assert annotator.access_token.startswith("purged-") and len(annotator.access_token) > 20
     assert annotator.last_seen_at is None
     submitted = QuestionnaireResponse.objects.get().submitted_at.astimezone(UTC)
     assert (submitted.hour, submitted.minute, submitted.second, submitted.microsecond) == (
@@ -266,7 +267,7 @@ def test_a_screened_out_person_keeps_only_the_day_and_the_platform_id(client, op
     # The cleared link opens nothing.
     from django.test import Client
 
-    assert Client().get(f"/i/purged-{annotator.pk}/").status_code == 404
+    assert Client().get(f"/i/{annotator.access_token}/").status_code == 404
 
 
 def test_a_screened_out_worker_back_in_a_new_session_is_told_they_were_screened_out(
