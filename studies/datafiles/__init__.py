@@ -22,11 +22,11 @@ rest. The interfaces share :mod:`.commands` (the import commands' base) and
 :mod:`.admin` (the admin upload view).
 """
 
+from ..text import storable_problem
 from .problems import MAX_REPORTED_PROBLEMS, DataFileError, Problem, Problems
 from .reading import CsvRecords, Header, header_check, open_text, read_text
 from .spreadsheet import cell_escape, cell_unescape
 from .strict_json import InvalidJSON, json_loads_strict, json_value_problem
-from .text import storable_problem
 from .turns import parse_turns, parse_turns_cell
 
 __all__ = [

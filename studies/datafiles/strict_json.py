@@ -11,7 +11,7 @@ import json
 import math
 import re
 
-from .text import storable_problem
+from ..text import storable_problem
 
 _JSON_TOKEN = re.compile(r'"(?:[^"\\]|\\.)*"|[^\s"\[\]{},:]+', re.DOTALL)
 

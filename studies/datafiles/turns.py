@@ -1,9 +1,9 @@
 """Dialogue turns as the files give them: in the materials (both formats) and in the
 published annotations' ``dialogue_context`` cell."""
 
+from ..text import storable_problem
 from ..validators import turn_problem
 from .strict_json import InvalidJSON, json_loads_strict
-from .text import storable_problem
 
 
 def parse_turns(value) -> tuple[list[dict] | None, str | None]:

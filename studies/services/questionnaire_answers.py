@@ -20,7 +20,6 @@ from django.core.exceptions import ValidationError
 from django.db import IntegrityError, connection, transaction
 from django.utils import timezone
 
-from ..datafiles.text import storable_problem
 from ..models import (
     Annotator,
     Question,
@@ -29,6 +28,7 @@ from ..models import (
     QuestionnaireResponse,
 )
 from ..models.questionnaires import MESSAGES, SCALE_MAX, SCALE_MIN, TEXT_ANSWER_MAX_LENGTH
+from ..text import storable_problem
 from ..times import time_day
 from .screening import (
     questionnaire_screened_out_return,

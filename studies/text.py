@@ -1,4 +1,4 @@
-"""What the database can store as text: checks shared by every format, so a value is
+"""What the database can store as text: checks shared by every format and form, so a value is
 refused with the same words whichever file brought it."""
 
 import re
