@@ -6,11 +6,14 @@ reflections belong to its context, a judgement's reflection belongs to its
 assignment's batch, an annotator's group belongs to their study) are checked by the
 services and, on PostgreSQL, by triggers added in migration 0002.
 
-Split by aggregate: ``study`` (configuration), ``materials``, ``people`` (annotators
-and their sessions), ``work`` (assignments and judgements, with the querysets that
-define which of them count); ``messages`` gives every check constraint its message.
+Split by aggregate: ``study`` (configuration), ``categories`` (error categories),
+``materials``, ``people`` (annotators and their sessions), ``work`` (assignments and
+judgements, with the querysets that define which of them count), ``coding`` (the
+codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz),
+``privacy`` (the purge log); ``messages`` gives every check constraint its message.
 """
 
+from .categories import ErrorCategory
 from .coding import Code, Coder, DescriptionCoding
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
@@ -38,7 +41,6 @@ from .study import (
     STUDY_SLUG_REGEX,
     AnnotatorGroup,
     ConsentVersion,
-    ErrorCategory,
     Stage,
     Study,
     new_study_seed,

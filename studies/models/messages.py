@@ -5,12 +5,13 @@ from django.db import models
 
 from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
+from .categories import ErrorCategory
 from .coding import Code
 from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
-from .study import AnnotatorGroup, ConsentVersion, ErrorCategory, Stage, Study
+from .study import AnnotatorGroup, ConsentVersion, Stage, Study
 from .work import Assignment, Judgement
 
 # Category and code slugs become column names and report keys alike.

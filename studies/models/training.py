@@ -13,9 +13,10 @@ from django.db.models import Q
 from ..limits import SHORT_TEXT_MAX_LENGTH
 from ..protocol import DESCRIPTION_MAX_LENGTH
 from ..validators import validate_turns_or_empty
+from .categories import ErrorCategory
 from .materials import DialogueContext
 from .people import Annotator
-from .study import ErrorCategory, Study
+from .study import Study
 
 DEFAULT_PASS_MARK = 80
 DEFAULT_ATTEMPTS = 2
