@@ -26,8 +26,9 @@ from .item_export import COLUMNS as ITEM_COLUMNS
 from .item_export import items_parameters_clean
 from .item_views import items_response
 from .models import AnalysisRun
+from .parameters import MAX_BOOTSTRAP_RESAMPLES
 from .selectors import analysis_run_get, analysis_run_list
-from .services import MAX_BOOTSTRAP_RESAMPLES, analysis_run_enqueue
+from .services import analysis_run_enqueue
 
 TAGS = ["analysis"]
 MAX_RESAMPLES = MAX_BOOTSTRAP_RESAMPLES

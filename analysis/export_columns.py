@@ -14,10 +14,10 @@ from studies.exports import ExportOptions
 from studies.exports.annotator_columns import AnnotatorColumns
 from studies.models import Study
 
+from .parameters import DEFAULT_PARAMETERS
 from .quality import quality_block
 from .report import judgements_with_categories, no_judgements_frame
 from .selectors import assignments_frame, judgements_frame
-from .services import DEFAULT_PARAMETERS
 
 #: The report's per-annotator keys, in column order (``annotator_`` + key): their
 #: names are export columns, which category slugs may not take (``studies.columns``).

@@ -2,7 +2,7 @@ from django import forms
 from django.core.exceptions import ValidationError
 
 from .metrics.overlap import LABELS, METRICS
-from .services import (
+from .parameters import (
     DEFAULT_PARAMETERS,
     MAX_BOOTSTRAP_RESAMPLES,
     analysis_parameters_clean,

@@ -24,9 +24,9 @@ from studies.exports import csv_chunks, file_clean
 from studies.models import Reflection, Study
 
 from .metrics.protocol.items import item_table
+from .parameters import analysis_parameters_clean
 from .report import judgements_with_categories
 from .selectors import judgements_frame, report_categories
-from .services import analysis_parameters_clean
 
 COLUMNS = (
     "stage",

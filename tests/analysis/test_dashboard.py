@@ -16,6 +16,7 @@ from django.utils import timezone
 from analysis.explanations import EXPLANATIONS, explain_undefined
 from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.models import AnalysisRun
+from analysis.parameters import analysis_parameters_clean
 from analysis.plots import (
     OKABE_ITO,
     PLOTS,
@@ -25,7 +26,6 @@ from analysis.plots import (
 )
 from analysis.report import Category, report_build
 from analysis.report_descriptions import Codings
-from analysis.services import analysis_parameters_clean
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
 from studies.models import Assignment, Batch, Reflection, Study
 from studies.selectors import study_progress

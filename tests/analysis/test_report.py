@@ -9,9 +9,10 @@ import pytest
 from statsmodels.stats import inter_rater
 
 from analysis.models import AutomaticScore
+from analysis.parameters import analysis_parameters_clean
 from analysis.report import report_build
 from analysis.selectors import judgements_frame, report_categories
-from analysis.services import analysis_parameters_clean, analysis_run_compute
+from analysis.services import analysis_run_compute
 from studies.models import Assignment, Judgement, Reflection
 from studies.services import assignment_reject
 

@@ -13,10 +13,10 @@ from django.core.management import call_command
 
 from analysis.explanations import EXPLANATIONS
 from analysis.models import AnalysisRun
+from analysis.parameters import analysis_parameters_clean
 from analysis.plots import systems_svg
 from analysis.report import report_build
 from analysis.report_csv import table_csv
-from analysis.services import analysis_parameters_clean
 from analysis.summary import report_summary_lines, table_lines
 from analysis.tables import (
     evaluator_source_table,
