@@ -1,5 +1,5 @@
 """The report's questionnaire blocks, from the frames of
-:func:`analysis.selectors.questionnaire_frames` (the statistics live in
+:func:`analysis.questionnaire_selectors.questionnaire_frames` (the statistics live in
 :mod:`analysis.metrics.protocol.questionnaires`).
 
 * ``questionnaires``: ``{questionnaire: {question: {group: entry}}}``; an entry

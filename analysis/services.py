@@ -16,6 +16,7 @@ from studies.models import Assignment, Study
 
 from .models import AnalysisRun
 from .parameters import analysis_parameters_clean
+from .questionnaire_selectors import questionnaire_data
 from .report import report_build
 from .selectors import (
     assignments_frame,
@@ -23,7 +24,6 @@ from .selectors import (
     description_codings,
     generation_metadata,
     judgements_frame,
-    questionnaire_data,
     report_categories,
     stage_names,
     stages_without_categories,

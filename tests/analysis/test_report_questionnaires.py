@@ -8,8 +8,8 @@ from collections import Counter
 import pandas as pd
 
 from analysis.metrics import questionnaire_summary, screened_out_summary
+from analysis.questionnaire_selectors import questionnaire_data
 from analysis.report import REPORT_VERSION, report_build
-from analysis.selectors import questionnaire_data
 from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
 from tests.studies.questionnaire_helpers import after_stage, consent, ids, screening

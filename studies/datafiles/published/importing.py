@@ -38,7 +38,8 @@ from ...services import (
     study_create,
 )
 from .. import DataFileError, Problem, Problems
-from .parsing import Parsed, Row, published_parse
+from .parsed import Parsed, Row
+from .parsing import published_parse
 
 TITLE_MAX_LENGTH = Study._meta.get_field("title").max_length
 SLUG_MAX_LENGTH = Study._meta.get_field("slug").max_length

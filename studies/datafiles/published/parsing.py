@@ -2,12 +2,8 @@
 rows before it, in one streaming pass (see the package docstring for the rules)."""
 
 import operator
-import re
-from dataclasses import dataclass
-from typing import NamedTuple
 
 from ...limits import MATERIAL_TEXT_MAX_LENGTH
-from ...models import PREFIX_REGEX, Annotator, AnnotatorGroup, Stage
 from ...protocol import DESCRIPTION_MAX_LENGTH, HUMAN_SOURCE
 from .. import (
     CsvRecords,
@@ -19,6 +15,16 @@ from .. import (
     storable_problem,
 )
 from ..materials import ID_MAX_LENGTH, SOURCE_MAX_LENGTH
+from .cells import (
+    EMPATHY,
+    GROUP_MAX_LENGTH,
+    INTEGER_MAX,
+    PREFIX_MAX_LENGTH,
+    PSEUDONYM_MAX_LENGTH,
+    STAGE_MAX_LENGTH,
+    most_evident_problem,
+    pseudonym_parts,
+)
 from .columns import (
     ANNOTATOR_COLUMN,
     COHERENT_COLUMN,
@@ -37,70 +43,7 @@ from .columns import (
     STAGE_COLUMN,
     YES,
 )
-
-STAGE_MAX_LENGTH = Stage._meta.get_field("name").max_length
-GROUP_MAX_LENGTH = AnnotatorGroup._meta.get_field("name").max_length
-PREFIX_MAX_LENGTH = AnnotatorGroup._meta.get_field("pseudonym_prefix").max_length
-PSEUDONYM_MAX_LENGTH = Annotator._meta.get_field("pseudonym").max_length
-INTEGER_MAX = 2**31 - 1  # annotator numbers
-
-_PSEUDONYM = re.compile(r"(.+) ([1-9][0-9]*)")
-_EMPATHY = re.compile(r"([1-5])(?:\.0*)?")
-
-
-class Row(NamedTuple):
-    number: int
-    stage: str
-    dialogue: str
-    source: str
-    text: str
-    pseudonym: str
-    coherent: bool
-    categories: frozenset[str]
-    most_evident: str | None
-    empathy: int | None
-    description: str = ""
-
-
-@dataclass
-class _Context:
-    first_row: int
-    raw: str | None = None  # the first dialogue_context cell that parsed, verbatim
-    turns: list | None = None
-    turns_row: int = 0
-    invalid: bool = False
-    human: tuple[str, int] | None = None  # (text, row)
-
-
-@dataclass
-class Parsed:
-    ignored_columns: tuple[str, ...]
-    rows: list[Row]
-    stages: dict[str, None]  # in order of first appearance
-    contexts: dict[str, _Context]
-    annotators: dict[str, tuple[str, int, str]]  # pseudonym -> (group, number, prefix)
-    groups: dict[str, str]  # group -> pseudonym prefix
-    batches: dict[tuple[str, str], dict[str, str]]  # (stage, dialogue) -> {text: source}
-
-
-def _pseudonym_parts(value: str) -> tuple[str, int] | None:
-    match = _PSEUDONYM.fullmatch(value)
-    if match is None or not re.fullmatch(PREFIX_REGEX, match.group(1)):
-        return None
-    number = int(match.group(2)) if len(match.group(2)) <= 10 else INTEGER_MAX + 1
-    return match.group(1), number
-
-
-def _most_evident_problem(value: str, answer: str, selected: set[str]) -> str | None:
-    if answer == YES:
-        return f"a most evident error is only given when {COHERENT_COLUMN} is {NO}"
-    if value not in PUBLISHED_CATEGORY_COLUMNS:
-        return (
-            f"unknown category {value!r} (expected one of {', '.join(PUBLISHED_CATEGORY_COLUMNS)})"
-        )
-    if value not in selected:
-        return f"{value!r} is not among the categories selected on this row"
-    return None
+from .parsed import Parsed, ParsedContext, Row
 
 
 class _Parser:
@@ -236,12 +179,12 @@ class _Parser:
             elif value:
                 self.add(n, column, f"expected {YES} or empty, not {value!r}")
         if most_evident is not None and (
-            problem := _most_evident_problem(most_evident, answer, selected)
+            problem := most_evident_problem(most_evident, answer, selected)
         ):
             self.add(n, MOST_EVIDENT_COLUMN, problem)
         rating = None
         if empathy:
-            match = _EMPATHY.fullmatch(empathy)
+            match = EMPATHY.fullmatch(empathy)
             if match is None:
                 self.add(n, EMPATHY_COLUMN, f"expected a whole number from 1 to 5, not {empathy!r}")
             elif answer == NO:
@@ -263,7 +206,7 @@ class _Parser:
     def context(self, n: int, dialogue: str, raw: str) -> None:
         context = self.parsed.contexts.get(dialogue)
         if context is None:
-            context = self.parsed.contexts[dialogue] = _Context(first_row=n)
+            context = self.parsed.contexts[dialogue] = ParsedContext(first_row=n)
         if not raw or raw == context.raw:  # most rows repeat the cell: parse it once
             return
         turns, error = parse_turns_cell(raw)
@@ -305,7 +248,7 @@ class _Parser:
                     "belongs to one group",
                 )
             return
-        parts = _pseudonym_parts(pseudonym)
+        parts = pseudonym_parts(pseudonym)
         has_group = GROUP_COLUMN in self.positions
         if parts is None:
             self.add(

@@ -1,0 +1,40 @@
+"""What reading a published annotation CSV yields: its rows, and what they say about
+the study's stages, contexts, annotators, groups and batches."""
+
+from dataclasses import dataclass
+from typing import NamedTuple
+
+
+class Row(NamedTuple):
+    number: int
+    stage: str
+    dialogue: str
+    source: str
+    text: str
+    pseudonym: str
+    coherent: bool
+    categories: frozenset[str]
+    most_evident: str | None
+    empathy: int | None
+    description: str = ""
+
+
+@dataclass
+class ParsedContext:
+    first_row: int
+    raw: str | None = None  # the first dialogue_context cell that parsed, verbatim
+    turns: list | None = None
+    turns_row: int = 0
+    invalid: bool = False
+    human: tuple[str, int] | None = None  # (text, row)
+
+
+@dataclass
+class Parsed:
+    ignored_columns: tuple[str, ...]
+    rows: list[Row]
+    stages: dict[str, None]  # in order of first appearance
+    contexts: dict[str, ParsedContext]
+    annotators: dict[str, tuple[str, int, str]]  # pseudonym -> (group, number, prefix)
+    groups: dict[str, str]  # group -> pseudonym prefix
+    batches: dict[tuple[str, str], dict[str, str]]  # (stage, dialogue) -> {text: source}
