@@ -1,4 +1,7 @@
 # Two commands on a fresh machine with Python 3.11: `make demo` and `make test`.
+# Without DATABASE_URL, CELERY_BROKER_URL and CACHE_URL every target uses the checkout's
+# embedded PostgreSQL and Redis (annotation_site/embedded, data in .embedded/), started
+# on first use and stopped a few seconds after the last process using them exits.
 PYTHON ?= $(shell command -v python3.11 2>/dev/null || command -v python3)
 VENV := .venv
 BIN := $(VENV)/bin
@@ -22,12 +25,15 @@ install: $(STAMP)
 migrate: install
 	$(BIN)/python manage.py migrate --noinput
 
+# The demo study, then the web server, a Celery worker and beat (annotation_site/stack.py);
+# an automatic analysis follows a submission within about a minute. Ctrl-C stops all.
 demo: migrate
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	ANALYSIS_AUTO_DELAY=$${ANALYSIS_AUTO_DELAY:-30} ANALYSIS_AUTO_INTERVAL=$${ANALYSIS_AUTO_INTERVAL:-15} \
+	  $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 serve: migrate
-	$(BIN)/python manage.py runserver $(HOST):$(PORT)
+	$(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 worker: install
 	$(BIN)/celery -A annotation_site worker --loglevel=info
@@ -35,8 +41,7 @@ worker: install
 beat: install
 	$(BIN)/celery -A annotation_site beat --loglevel=info
 
-# Uses DATABASE_URL and CELERY_BROKER_URL when set; otherwise SQLite, and tests that
-# need PostgreSQL or a broker are skipped with a reason.
+# A fresh test database on the server (test_<name>); works beside a running `make demo`.
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
@@ -61,19 +66,23 @@ format: install
 	$(BIN)/ruff check --fix .
 	$(BIN)/ruff format .
 
-# Re-captures docs/screenshots/*.png from a throwaway demo database (needs Debian's chromium).
+# Re-captures docs/screenshots/*.png from a throwaway demo on embedded servers of its own
+# (a temporary directory, removed afterwards; needs Debian's chromium).
 screenshots: install
-	rm -f /tmp/screenshots-demo.sqlite3
-	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py migrate -v0
-	@# The demo as `make demo` serves it: simulated judgements and an analysis run included.
-	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py load_demo >/dev/null
-	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python docs/screenshots/coding_demo.py
-	@# The crowd worker at the end of a stage and the free-text stage's annotator.
-	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python docs/screenshots/prepare.py /tmp/screenshots-links.json
-	DATABASE_URL=sqlite:////tmp/screenshots-demo.sqlite3 $(BIN)/python manage.py runserver 127.0.0.1:8799 --noreload & \
-	  server=$$!; sleep 3; \
-	  $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799 --prepared /tmp/screenshots-links.json; status=$$?; \
-	  kill $$server; exit $$status
+	set -e; state=$$(mktemp -d); export EMBEDDED_SERVICES_DIR=$$state/services; \
+	  trap '$(BIN)/python -m annotation_site.embedded stop >/dev/null; rm -rf "$$state"' EXIT; \
+	  unset DATABASE_URL CELERY_BROKER_URL CACHE_URL; \
+	  $(BIN)/python manage.py migrate -v0; \
+	  $(BIN)/python manage.py load_demo >/dev/null; \
+	  $(BIN)/python docs/screenshots/coding_demo.py; \
+	  $(BIN)/python docs/screenshots/prepare.py $$state/links.json; \
+	  $(BIN)/python -m annotation_site.stack --port 8799 >$$state/stack.log 2>&1 & \
+	  stack=$$!; sleep 5; \
+	  status=0; $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799 \
+	    --prepared $$state/links.json || status=$$?; \
+	  kill $$stack; wait $$stack || true; exit $$status
 
+# Stops the embedded servers (a running `make demo` loses them) and removes their data.
 clean:
-	rm -rf $(VENV) db.sqlite3 staticfiles .pytest_cache .ruff_cache
+	if [ -x $(BIN)/python ]; then $(BIN)/python -m annotation_site.embedded stop; fi
+	rm -rf $(VENV) .embedded staticfiles .pytest_cache .ruff_cache

@@ -167,8 +167,7 @@ class AutomaticScore(models.Model):
                 condition=~Q(evaluator=""), name="automatic_score_evaluator_not_empty"
             ),
             # Bounds rather than isfinite(): portable, and PostgreSQL orders NaN above
-            # every number, so it fails the upper bound like Infinity does. (SQLite
-            # stores NaN as NULL, which the NOT NULL refuses.)
+            # every number, so it fails the upper bound like Infinity does.
             models.CheckConstraint(
                 condition=Q(score__gte=-sys.float_info.max, score__lte=sys.float_info.max),
                 name="automatic_score_finite",

@@ -1,15 +1,18 @@
 """Settings for the reflection-coherence annotation platform.
 
 One module, driven by the environment (see ``.env.example``). With nothing set it
-runs the zero-setup demo: SQLite file, Celery tasks executed in-process, DEBUG on.
-Production sets DJANGO_DEBUG=false, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS,
-DATABASE_URL (PostgreSQL) and CELERY_BROKER_URL (Redis).
+runs the zero-setup demo: DEBUG on, and the checkout's embedded PostgreSQL and Redis
+(annotation_site.embedded) as database, Celery broker and cache. Production sets
+DJANGO_DEBUG=false, DJANGO_SECRET_KEY, DJANGO_ALLOWED_HOSTS, DATABASE_URL (PostgreSQL,
+the only database engine), CELERY_BROKER_URL and CACHE_URL (Redis).
 """
 
 from pathlib import Path
 
 import environ
+from django.core.exceptions import ImproperlyConfigured
 
+from annotation_site import embedded
 from studies.csp import content_security_policy
 
 BASE_DIR = Path(__file__).resolve().parent.parent
@@ -89,17 +92,26 @@ TEMPLATES = [
     },
 ]
 
+# PostgreSQL 15 to 18, the only engine: DATABASE_URL, else the embedded server.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-db-url
-DATABASES = {"default": env.db("DATABASE_URL", default=f"sqlite:///{BASE_DIR / 'db.sqlite3'}")}
-if DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql":
-    # Reuse connections between requests; health checks drop dead ones after a DB restart.
-    DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", default=60))
-    DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
-    if env.bool("DJANGO_DB_PREPARED_STATEMENTS", default=True):
-        # Lets studies.hot_path.prepared_cursor prepare the annotator's hot-path
-        # statements (Django's own cursors bind on the client and never prepare).
-        # Turn off behind a pooler that cannot keep prepared statements.
-        DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
+if env("DATABASE_URL", default=""):
+    DATABASES = {"default": env.db("DATABASE_URL")}
+    if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
+        raise ImproperlyConfigured(
+            f"DATABASE_URL names the database engine {DATABASES['default']['ENGINE']}; this "
+            "platform runs on PostgreSQL only (postgres://user:password@host:port/name). "
+            "Unset DATABASE_URL to use the embedded PostgreSQL server."
+        )
+else:
+    DATABASES = {"default": embedded.database_settings()}
+# Reuse connections between requests; health checks drop dead ones after a DB restart.
+DATABASES["default"].setdefault("CONN_MAX_AGE", env.int("DJANGO_CONN_MAX_AGE", default=60))
+DATABASES["default"]["CONN_HEALTH_CHECKS"] = True
+if env.bool("DJANGO_DB_PREPARED_STATEMENTS", default=True):
+    # Lets studies.hot_path.prepared_cursor prepare the annotator's hot-path
+    # statements (Django's own cursors bind on the client and never prepare).
+    # Turn off behind a pooler that cannot keep prepared statements.
+    DATABASES["default"].setdefault("OPTIONS", {}).setdefault("prepare_threshold", 5)
 
 DEFAULT_AUTO_FIELD = "django.db.models.BigAutoField"
 
@@ -206,10 +218,11 @@ SPECTACULAR_SETTINGS = {
 
 # --- Celery -----------------------------------------------------------------
 # https://docs.celeryq.dev/en/stable/userguide/configuration.html
-# Without a broker the demo runs tasks in-process (eager); tests of the real wiring
-# start a worker against Redis instead.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="")
-CELERY_TASK_ALWAYS_EAGER = not CELERY_BROKER_URL
+# Tasks run on a Celery worker (`make demo` and `make serve` start one); the broker is
+# CELERY_BROKER_URL, else the embedded Redis. Tests that want a task run in-process
+# turn CELERY_TASK_ALWAYS_EAGER on themselves.
+CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="") or embedded.broker_url()
+CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
 CELERY_TASK_IGNORE_RESULT = True
@@ -263,8 +276,8 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # New submissions ask for a fresh report through a beat job (analysis.request_auto_runs,
 # every ANALYSIS_AUTO_INTERVAL seconds), debounced: a run is asked for once the oldest
 # submission it is for is ANALYSIS_AUTO_DELAY seconds old, and covers those made
-# meanwhile. On by default only with a real broker (beat needs one).
-ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=bool(CELERY_BROKER_URL))
+# meanwhile.
+ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=True)
 ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
 ANALYSIS_AUTO_INTERVAL = env.int("ANALYSIS_AUTO_INTERVAL", default=60)
 # A run sent to the queue that no worker started this many seconds later was lost (a
@@ -303,10 +316,13 @@ CELERY_BEAT_SCHEDULE = {
 ASSIGNMENT_UNANSWERED_RELEASE = env.int("ASSIGNMENT_UNANSWERED_RELEASE", default=10 * 60)
 
 # --- Crowd platforms (README "Crowd studies on Prolific and MTurk") ----------------
-# Django's cache: Redis when CACHE_URL is set (e.g. redis://127.0.0.1:6379/1), shared
-# by every web process; otherwise each process's own memory (the demo).
+# Django's cache, shared by every web process: CACHE_URL (e.g. redis://127.0.0.1:6379/1),
+# else the embedded Redis.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-cache-url
-CACHES = {"default": env.cache_url("CACHE_URL", default="locmemcache://")}
+if env("CACHE_URL", default=""):
+    CACHES = {"default": env.cache_url("CACHE_URL")}
+else:
+    CACHES = {"default": embedded.cache_settings()}
 # Joins through crowd links per client address: at most this many per window (seconds).
 CROWD_JOIN_LIMIT = env.int("CROWD_JOIN_LIMIT", default=30)
 CROWD_JOIN_WINDOW = env.int("CROWD_JOIN_WINDOW", default=600)

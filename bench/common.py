@@ -13,7 +13,7 @@ import time
 from dataclasses import dataclass
 from datetime import UTC, datetime
 from pathlib import Path
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import quote, urlsplit, urlunsplit
 
 ROOT = Path(__file__).resolve().parent.parent
 RESULTS = ROOT / "bench" / "results"
@@ -68,11 +68,14 @@ def child_env(database_url: str, **extra: str) -> dict[str, str]:
 
 
 def database_url_of(settings_dict: dict) -> str:
-    """postgres:// URL of a Django connection's settings (for subprocesses)."""
+    """postgres:// URL of a Django connection's settings (for subprocesses); a Unix
+    socket directory (the embedded server's) goes in the ``host`` parameter."""
     user = settings_dict.get("USER") or "postgres"
     password = f":{settings_dict['PASSWORD']}" if settings_dict.get("PASSWORD") else ""
     host = settings_dict.get("HOST") or "127.0.0.1"
     port = f":{settings_dict['PORT']}" if settings_dict.get("PORT") else ""
+    if host.startswith("/"):
+        return f"postgres://{user}{password}@{port}/{settings_dict['NAME']}?host={quote(host)}"
     return f"postgres://{user}{password}@{host}{port}/{settings_dict['NAME']}"
 
 

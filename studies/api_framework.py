@@ -20,8 +20,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 from .permissions import user_has_any_perm, user_may_read_studies
 
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
-# Ids in filters are database keys: larger numbers cannot match anything, and SQLite
-# refuses to even compare with them.
+# Ids in filters are database keys (bigint): larger numbers cannot match anything.
 MAX_ID = 2**63 - 1
 
 # --- permissions -------------------------------------------------------------------------

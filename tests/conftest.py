@@ -1,8 +1,11 @@
 """Shared fixtures.
 
-Tests marked ``postgres`` or ``broker`` need the real services. Without them
-(a laptop with nothing running) they are skipped with a reason; in CI (CI=true)
-a missing service is a failure, so nothing is silently skipped there.
+The suite runs on PostgreSQL and Redis: the servers named by ``DATABASE_URL``,
+``CELERY_BROKER_URL`` and ``CACHE_URL``, or the checkout's embedded ones
+(annotation_site.embedded). On the embedded Redis it keeps to databases of its own, so
+that `make test` beside a running `make demo` shares none of the demo's messages or
+cache entries. Only the browser tests need something more (Debian's Chromium); without
+it they are skipped with a reason, except in CI (CI=true), where that is a failure.
 """
 
 import json
@@ -13,6 +16,8 @@ from datetime import timedelta
 import pytest
 from django.conf import settings
 
+from annotation_site import embedded
+from annotation_site.embedded import redis as embedded_redis
 from studies.datafiles.materials import materials_import
 from studies.models import Assignment, Batch, Reflection
 from studies.services import (
@@ -27,6 +32,15 @@ from studies.services import (
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+def pytest_configure(config):
+    if not os.environ.get("CELERY_BROKER_URL"):
+        url = embedded.broker_url(db=embedded_redis.TEST_BROKER_DB)
+        settings.CELERY_BROKER_URL = url
+        os.environ["CELERY_BROKER_URL"] = url  # the workers that tests start
+    if not os.environ.get("CACHE_URL"):
+        settings.CACHES = {"default": embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)}
+
+
 def _missing(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI must run this test: {reason}")
@@ -34,19 +48,18 @@ def _missing(reason: str) -> None:
 
 
 @pytest.fixture(autouse=True)
-def _require_services(request):
-    is_postgres = settings.DATABASES["default"]["ENGINE"] == "django.db.backends.postgresql"
-    if request.node.get_closest_marker("postgres") and not is_postgres:
-        _missing("needs PostgreSQL: set DATABASE_URL=postgres://...")
-    if request.node.get_closest_marker("broker") and not settings.CELERY_BROKER_URL:
-        _missing("needs a Redis broker: set CELERY_BROKER_URL=redis://...")
+def _empty_cache():
+    """The cache (join rate limits, among others) is shared by every process: each test
+    starts with none of an earlier test's entries."""
+    from django.core.cache import cache
+
+    cache.clear()
 
 
 @pytest.fixture(autouse=True)
 def _no_automatic_analysis(settings):
     """The beat job asks for automatic analysis runs when ANALYSIS_AUTO_RUN is on (the
-    default with a broker). Off in tests, so SQLite and CI runs behave alike; the
-    tests of that job turn it on."""
+    default). Off in tests; the tests of that job turn it on."""
     settings.ANALYSIS_AUTO_RUN = False
 
 

@@ -12,14 +12,14 @@ the one query the column allows; the column is still written either way.
 from annotation_site.wsgi import application as site
 from studies import hot_path
 from studies.hot_path.reads import active_annotators, annotator_from_row, annotator_select
-from studies.hot_path.sql import Builder, column, per_backend, prepared_cursor, rows_by_name
+from studies.hot_path.sql import Builder, built_once, column, prepared_cursor, rows_by_name
 from studies.models import Annotator
 from studies.sessions import SESSION_ANNOTATORS, SessionStore
 
 __all__ = ["annotator_of_session", "application"]
 
 
-@per_backend
+@built_once
 def _by_id_statement():
     b = Builder()
     return b.statement(

@@ -1,10 +1,8 @@
 """Who is asking (the session and its annotator) and what an item's panel shows."""
 
-import json
 from dataclasses import fields
 from datetime import datetime
 
-from django.db import connection
 from django.db.models import Q
 
 from ..models import (
@@ -24,10 +22,10 @@ from .sql import (
     Builder,
     Param,
     Statement,
+    built_once,
     column,
     db_now,
     model_from,
-    per_backend,
     prepared_cursor,
     rows_by_name,
     select_list,
@@ -37,7 +35,7 @@ from .sql import (
 # --- who is asking ----------------------------------------------------------------------
 
 
-@per_backend
+@built_once
 def _session_statement() -> Statement:
     b = Builder()
     live = b.condition(
@@ -59,22 +57,17 @@ def session_row(*, session_key: str, now: datetime) -> AnnotatorSession | None:
 
 def _categories_json() -> str:
     """An expression: the error categories of the annotator's study as a JSON array
-    of objects (PostgreSQL or SQLite; ordered in Python on SQLite)."""
+    of objects."""
     # JSON keys: the columns' names (identifiers of ours, safe as SQL literals).
     pairs = ", ".join(
         f"'{f.column}', {column(ErrorCategory, f.name)}"
         for f in ErrorCategory._meta.concrete_fields
     )
     same_study = f"{column(ErrorCategory, 'study')} = {column(Annotator, 'study')}"
-    if connection.vendor == "postgresql":
-        order = ", ".join(column(ErrorCategory, name) for name in _CATEGORY_ORDER)
-        return (
-            f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
-            f" FROM {table(ErrorCategory)} WHERE {same_study})"
-        )
+    order = ", ".join(column(ErrorCategory, name) for name in _CATEGORY_ORDER)
     return (
-        f"(SELECT json_group_array(json_object({pairs})) FROM {table(ErrorCategory)}"
-        f" WHERE {same_study})"
+        f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
+        f" FROM {table(ErrorCategory)} WHERE {same_study})"
     )
 
 
@@ -84,24 +77,16 @@ _SETTINGS_FIELDS = [f.name for f in fields(AnswerSettings)]
 
 def _stage_settings_json() -> str:
     """An expression: the answer settings of every stage of the annotator's study, as a
-    JSON array of objects with the stage's ``id`` (PostgreSQL or SQLite)."""
+    JSON array of objects with the stage's ``id``."""
     pairs = ", ".join(f"'{name}', {column(Stage, name)}" for name in ("id", *_SETTINGS_FIELDS))
     same_study = f"{column(Stage, 'study')} = {column(Annotator, 'study')}"
-    if connection.vendor == "postgresql":
-        aggregate = f"json_agg(json_build_object({pairs}))"
-    else:
-        aggregate = f"json_group_array(json_object({pairs}))"
-    return f"(SELECT {aggregate} FROM {table(Stage)} WHERE {same_study})"
+    return f"(SELECT json_agg(json_build_object({pairs})) FROM {table(Stage)} WHERE {same_study})"
 
 
 def _stage_settings_from(value) -> dict[int, AnswerSettings]:
-    if isinstance(value, str):  # SQLite hands JSON over as text (and booleans as 0/1)
-        value = json.loads(value)
     by_stage = {}
     for row in value or ():
-        settings = {name: row[name] for name in _SETTINGS_FIELDS}
-        settings["empathy_after_yes"] = bool(settings["empathy_after_yes"])
-        by_stage[row["id"]] = AnswerSettings(**settings)
+        by_stage[row["id"]] = AnswerSettings(**{name: row[name] for name in _SETTINGS_FIELDS})
     return by_stage
 
 
@@ -153,24 +138,18 @@ def annotator_from_row(row: dict) -> Annotator:
     annotator = model_from(Annotator, row, "a")
     annotator.study = model_from(Study, row, "s")
     annotator.current_consent_id = row["current_consent_id"]
-    categories = row["categories"]
-    if isinstance(categories, str):  # SQLite hands JSON over as text, unordered
-        categories = sorted(json.loads(categories), key=lambda c: [c[n] for n in _CATEGORY_ORDER])
-    prefixed = [{f"c__{k}": v for k, v in c.items()} for c in categories or ()]
+    prefixed = [{f"c__{k}": v for k, v in c.items()} for c in row["categories"] or ()]
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
     annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
     annotator.training_due = bool(row["training_due"])
     return annotator
 
 
-@per_backend
+@built_once
 def _annotator_of_session_statement() -> Statement:
     b = Builder()
     annotators = column(AnnotatorSession, "annotators")
-    if connection.vendor == "postgresql":
-        signed_in = f"({annotators} ->> CAST(%(slug_key)s AS text))::bigint"
-    else:
-        signed_in = f"json_extract({annotators}, %(slug_key)s)"  # a JSON path, see below
+    signed_in = f"({annotators} ->> CAST(%(slug)s AS text))::bigint"
     live = b.condition(
         AnnotatorSession, AnnotatorSession.live_q(session_key=Param("key"), now=Param("now"))
     )
@@ -190,13 +169,10 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     there is one). One query: the session row names its signed-in annotators
     (``AnnotatorSession.annotators``), so the session data is not read."""
     statement = _annotator_of_session_statement()
-    # PostgreSQL takes the key, SQLite a JSON path (built here, so no slug can change
-    # the path's meaning).
-    slug_key = slug if connection.vendor == "postgresql" else "$." + json.dumps(slug)
     with prepared_cursor() as cursor:
         cursor.execute(
             statement.sql,
-            statement.params(key=session_key, now=db_now(now), slug=slug, slug_key=slug_key),
+            statement.params(key=session_key, now=db_now(now), slug=slug),
         )
         rows = rows_by_name(cursor)
     return annotator_from_row(rows[0]) if rows else None
@@ -205,7 +181,7 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
 # --- the item panel ---------------------------------------------------------------------
 
 
-@per_backend
+@built_once
 def _item_panel_statement() -> Statement:
     return Statement(
         f"SELECT {column(Reflection, 'text')} AS text, {select_list(Judgement, 'j')}"

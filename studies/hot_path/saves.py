@@ -5,7 +5,7 @@ from dataclasses import dataclass, fields
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import connection, transaction
+from django.db import transaction
 from django.db.models import F, Q
 
 from ..models import Assignment, Judgement
@@ -14,9 +14,9 @@ from .sql import (
     Builder,
     Param,
     Statement,
+    built_once,
     column,
     model_from,
-    per_backend,
     prepared_cursor,
     quote,
     rows_by_name,
@@ -72,7 +72,7 @@ def _at_revision(revision) -> Q:
     return Q(revision=revision)
 
 
-@per_backend
+@built_once
 def _save_statement(variant: str, by: str, annotators_own: bool, of_stages: bool) -> Statement:
     """The save in one PostgreSQL statement (see ``answer_save``). ``variant``:
     "revise" (the page showed revision n > 0: ``UPDATE`` the row still at revision n),
@@ -200,14 +200,14 @@ def answer_save(
     assignment's stage asks, and returns it as stored (the same whichever stage
     accepts it); a refusal is reported after the batch is found open, so a closed
     batch is reported as closed whatever the answer. ``stage_ids``: the stages the
-    assignment may be of (the study's); on PostgreSQL the statement then writes only
+    assignment may be of (the study's); the statement then writes only
     if the assignment's stage is one whose settings accept the answer, so the save
     needs no read of the stage. Without them the ORM path reads it.
     """
     if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
         raise Assignment.DoesNotExist("No such response candidate.")
     save = _Save(assignment_id, annotator_id, number, reflection_id, encode, now, expected_revision)
-    if connection.vendor == "postgresql" and (number is not None or reflection_id is not None):
+    if number is not None or reflection_id is not None:
         accepting, encoded = [], None
         for stage_id in stage_ids:
             try:

@@ -38,9 +38,7 @@ class PreparingCursor(ServerBindingCursor):
 
 
 def prepared_cursor():
-    """``connection.cursor()``, but on PostgreSQL its statements are prepared."""
-    if connection.vendor != "postgresql":
-        return connection.cursor()
+    """``connection.cursor()``, but its statements are prepared."""
     # What connection.cursor() does first; then its new cursor is of our class.
     connection.close_if_health_check_failed()
     connection.ensure_connection()
@@ -56,15 +54,15 @@ def prepared_cursor():
 # --- building statements from metadata -------------------------------------------------
 
 
-def per_backend(build):
-    """Caches what ``build(*args)`` returns per database backend: the statements are
-    assembled once per process, not on every request (quoting names through the
-    connection costs more than sending the statement)."""
+def built_once(build):
+    """Caches what ``build(*args)`` returns: the statements are assembled once per
+    process, not on every request (quoting names through the connection costs more than
+    sending the statement)."""
     cache: dict = {}
 
     @wraps(build)
     def cached(*args):
-        key = (connection.vendor, *args)
+        key = args
         if key not in cache:
             cache[key] = build(*args)
         return cache[key]
@@ -167,7 +165,7 @@ _CONVERTERS: dict = {}
 def model_from(model, row: dict, prefix: str):
     """A ``model`` instance from the ``<prefix>__<column>`` values of ``row`` (a result
     row by column name), with the database's converters applied (as the ORM does)."""
-    key = (model, connection.vendor)
+    key = model
     if key not in _CONVERTERS:
         compiler = connection.ops.compiler("SQLCompiler")(Query(model), connection, None)
         concrete = model._meta.concrete_fields

@@ -18,25 +18,20 @@ from analysis.services import (
     analysis_run_enqueue,
 )
 from annotation_site.celery import app as celery_app
+from bench.common import database_url_of
 from studies.models import Annotator, Assignment, Batch, Reflection, Study
 from studies.services import Answer, annotators_create, assignment_create, judgement_record
 
 ROOT = Path(__file__).resolve().parents[2]
-pytestmark = [pytest.mark.postgres, pytest.mark.broker, pytest.mark.django_db(transaction=True)]
-
-
-def _database_url_of_test_db() -> str:
-    """The worker must read the test database this process writes to."""
-    s = connection.settings_dict
-    auth = s["USER"] + (f":{s['PASSWORD']}" if s["PASSWORD"] else "")
-    return f"postgres://{auth}@{s['HOST'] or '127.0.0.1'}:{s['PORT'] or 5432}/{s['NAME']}"
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 @pytest.fixture
 def celery_worker_process(tmp_path):
     env = {
         **os.environ,
-        "DATABASE_URL": _database_url_of_test_db(),
+        # The worker must read the test database this process writes to.
+        "DATABASE_URL": database_url_of(connection.settings_dict),
         "DJANGO_CONN_MAX_AGE": "0",
         # The beat job's automatic runs, asked for as soon as a submission is seen.
         "ANALYSIS_AUTO_RUN": "true",

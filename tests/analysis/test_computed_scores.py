@@ -357,7 +357,6 @@ def test_computed_scores_feed_the_report_like_imported_ones(text_study):
     assert set(frame["evaluator"]) == {"rouge_l"} and len(frame) == 12
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_computations_of_one_study_run_one_after_the_other(text_study):
     """Each holds the study's row lock from its first read to its commit: the second

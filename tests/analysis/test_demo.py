@@ -1,13 +1,17 @@
 """`make demo` serves a study with judgements of both groups in both stages, one
 annotator still to start, and an analysis run, so the dashboard shows figures."""
 
+import html
+import re
 from io import StringIO
 
 from django.core.management import call_command
+from django.templatetags.static import static
 from django.db.models import Count
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
+from studies.exports.options import FILES
 from studies.models import Annotator, Assignment, Judgement, Study
 from studies.services import (
     annotator_complete_tutorial,
@@ -95,3 +99,40 @@ def test_the_run_panel_says_how_a_run_is_computed(admin_client, db, settings):
     settings.CELERY_TASK_ALWAYS_EAGER = False
     page = admin_client.get(url).content.decode()
     assert "Computed in the background; this page follows its progress." in page
+
+
+def _downloads(page: str) -> set[str]:
+    """The download links of a page: files of the study, not other pages or the site's
+    own static files."""
+    links = {html.unescape(href) for href in re.findall(r'href="([^"#]+)"', page)}
+    links = {link for link in links if not link.startswith(static(""))}
+    return {link for link in links if re.search(r"\.(csv|json|svg)(\?|$)", link)}
+
+
+def test_the_quick_start_demo_has_a_finished_run_and_every_download_answers(admin_client, db):
+    """What `make demo` leaves, on the settings a fresh checkout runs with: a run that
+    finished with its tables, and every file the dashboard and the export page offer."""
+    call_command("load_demo", "--force", stdout=StringIO())
+    study = Study.objects.get(slug="demo")
+    run = AnalysisRun.objects.get(study=study)
+    assert run.status == AnalysisRun.Status.DONE, run.error
+    page = admin_client.get(reverse("analysis:dashboard", args=["demo"])).content.decode()
+    downloads = _downloads(page)
+    tables = {url for url in downloads if f"/runs/{run.pk}/" in url and url.endswith(".csv")}
+    assert len(tables) >= 10, sorted(downloads)  # the report's tables, one file each
+    assert any(".svg?" in url for url in downloads)  # the figures
+    assert any("format=full" in url for url in downloads)  # the full audit export
+    # The export page's forms: every format in every kind of file.
+    export_page = admin_client.get(reverse("admin:studies_study_export", args=[study.pk]))
+    assert export_page.status_code == 200
+    annotations = reverse("studies:export", args=["demo"])
+    answers = reverse("studies:export_questionnaires", args=["demo"])
+    for file in FILES:
+        downloads.add(f"{answers}?file={file}")
+        for format in ("published", "full", "training"):
+            downloads.add(f"{annotations}?format={format}&file={file}")
+    for url in sorted(downloads):
+        response = admin_client.get(url)
+        assert response.status_code == 200, url
+        body = b"".join(response.streaming_content) if response.streaming else response.content
+        assert body, url

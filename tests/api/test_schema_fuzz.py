@@ -5,7 +5,7 @@ every operation, valid and invalid ones, as a researcher with a token on a small
 study with data (path parameters point at real rows, so requests get past the 404s).
 Every response must be documented and match its schema, and none may be a 5xx.
 Bounded (a fixed seed, 20 examples per operation plus schemathesis's coverage
-cases) so it runs in the normal test suite on SQLite and PostgreSQL.
+cases) so it runs in the normal test suite.
 """
 
 import json

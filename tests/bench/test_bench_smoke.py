@@ -17,7 +17,7 @@ from bench.export.run import results_table as export_table
 from bench.generate import JUDGEMENTS_PER_CONTEXT, generate_study, study_validate
 from studies.models import Assignment, Judgement
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_generated_study_is_valid_and_has_the_protocol_shape():

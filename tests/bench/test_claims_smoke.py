@@ -10,7 +10,7 @@ from bench.annotator_study import study_build
 from bench.claims.run import STAGE_WAIT, T0, format_row, run_rounds, summary
 from studies.models import Annotator
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 
 def test_claims_run_at_tiny_size():

@@ -38,7 +38,6 @@ def test_floor_url_is_404_without_the_setting(client, db, settings):
     assert client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"}).status_code == 404
 
 
-@pytest.mark.postgres
 def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on):
     floor_table_create()
     response = client.post("/bench/floor/", {"coherent": "yes", "empathy": "4"})
@@ -48,7 +47,6 @@ def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on)
         assert cursor.fetchall() == [(True, 4)]
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_load_run_at_tiny_size(tmp_path, capsys):
     logging.getLogger("httpx").setLevel(logging.WARNING)

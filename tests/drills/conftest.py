@@ -189,10 +189,13 @@ def base_env(**overrides) -> dict[str, str]:
     env = {
         k: v
         for k, v in os.environ.items()
-        if not k.startswith(("DJANGO_", "CELERY_", "ANALYSIS_", "DATABASE_URL"))
+        if not k.startswith(("DJANGO_", "CELERY_", "ANALYSIS_", "DATABASE_URL", "CACHE_URL"))
     }
     env.update(
         DJANGO_SETTINGS_MODULE="annotation_site.settings",
+        # Each process's own memory: the drills kill the private Redis to test the
+        # broker's loss, not the cache's.
+        CACHE_URL="locmemcache://",
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY=SECRET_KEY,
         DJANGO_ALLOWED_HOSTS="127.0.0.1",

@@ -58,7 +58,7 @@ def _unanswered_claims_held_until_the_time_limit(settings):
     settings.ASSIGNMENT_UNANSWERED_RELEASE = 24 * 3600
 
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 K = 3
 M = 2

@@ -110,18 +110,13 @@ def build_large_study():
         " created_at, updated_at"
     )
     with connection.cursor() as cursor:
-        if connection.vendor == "postgresql":
-            # Test data known to be valid: skip the per-row rule triggers (tested
-            # elsewhere) for this bulk load; the test's transaction is rolled back.
-            cursor.execute("SET LOCAL session_replication_role = replica")
-            with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
-                for row in rows:
-                    copy.write_row(row)
-            cursor.execute("SET LOCAL session_replication_role = DEFAULT")
-        else:
-            cursor.executemany(
-                f"INSERT INTO {table} ({columns}) VALUES (%s, %s, %s, %s, %s, %s, %s)", rows
-            )
+        # Test data known to be valid: skip the per-row rule triggers (tested
+        # elsewhere) for this bulk load; the test's transaction is rolled back.
+        cursor.execute("SET LOCAL session_replication_role = replica")
+        with cursor.cursor.copy(f"COPY {table} ({columns}) FROM STDIN") as copy:
+            for row in rows:
+                copy.write_row(row)
+        cursor.execute("SET LOCAL session_replication_role = DEFAULT")
     return study
 
 

@@ -374,7 +374,6 @@ def test_a_huge_item_number_in_the_url_is_not_found(client, annotator):
     assert not Judgement.objects.exists()
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_a_save_waiting_behind_a_submit_is_refused_once_the_submit_commits(annotator):
     """Another connection holds the assignment's lock (as ``assignment_submit`` does)
@@ -437,7 +436,6 @@ def _save_pages(client, assignment, numbers) -> None:
         assert client.post(url, body).status_code == 302
 
 
-@pytest.mark.postgres
 def test_the_save_paths_statements_are_prepared_once_and_reused(client, annotator):
     """The session's annotator and the save are each parsed and planned once on a
     connection (studies.hot_path.prepared_cursor); the ORM's queries are not."""
@@ -459,7 +457,6 @@ def test_the_save_paths_statements_are_prepared_once_and_reused(client, annotato
     assert Judgement.objects.filter(assignment=assignment).count() == 4
 
 
-@pytest.mark.postgres
 def test_with_prepared_statements_off_the_save_path_works_unprepared(client, annotator):
     """``DJANGO_DB_PREPARED_STATEMENTS=false`` (e.g. behind a pooler that cannot keep
     them): the same statements, bound on the server, nothing prepared."""
@@ -483,7 +480,6 @@ def test_with_prepared_statements_off_the_save_path_works_unprepared(client, ann
     ]
 
 
-@pytest.mark.postgres
 def test_after_a_refused_save_rolls_back_the_statements_are_prepared_again(client, annotator):
     """A stale save is refused inside a transaction that rolls back, and psycopg then
     forgets the connection's prepared statements; the next saves prepare them anew."""
@@ -501,7 +497,6 @@ def test_after_a_refused_save_rolls_back_the_statements_are_prepared_again(clien
     assert (stored.revision, stored.empathy) == (2, 5)
 
 
-@pytest.mark.postgres
 @pytest.mark.django_db(transaction=True)
 def test_two_revisions_of_the_same_shown_answer_one_wins_one_is_stale(annotator):
     """Two tabs revise the answer both showed as revision 1, arriving together while

@@ -21,7 +21,7 @@ from studies.limits import MATERIAL_TEXT_MAX_LENGTH
 from studies.models import DialogueContext, Reflection
 from tests.conftest import materials_doc
 
-pytestmark = [pytest.mark.django_db, pytest.mark.postgres]
+pytestmark = [pytest.mark.django_db]
 
 
 def prose(n: int, seed: int) -> str:

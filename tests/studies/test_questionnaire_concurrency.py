@@ -10,7 +10,7 @@ from tests.studies.test_assignment_concurrency import in_parallel
 
 from .questionnaire_helpers import ids, screening
 
-pytestmark = [pytest.mark.postgres, pytest.mark.django_db(transaction=True)]
+pytestmark = [pytest.mark.django_db(transaction=True)]
 
 PEOPLE = 12
 

@@ -1,0 +1,41 @@
+"""Processes on embedded servers of their own (a directory of the test's), so that the
+tests of starting and stopping them never touch the servers the suite runs on."""
+
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+from annotation_site import embedded
+from annotation_site.embedded import postgres
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def own_services_env(state: Path, **extra: str) -> dict[str, str]:
+    """The environment of a process that uses the embedded servers of ``state``."""
+    env = {
+        k: v
+        for k, v in os.environ.items()
+        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
+    }
+    env.update(EMBEDDED_SERVICES_DIR=str(state), **extra)
+    return env
+
+
+def python(state: Path, code: str, **kwargs) -> subprocess.Popen:
+    return subprocess.Popen(
+        [sys.executable, "-c", code], cwd=ROOT, env=own_services_env(state), **kwargs
+    )
+
+
+def wait_for(condition, *, timeout: float, what: str) -> None:
+    deadline = time.monotonic() + timeout
+    while not condition():
+        assert time.monotonic() < deadline, f"not within {timeout} s: {what}"
+        time.sleep(0.1)
+
+
+def servers_stopped(state: Path) -> bool:
+    return not embedded.supervisor_running(state) and postgres.running_pid(state / "postgres") is None
