@@ -6,8 +6,8 @@ import re
 from io import StringIO
 
 from django.core.management import call_command
-from django.templatetags.static import static
 from django.db.models import Count
+from django.templatetags.static import static
 from django.urls import reverse
 
 from analysis.models import AnalysisRun

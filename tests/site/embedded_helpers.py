@@ -38,4 +38,6 @@ def wait_for(condition, *, timeout: float, what: str) -> None:
 
 
 def servers_stopped(state: Path) -> bool:
-    return not embedded.supervisor_running(state) and postgres.running_pid(state / "postgres") is None
+    return (
+        not embedded.supervisor_running(state) and postgres.running_pid(state / "postgres") is None
+    )

@@ -138,7 +138,11 @@ def test_a_submission_in_the_demo_is_followed_by_an_automatic_analysis(tmp_path)
     _migrate(state)
     env = own_services_env(state)
     loaded = subprocess.run(
-        [sys.executable, "manage.py", "load_demo"], cwd=ROOT, env=env, capture_output=True, text=True
+        [sys.executable, "manage.py", "load_demo"],
+        cwd=ROOT,
+        env=env,
+        capture_output=True,
+        text=True,
     )
     assert loaded.returncode == 0, loaded.stderr
     # The debounce and the beat interval `make demo` sets.
