@@ -234,8 +234,8 @@ def automatic_scores_compute(*, study: Study, metrics, replace: bool = False) ->
 
 def scores_compute_notice(metrics, *, studies: Sequence[str] = ()) -> str:
     """What the researcher is told once ``automatic_scores_compute_enqueue`` accepted
-    ``metrics`` (of ``studies``, when several): computed already without a broker,
-    else on its way to the worker."""
+    ``metrics`` (of ``studies``, when several): on its way to the worker, or computed
+    already in Celery's eager mode."""
     from .services import tasks_run_in_process
 
     what = " and ".join(metrics) + (f" for {', '.join(studies)}" if studies else "")
@@ -249,9 +249,9 @@ def scores_compute_notice(metrics, *, studies: Sequence[str] = ()) -> str:
 
 def automatic_scores_compute_enqueue(*, study: Study, metrics, replace: bool = False) -> tuple:
     """Check the computation now (``ValidationError`` with the reason; nothing queued)
-    and hand it to the worker, which checks again under the study's lock. Without a
-    broker (the demo, ``tasks_run_in_process``) it is computed here and now, so a
-    refusal reaches the caller as a ``ValidationError`` too. Returns the metrics."""
+    and hand it to the worker, which checks again under the study's lock. In Celery's
+    eager mode (``tasks_run_in_process``) it is computed here and now, so a refusal
+    reaches the caller as a ``ValidationError`` too. Returns the metrics."""
     from .services import _task, tasks_run_in_process  # the services' one way to tasks
 
     metrics = automatic_scores_compute_check(study=study, metrics=metrics, replace=replace)

@@ -60,16 +60,16 @@ def analysis_run_create(
 
 def _task(name: str):
     """The registered Celery task ``name``. A worker imports every app's task module
-    when it starts; a web process or command does it here on first use, so that eager
-    mode (no broker: the demo) runs the task in-process as well."""
+    when it starts; a web process or command does it here on first use, so that the
+    name resolves there too (and eager mode runs the task in-process)."""
     if name not in current_app.tasks:
         current_app.autodiscover_tasks(force=True)
     return current_app.tasks[name]
 
 
 def tasks_run_in_process() -> bool:
-    """Whether tasks run at once, inside the request or command that sends them (no
-    broker: the demo), rather than later on a Celery worker."""
+    """Whether tasks run at once, inside the request or command that sends them
+    (Celery's eager mode, which only tests turn on), rather than on a Celery worker."""
     return bool(settings.CELERY_TASK_ALWAYS_EAGER)
 
 

@@ -94,7 +94,8 @@ def _status_context(study: Study, run: AnalysisRun | None, *, shown_id=None, fol
         "active": run is not None and run.status in ACTIVE,
         "shown_id": shown_id,
         "follow": follow,
-        # Without a broker (the demo) a run is computed within the request itself.
+        # In Celery's eager mode (tests that ask for it) a run is computed within the
+        # request itself.
         "runs_in_process": tasks_run_in_process(),
         "newer_report": run is not None
         and run.status == AnalysisRun.Status.DONE
@@ -284,7 +285,7 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
         study=study, parameters=form.cleaned_data["parameters"], user=request.user
     )
     if request.htmx:
-        run.refresh_from_db()  # without a broker the run has already been computed
+        run.refresh_from_db()  # in eager mode the run has already been computed
         context = {
             "study": study,
             "form": _form(study, run),

@@ -56,13 +56,19 @@ def run_measured(args: list[str], *, env: dict[str, str]) -> Measurement:
     return Measurement(seconds=seconds, max_rss_mib=max_rss_kib / 1024, stdout=done.stdout)
 
 
+# The benchmarks measure the database paths: no broker (``analyze`` computes in-process,
+# nothing is sent) and each process's own cache, rather than the checkout's embedded
+# Redis.
+NO_REDIS = {"CELERY_BROKER_URL": "memory://", "CACHE_URL": "locmemcache://"}
+
+
 def child_env(database_url: str, **extra: str) -> dict[str, str]:
     env = {
         **os.environ,
         "DATABASE_URL": database_url,
         "DJANGO_SETTINGS_MODULE": "annotation_site.settings",
+        **NO_REDIS,
     }
-    env.pop("CELERY_BROKER_URL", None)  # analyze computes in-process; no automatic runs
     env.update(extra)
     return env
 
@@ -102,7 +108,7 @@ def django_setup(database_url: str) -> None:
     """Point this process at ``database_url`` and migrate it."""
     os.environ["DATABASE_URL"] = database_url
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
-    os.environ.pop("CELERY_BROKER_URL", None)
+    os.environ.update(NO_REDIS)
     import django
     from django.core.management import call_command
 

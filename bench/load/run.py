@@ -36,7 +36,7 @@ import httpx
 import psutil
 
 from bench.annotator_study import study_build
-from bench.common import database_recreate, django_setup
+from bench.common import NO_REDIS, database_recreate, django_setup
 from bench.load.driver import (
     FLOOR,
     SAVE,
@@ -96,8 +96,8 @@ def server_env(database_url: str, static_root: str) -> dict[str, str]:
         ANALYSIS_AUTO_RUN="false",
         BENCH_FLOOR_VIEW="true",
         DJANGO_LOG_LEVEL="WARNING",
+        **NO_REDIS,
     )
-    env.pop("CELERY_BROKER_URL", None)
     return env
 
 

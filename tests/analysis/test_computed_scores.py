@@ -443,7 +443,7 @@ def test_import_scores_command_takes_replace(text_study, tmp_path):
 
 @pytest.fixture
 def eager_tasks(settings):
-    """Tasks run in this process, as without a broker (the demo). The real worker runs
+    """Tasks run in this process (Celery's eager mode). The real worker runs
     the task in test_celery_worker.py."""
     # Celery reads its CELERY_ settings live (none is set on its conf), so the
     # settings fixture's undo undoes these too.
@@ -496,7 +496,7 @@ def test_the_dashboard_button_computes_on_the_worker_and_returns_to_the_dashboar
         "rouge_l": 12,
     }
     page = staff_client.get(response["Location"]).content.decode()
-    # Without a broker the work is done already: no "reload the page".
+    # In eager mode the work is done already: no "reload the page".
     assert "Computed bleu and rouge_l: the scores are listed under Automatic metrics." in page
     assert "reload the page" not in page
     assert '<th scope="row">bleu</th><td>computed here</td><td class="num">12</td>' in page

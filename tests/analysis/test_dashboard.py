@@ -735,7 +735,7 @@ def test_htmx_start_returns_the_run_panel_polling_the_new_run(staff_client, load
 def test_htmx_start_of_a_run_already_computed_goes_to_its_report(
     staff_client, judged_study, monkeypatch
 ):
-    """Without a broker the task runs in the request: the page goes to the report."""
+    """In eager mode the task runs in the request: the page goes to the report."""
     from analysis.services import analysis_run_execute
 
     monkeypatch.setattr(

@@ -94,7 +94,7 @@ def test_the_demo_consent_page_names_the_contact_once(client, db):
 def test_the_run_panel_says_how_a_run_is_computed(admin_client, db, settings):
     call_command("load_demo", "--force", "--no-judgements", stdout=StringIO())
     url = reverse("analysis:dashboard", args=["demo"])
-    settings.CELERY_TASK_ALWAYS_EAGER = True  # no broker, as in the demo
+    settings.CELERY_TASK_ALWAYS_EAGER = True  # eager mode
     assert "Computed at once, before the page comes back" in admin_client.get(url).content.decode()
     settings.CELERY_TASK_ALWAYS_EAGER = False
     page = admin_client.get(url).content.decode()

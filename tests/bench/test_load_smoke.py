@@ -12,6 +12,7 @@ from django.urls import clear_url_caches
 
 from annotation_site.bench_views import FLOOR_TABLE, floor_table_create
 from bench.annotator_study import study_build
+from bench.common import database_url_of
 from bench.load.driver import FLOOR, SAVE, SAVE_LOOP, SAVE_ONLY, SHOW
 from bench.load.run import ACKED, HEADER, Gunicorn, check_targets, collectstatic, run, server_env
 from studies.models import Annotator, Judgement
@@ -53,9 +54,7 @@ def test_load_run_at_tiny_size(tmp_path, capsys):
     study_build(slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, log=lambda _: None)
     floor_table_create()
     tokens = list(Annotator.objects.values_list("access_token", flat=True))
-    db = connection.settings_dict
-    url = f"postgres://{db['USER']}:{db['PASSWORD'] or ''}@{db['HOST']}:{db['PORT']}/{db['NAME']}"
-    env = server_env(url, str(tmp_path / "static"))
+    env = server_env(database_url_of(connection.settings_dict), str(tmp_path / "static"))
     collectstatic(env)
     args = argparse.Namespace(
         concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02], slices=2
