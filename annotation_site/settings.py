@@ -92,6 +92,18 @@ TEMPLATES = [
     },
 ]
 
+# The embedded servers (no fsync, started on demand) are for the demo, tests and
+# development: a deployment (DEBUG off) names its own.
+_UNSET_SERVICES = [
+    name for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL") if not env(name, default="")
+]
+if not DEBUG and _UNSET_SERVICES:
+    raise ImproperlyConfigured(
+        f"With DJANGO_DEBUG=false, set {', '.join(_UNSET_SERVICES)}: the embedded PostgreSQL "
+        "and Redis are for the demo, tests and development only (README, Running the full "
+        "stack)."
+    )
+
 # PostgreSQL 15 to 18, the only engine: DATABASE_URL, else the embedded server.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-db-url
 if env("DATABASE_URL", default=""):

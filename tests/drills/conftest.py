@@ -226,7 +226,12 @@ def drill_static(tmp_path_factory) -> Path:
     root = tmp_path_factory.mktemp("static")
     run_python(
         ["manage.py", "collectstatic", "--noinput", "-v0"],
-        base_env(DJANGO_STATIC_ROOT=root),
+        # Settings ask for the services with DEBUG off; collectstatic uses none of them.
+        base_env(
+            DJANGO_STATIC_ROOT=root,
+            DATABASE_URL="postgres://unused@127.0.0.1:1/unused",
+            CELERY_BROKER_URL="memory://",
+        ),
     )
     return root
 
@@ -238,7 +243,9 @@ def migrated_template(private_postgres) -> str:
         conn.execute("CREATE DATABASE drill_template")
     run_python(
         ["manage.py", "migrate", "--noinput", "-v0"],
-        base_env(DATABASE_URL=private_postgres.url("drill_template")),
+        base_env(
+            DATABASE_URL=private_postgres.url("drill_template"), CELERY_BROKER_URL="memory://"
+        ),
     )
     return "drill_template"
 

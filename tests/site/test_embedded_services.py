@@ -125,3 +125,18 @@ def test_a_database_url_of_another_engine_is_refused_naming_postgresql(tmp_path)
     assert "django.db.backends.sqlite3" in done.stderr
     assert not (tmp_path / "db.sqlite3").exists()
     assert not (tmp_path / "services").exists()  # nothing embedded was started either
+
+
+def test_a_deployment_without_its_servers_is_refused_naming_what_to_set(tmp_path):
+    env = own_services_env(
+        tmp_path / "services",
+        DJANGO_DEBUG="false",
+        DJANGO_SECRET_KEY="x" * 50,
+        CACHE_URL="locmemcache://",
+    )
+    done = subprocess.run(
+        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
+    )
+    assert done.returncode != 0
+    assert "With DJANGO_DEBUG=false, set DATABASE_URL, CELERY_BROKER_URL:" in done.stderr
+    assert not (tmp_path / "services").exists()  # nothing embedded was started

@@ -186,6 +186,11 @@ def _settings_in(env: dict[str, str], code: str) -> str:
 
 PRODUCTION = {
     "DJANGO_DEBUG": "false",
+    # A deployment names its servers (the settings refuse the embedded ones); none of
+    # these tests connects.
+    "DATABASE_URL": "postgres://unused@127.0.0.1:1/unused",
+    "CELERY_BROKER_URL": "memory://",
+    "CACHE_URL": "locmemcache://",
     "DJANGO_SECRET_KEY": "a-long-random-production-key-0123456789-abcdefghijklmnopqrstuvwxyz",
     "DJANGO_ALLOWED_HOSTS": "studies.example.org",
 }
