@@ -29,8 +29,9 @@ migrate: install
 # an automatic analysis follows a submission within about a minute. Ctrl-C stops all.
 demo: migrate
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	@# exec: the runner's parent is make itself, so it stops when make is killed.
 	ANALYSIS_AUTO_DELAY=$${ANALYSIS_AUTO_DELAY:-30} ANALYSIS_AUTO_INTERVAL=$${ANALYSIS_AUTO_INTERVAL:-15} \
-	  $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
+	  exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 serve: migrate
 	$(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)

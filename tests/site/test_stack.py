@@ -37,12 +37,16 @@ def _answers(port: int) -> bool:
     return True
 
 
+# A parent that waits for the runner, as `make demo` does.
+PARENT = [sys.executable, "-c", "import subprocess, sys; subprocess.run(sys.argv[1:])"]
+
+
 class Stack:
-    def __init__(self, state, port: int, **env: str):
+    def __init__(self, state, port: int, *, parent: list[str] = (), **env: str):
         self.state, self.port = state, port
         self.log = state.parent / f"stack-{port}.log"
         self.process = subprocess.Popen(
-            [sys.executable, "-m", "annotation_site.stack", "--port", str(port)],
+            [*parent, sys.executable, "-m", "annotation_site.stack", "--port", str(port)],
             cwd=ROOT,
             env=own_services_env(state, **env),
             stdout=self.log.open("w"),
@@ -60,8 +64,13 @@ class Stack:
             return "celery@" in out and "beat: Starting" in out and _answers(self.port)
 
         wait_for(up, timeout=120, what=f"web, worker and beat up:\n{self.output()}")
-        children = psutil.Process(self.process.pid).children()
-        assert len(children) == 3
+        children = [
+            c
+            for c in psutil.Process(self.process.pid).children(recursive=True)
+            if "annotation_site.stack" not in c.cmdline()
+        ]
+        started = {word for c in children for word in c.cmdline()}
+        assert {"runserver", "worker", "beat"} <= started, started
         return children
 
 
@@ -109,6 +118,20 @@ def test_a_killed_runner_leaves_nothing_that_blocks_the_next_run(tmp_path):
     finally:
         os.killpg(again.process.pid, signal.SIGINT)
         again.process.wait(timeout=60)
+    wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
+
+
+def test_a_killed_parent_of_the_runner_stops_everything(tmp_path):
+    """`make demo` killed with kill -9: its runner is told and stops the rest."""
+    state = tmp_path / "services"
+    _migrate(state)
+    stack = Stack(state, _free_port(), parent=PARENT)
+    stack.wait_until_up()
+    processes = psutil.Process(stack.process.pid).children(recursive=True)
+    stack.process.kill()  # the parent only
+    stack.process.wait()
+    wait_for(lambda: _all_gone(processes), timeout=60, what="runner and children gone")
+    assert not _answers(stack.port)
     wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
 
 
