@@ -5,7 +5,6 @@ once the last of them has exited, however it exited."""
 import os
 import signal
 import subprocess
-import sys
 
 import psycopg
 import redis
@@ -13,9 +12,8 @@ import redis
 from annotation_site import embedded
 from annotation_site.embedded import postgres, supervisor
 from tests.site.embedded_helpers import (
-    ROOT,
-    own_services_env,
     python,
+    run,
     servers_stopped,
     wait_for,
 )
@@ -100,14 +98,7 @@ def test_stop_command_stops_running_servers(tmp_path):
     state = tmp_path / "services"
     holder, _ = _holder(state)
     try:
-        done = subprocess.run(
-            [sys.executable, "-m", "annotation_site.embedded", "stop"],
-            cwd=ROOT,
-            env=own_services_env(state),
-            capture_output=True,
-            text=True,
-            timeout=90,
-        )
+        done = run(state, "-m", "annotation_site.embedded", "stop")
         assert done.returncode == 0, done.stderr
         assert "stopped" in done.stdout
         assert servers_stopped(state)
@@ -116,10 +107,8 @@ def test_stop_command_stops_running_servers(tmp_path):
 
 
 def test_a_database_url_of_another_engine_is_refused_naming_postgresql(tmp_path):
-    env = own_services_env(tmp_path / "services", DATABASE_URL=f"sqlite:///{tmp_path}/db.sqlite3")
-    done = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
-    )
+    sqlite = f"sqlite:///{tmp_path}/db.sqlite3"
+    done = run(tmp_path / "services", "manage.py", "check", DATABASE_URL=sqlite)
     assert done.returncode != 0
     assert "PostgreSQL only" in done.stderr
     assert "django.db.backends.sqlite3" in done.stderr
@@ -128,14 +117,13 @@ def test_a_database_url_of_another_engine_is_refused_naming_postgresql(tmp_path)
 
 
 def test_a_deployment_without_its_servers_is_refused_naming_what_to_set(tmp_path):
-    env = own_services_env(
+    done = run(
         tmp_path / "services",
+        "manage.py",
+        "check",
         DJANGO_DEBUG="false",
         DJANGO_SECRET_KEY="x" * 50,
         CACHE_URL="locmemcache://",
-    )
-    done = subprocess.run(
-        [sys.executable, "manage.py", "check"], cwd=ROOT, env=env, capture_output=True, text=True
     )
     assert done.returncode != 0
     assert "With DJANGO_DEBUG=false, set DATABASE_URL, CELERY_BROKER_URL:" in done.stderr

@@ -16,7 +16,7 @@ import psutil
 import psycopg
 
 from annotation_site.embedded import supervisor
-from tests.site.embedded_helpers import ROOT, own_services_env, servers_stopped, wait_for
+from tests.site.embedded_helpers import ROOT, own_services_env, run, servers_stopped, wait_for
 
 STOPS_WITHIN = supervisor.GRACE + 30
 
@@ -75,13 +75,7 @@ class Stack:
 
 
 def _migrate(state) -> None:
-    done = subprocess.run(
-        [sys.executable, "manage.py", "migrate", "-v0"],
-        cwd=ROOT,
-        env=own_services_env(state),
-        capture_output=True,
-        text=True,
-    )
+    done = run(state, "manage.py", "migrate", "-v0")
     assert done.returncode == 0, done.stderr
 
 
@@ -159,22 +153,13 @@ assignment_submit(assignment=assignment)
 def test_a_submission_in_the_demo_is_followed_by_an_automatic_analysis(tmp_path):
     state = tmp_path / "services"
     _migrate(state)
-    env = own_services_env(state)
-    loaded = subprocess.run(
-        [sys.executable, "manage.py", "load_demo"],
-        cwd=ROOT,
-        env=env,
-        capture_output=True,
-        text=True,
-    )
+    loaded = run(state, "manage.py", "load_demo")
     assert loaded.returncode == 0, loaded.stderr
     # The debounce and the beat interval `make demo` sets.
     stack = Stack(state, _free_port(), ANALYSIS_AUTO_DELAY="30", ANALYSIS_AUTO_INTERVAL="15")
     try:
         stack.wait_until_up()
-        done = subprocess.run(
-            [sys.executable, "-c", SUBMIT], cwd=ROOT, env=env, capture_output=True, text=True
-        )
+        done = run(state, "-c", SUBMIT)
         assert done.returncode == 0, done.stderr
         submitted = time.monotonic()
         dsn = {"host": str(state / "run"), "user": "postgres", "dbname": "reflections"}
