@@ -92,21 +92,22 @@ TEMPLATES = [
     },
 ]
 
-# The embedded servers (no fsync, started on demand) are for the demo, tests and
-# development: a deployment (DEBUG off) names its own.
-_UNSET_SERVICES = [
+# Which of the three are unset (or empty), so served by the embedded servers. Those (no
+# fsync, started on demand) are for the demo, tests and development: a deployment
+# (DEBUG off) names its own.
+EMBEDDED_SERVICES = [
     name for name in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL") if not env(name, default="")
 ]
-if not DEBUG and _UNSET_SERVICES:
+if not DEBUG and EMBEDDED_SERVICES:
     raise ImproperlyConfigured(
-        f"With DJANGO_DEBUG=false, set {', '.join(_UNSET_SERVICES)}: the embedded PostgreSQL "
+        f"With DJANGO_DEBUG=false, set {', '.join(EMBEDDED_SERVICES)}: the embedded PostgreSQL "
         "and Redis are for the demo, tests and development only (README, Running the full "
         "stack)."
     )
 
 # PostgreSQL 15 to 18, the only engine: DATABASE_URL, else the embedded server.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-db-url
-if env("DATABASE_URL", default=""):
+if "DATABASE_URL" not in EMBEDDED_SERVICES:
     DATABASES = {"default": env.db("DATABASE_URL")}
     if DATABASES["default"]["ENGINE"] != "django.db.backends.postgresql":
         raise ImproperlyConfigured(
@@ -233,7 +234,9 @@ SPECTACULAR_SETTINGS = {
 # Tasks run on a Celery worker (`make demo` and `make serve` start one); the broker is
 # CELERY_BROKER_URL, else the embedded Redis. Tests that want a task run in-process
 # turn CELERY_TASK_ALWAYS_EAGER on themselves.
-CELERY_BROKER_URL = env("CELERY_BROKER_URL", default="") or embedded.broker_url()
+CELERY_BROKER_URL = (
+    embedded.broker_url() if "CELERY_BROKER_URL" in EMBEDDED_SERVICES else env("CELERY_BROKER_URL")
+)
 CELERY_TASK_ALWAYS_EAGER = False
 CELERY_TASK_EAGER_PROPAGATES = False
 CELERY_RESULT_BACKEND = None
@@ -331,10 +334,10 @@ ASSIGNMENT_UNANSWERED_RELEASE = env.int("ASSIGNMENT_UNANSWERED_RELEASE", default
 # Django's cache, shared by every web process: CACHE_URL (e.g. redis://127.0.0.1:6379/1),
 # else the embedded Redis.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-cache-url
-if env("CACHE_URL", default=""):
-    CACHES = {"default": env.cache_url("CACHE_URL")}
-else:
+if "CACHE_URL" in EMBEDDED_SERVICES:
     CACHES = {"default": embedded.cache_settings()}
+else:
+    CACHES = {"default": env.cache_url("CACHE_URL")}
 # Joins through crowd links per client address: at most this many per window (seconds).
 CROWD_JOIN_LIMIT = env.int("CROWD_JOIN_LIMIT", default=30)
 CROWD_JOIN_WINDOW = env.int("CROWD_JOIN_WINDOW", default=600)

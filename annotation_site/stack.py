@@ -6,8 +6,8 @@ One Ctrl-C (or a SIGTERM) stops all three. They also end when this runner ends, 
 ever it ends: on Linux each is asked to stop when its parent dies (PR_SET_PDEATHSIG),
 and everywhere the next run stops what an earlier one left running (``stack.json`` in
 the embedded services' directory), so a ``kill -9`` leaves no server holding the port.
-The embedded PostgreSQL and Redis stop a few seconds after the last of them exits
-(``annotation_site.embedded``).
+One runner at a time per checkout (``stack.lock``). The embedded PostgreSQL and Redis
+stop a few seconds after the last of them exits (``annotation_site.embedded``).
 
     python -m annotation_site.stack [--host 127.0.0.1] [--port 8000]
 """
@@ -24,6 +24,7 @@ import time
 from pathlib import Path
 
 from annotation_site import embedded
+from annotation_site.embedded.processes import record, same_process
 
 STOP_TIMEOUT = 15
 
@@ -54,26 +55,18 @@ def commands(*, host: str, port: int, state: Path) -> dict[str, list[str]]:
     }  # fmt: skip
 
 
-def _started_at(pid: int) -> float | None:
-    import psutil
-
+def _stop_leftovers(path: Path) -> None:
+    """Stop the processes an earlier runner started and did not stop (it was killed).
+    Called holding ``stack.lock``, so that runner is gone."""
     try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
-        return None
-
-
-def _stop_leftovers(record: Path) -> None:
-    """Stop the processes an earlier runner started and did not stop (it was killed)."""
-    try:
-        earlier = json.loads(record.read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+        earlier = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
         return
-    for pid, started in earlier.items():
-        if _started_at(int(pid)) == started:
-            print(f"stopping process {pid}, left running by an earlier run", flush=True)
-            os.kill(int(pid), signal.SIGKILL)
-    record.unlink(missing_ok=True)
+    for entry in earlier:
+        if same_process(entry):
+            print(f"stopping process {entry['pid']}, left running by an earlier run", flush=True)
+            os.kill(entry["pid"], signal.SIGKILL)
+    path.unlink(missing_ok=True)
 
 
 def _relay(name: str, stream) -> None:
@@ -84,13 +77,22 @@ def _relay(name: str, stream) -> None:
 
 
 def run(*, host: str, port: int) -> int:
+    parent = os.getppid()
     _die_with_parent()
+    if os.getppid() != parent:
+        return 1  # the parent died before it could be watched
     state = embedded.state_dir()
     state.mkdir(parents=True, exist_ok=True)
-    record = state / "stack.json"
-    _stop_leftovers(record)
-    if not all(os.environ.get(k) for k in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")):
-        embedded.sockets()  # up before the three start, and held while this runs
+    lock = embedded.lock_file(state / "stack.lock", blocking=False)
+    if lock is None:
+        print(
+            "`make demo` or `make serve` already runs in this checkout: stop it first "
+            "(Ctrl-C in its terminal).",
+            file=sys.stderr,
+        )
+        return 1
+    children = state / "stack.json"
+    _stop_leftovers(children)
     processes: dict[str, subprocess.Popen] = {}
     stopping = threading.Event()
 
@@ -108,8 +110,10 @@ def run(*, host: str, port: int) -> int:
             stderr=subprocess.STDOUT,
             preexec_fn=_die_with_parent,
         )
-        threading.Thread(target=_relay, args=(name, processes[name].stdout), daemon=True).start()
-    record.write_text(json.dumps({str(p.pid): _started_at(p.pid) for p in processes.values()}))
+    children.write_text(json.dumps([record(p.pid) for p in processes.values()]))
+    # Started after every fork: no thread runs while a child is between fork and exec.
+    for name, process in processes.items():
+        threading.Thread(target=_relay, args=(name, process.stdout), daemon=True).start()
     status = 0
     while not stopping.wait(0.5):
         ended = {n: p.returncode for n, p in processes.items() if p.poll() is not None}
@@ -127,7 +131,8 @@ def run(*, host: str, port: int) -> int:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
-    record.unlink(missing_ok=True)
+    children.unlink(missing_ok=True)
+    lock.close()
     return status
 
 

@@ -33,11 +33,11 @@ IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
 def pytest_configure(config):
-    if not os.environ.get("CELERY_BROKER_URL"):
+    if "CELERY_BROKER_URL" in settings.EMBEDDED_SERVICES:
         url = embedded.broker_url(db=embedded_redis.TEST_BROKER_DB)
         settings.CELERY_BROKER_URL = url
         os.environ["CELERY_BROKER_URL"] = url  # the workers that tests start
-    if not os.environ.get("CACHE_URL"):
+    if "CACHE_URL" in settings.EMBEDDED_SERVICES:
         settings.CACHES = {"default": embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)}
 
 

@@ -23,6 +23,7 @@ import time
 from pathlib import Path
 
 from annotation_site.embedded import postgres, redis
+from annotation_site.embedded.processes import record, same_process
 
 CHECKOUT = Path(__file__).resolve().parents[2]
 # A server that takes longer than this to come up is reported with its log.
@@ -49,7 +50,7 @@ def socket_dir(state: Path) -> Path:
     return Path(tempfile.gettempdir()) / f"rcs-{os.getuid()}-{digest}"
 
 
-def _lock(path: Path, *, blocking: bool):
+def lock_file(path: Path, *, blocking: bool):
     """An open file holding an exclusive ``flock`` on ``path``, or None when another
     process holds it and ``blocking`` is false."""
     handle = path.open("a")
@@ -62,20 +63,19 @@ def _lock(path: Path, *, blocking: bool):
 
 
 def supervisor_running(state: Path) -> bool:
-    handle = _lock(state / "supervisor.lock", blocking=False)
+    handle = lock_file(state / "supervisor.lock", blocking=False)
     if handle is None:
         return True
     handle.close()
     return False
 
 
-def _started_at(pid: int) -> float | None:
-    import psutil
-
+def _read_json(path: Path) -> dict | None:
     try:
-        return psutil.Process(pid).create_time()
-    except psutil.Error:
+        value = json.loads(path.read_text())
+    except (FileNotFoundError, ValueError):
         return None
+    return value if isinstance(value, dict) else None
 
 
 def holders_live(state: Path) -> list[int]:
@@ -84,10 +84,9 @@ def holders_live(state: Path) -> list[int]:
     Must be called holding ``holders.lock``."""
     live = []
     for entry in (state / "holders").glob("*"):
-        pid = int(entry.name)
-        started = _started_at(pid)
-        if started is not None and abs(started - float(entry.read_text() or 0)) < 1:
-            live.append(pid)
+        holder = _read_json(entry)
+        if holder is not None and same_process(holder):
+            live.append(holder["pid"])
         else:
             entry.unlink(missing_ok=True)
     return live
@@ -96,23 +95,37 @@ def holders_live(state: Path) -> list[int]:
 def _hold(state: Path) -> None:
     holders = state / "holders"
     holders.mkdir(parents=True, exist_ok=True)
-    entry = holders / str(os.getpid())
-    lock = _lock(state / "holders.lock", blocking=True)
+    pid = os.getpid()
+    entry = holders / str(pid)
+    lock = lock_file(state / "holders.lock", blocking=True)
     try:
-        entry.write_text(repr(_started_at(os.getpid())))
+        entry.write_text(json.dumps(record(pid)))
     finally:
         lock.close()
 
+    def release() -> None:
+        if os.getpid() == pid:  # not a forked child exiting (a worker's pool process)
+            entry.unlink(missing_ok=True)
+
     import atexit
 
-    atexit.register(entry.unlink, missing_ok=True)
+    atexit.register(release)
+
+
+def supervisor_record(state: Path) -> dict | None:
+    """The running supervisor of ``state`` (``supervisor.pid``: its pid and start time),
+    or None."""
+    found = _read_json(state / "supervisor.pid")
+    return found if found is not None and same_process(found) else None
 
 
 def _ready(state: Path) -> dict | None:
-    try:
-        return json.loads((state / "ready.json").read_text())
-    except (FileNotFoundError, json.JSONDecodeError):
+    """``ready.json`` when the supervisor that wrote it still runs (one killed with
+    ``kill -9`` leaves its file behind, and its successor restarts the servers)."""
+    ready = _read_json(state / "ready.json")
+    if ready is None or not same_process(ready["supervisor"]):
         return None
+    return ready
 
 
 @functools.cache

@@ -6,7 +6,7 @@ import signal
 import sys
 import time
 
-from annotation_site.embedded import state_dir, supervisor_running
+from annotation_site.embedded import state_dir, supervisor_record, supervisor_running
 
 
 def main(argv: list[str]) -> int:
@@ -19,14 +19,17 @@ def main(argv: list[str]) -> int:
     if command == "status":
         print(f"embedded PostgreSQL and Redis {'running' if running else 'stopped'} ({state})")
         return 0
-    if running:
-        os.kill(int((state / "supervisor.pid").read_text()), signal.SIGTERM)
-        deadline = time.monotonic() + 60
-        while supervisor_running(state):
-            if time.monotonic() > deadline:
-                print("the embedded servers did not stop within 60 s", file=sys.stderr)
-                return 1
-            time.sleep(0.1)
+    signalled = None
+    deadline = time.monotonic() + 60
+    while running and supervisor_running(state):
+        supervisor = supervisor_record(state)  # None while one is starting: ask again
+        if supervisor is not None and supervisor != signalled:
+            os.kill(supervisor["pid"], signal.SIGTERM)
+            signalled = supervisor
+        if time.monotonic() > deadline:
+            print("the embedded servers did not stop within 60 s", file=sys.stderr)
+            return 1
+        time.sleep(0.1)
     print(f"embedded PostgreSQL and Redis stopped ({state})")
     return 0
 

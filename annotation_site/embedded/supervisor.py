@@ -14,7 +14,8 @@ import sys
 import time
 from pathlib import Path
 
-from annotation_site.embedded import _lock, holders_live, postgres, redis, socket_dir
+from annotation_site.embedded import holders_live, lock_file, postgres, redis, socket_dir
+from annotation_site.embedded.processes import record
 
 GRACE = 5.0
 POLL = 0.5
@@ -30,7 +31,15 @@ def _serve(state: Path) -> None:
         postgres.start(data=data, socket_dir=sockets, log=state / "postgres.log")
         redis.start(socket_dir=sockets, pidfile=pidfile, log=state / "redis.log")
         tmp = state / "ready.json.tmp"
-        tmp.write_text(json.dumps({"socket_dir": str(sockets), "postgres": postgres.version()}))
+        tmp.write_text(
+            json.dumps(
+                {
+                    "socket_dir": str(sockets),
+                    "postgres": postgres.version(),
+                    "supervisor": record(os.getpid()),
+                }
+            )
+        )
         tmp.replace(ready)
         print(f"embedded PostgreSQL and Redis ready on {sockets}", flush=True)
 
@@ -39,7 +48,7 @@ def _serve(state: Path) -> None:
         idle_since = None
         while True:
             time.sleep(POLL)
-            lock = _lock(state / "holders.lock", blocking=True)
+            lock = lock_file(state / "holders.lock", blocking=True)
             try:
                 if holders_live(state):
                     idle_since = None
@@ -54,6 +63,9 @@ def _serve(state: Path) -> None:
                 print("a server stopped; starting it again", flush=True)
                 start()
     finally:
+        # A second signal must not cut the stop short and leave the servers running.
+        signal.signal(signal.SIGTERM, signal.SIG_IGN)
+        signal.signal(signal.SIGINT, signal.SIG_IGN)
         ready.unlink(missing_ok=True)
         redis.stop(pidfile=pidfile)
         postgres.stop(data=data)
@@ -61,10 +73,10 @@ def _serve(state: Path) -> None:
 
 
 def main(state: Path) -> int:
-    lock = _lock(state / "supervisor.lock", blocking=False)
+    lock = lock_file(state / "supervisor.lock", blocking=False)
     if lock is None:
         return 0  # another supervisor serves this directory
-    (state / "supervisor.pid").write_text(str(os.getpid()))
+    (state / "supervisor.pid").write_text(json.dumps(record(os.getpid())))
     # SIGTERM (a shutdown, `kill`) stops the servers as the last holder leaving does.
     signal.signal(signal.SIGTERM, lambda *_: sys.exit(0))
     signal.signal(signal.SIGINT, lambda *_: sys.exit(0))

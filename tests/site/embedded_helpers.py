@@ -14,14 +14,16 @@ ROOT = Path(__file__).resolve().parents[2]
 
 
 def own_services_env(state: Path, **extra: str) -> dict[str, str]:
-    """The environment of a process that uses the embedded servers of ``state``."""
-    env = {
-        k: v
-        for k, v in os.environ.items()
-        if k not in ("DATABASE_URL", "CELERY_BROKER_URL", "CACHE_URL")
+    """The environment of a process that uses the embedded servers of ``state``: the
+    three settings empty (which a checkout's .env does not override) mean embedded."""
+    return {
+        **os.environ,
+        "DATABASE_URL": "",
+        "CELERY_BROKER_URL": "",
+        "CACHE_URL": "",
+        "EMBEDDED_SERVICES_DIR": str(state),
+        **extra,
     }
-    env.update(EMBEDDED_SERVICES_DIR=str(state), **extra)
-    return env
 
 
 def run(state: Path, *args: str, **env: str) -> subprocess.CompletedProcess:

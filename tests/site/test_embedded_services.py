@@ -43,7 +43,7 @@ def test_the_first_process_starts_both_servers_and_a_second_shares_them(tmp_path
     first, sockets = _holder(state)
     second, sockets_again = _holder(state)
     try:
-        assert sockets == sockets_again == str(state / "run")
+        assert sockets == sockets_again == str(embedded.socket_dir(state))
         with psycopg.connect(host=sockets, user="postgres", dbname="reflections") as conn:
             version = conn.execute("SHOW server_version").fetchone()[0]
         assert version.startswith("18.")
@@ -72,11 +72,11 @@ def test_data_survive_a_restart_and_a_killed_supervisor_blocks_nothing(tmp_path)
         conn.execute("CREATE TABLE kept (n int)")
         conn.execute("INSERT INTO kept VALUES (7)")
     # The supervisor dies without stopping anything: PostgreSQL and Redis run on.
-    os.kill(int((state / "supervisor.pid").read_text()), signal.SIGKILL)
+    os.kill(embedded.supervisor_record(state)["pid"], signal.SIGKILL)
     wait_for(lambda: not embedded.supervisor_running(state), timeout=10, what="lock free")
     holder.communicate("\n", timeout=30)
     assert postgres.running_pid(state / "postgres") is not None
-    # The next process starts a supervisor that takes them over, data included.
+    # The next process starts a supervisor that restarts them, data included.
     again, sockets = _holder(state)
     try:
         with psycopg.connect(host=sockets, user="postgres", dbname="reflections") as conn:
@@ -128,3 +128,18 @@ def test_a_deployment_without_its_servers_is_refused_naming_what_to_set(tmp_path
     assert done.returncode != 0
     assert "With DJANGO_DEBUG=false, set DATABASE_URL, CELERY_BROKER_URL:" in done.stderr
     assert not (tmp_path / "services").exists()  # nothing embedded was started
+
+
+def test_stale_pid_files_naming_another_process_neither_block_nor_signal_it(tmp_path):
+    """After a crash the servers' pid files may name a pid the system has given to
+    another program (here this test's own): it is left alone and the servers start."""
+    state = tmp_path / "services"
+    holder, _ = _holder(state)
+    holder.communicate("\n", timeout=30)
+    wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
+    sockets = embedded.socket_dir(state)
+    (state / "postgres" / "postmaster.pid").write_text(f"{os.getpid()}\n{state / 'postgres'}\n")
+    (sockets / "redis.pid").write_text(f"{os.getpid()}\n")
+    again, _ = _holder(state)  # this process would have had a SIGTERM
+    again.communicate("\n", timeout=30)
+    wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")

@@ -80,7 +80,13 @@ def _migrate(state) -> None:
 
 
 def _all_gone(processes: list[psutil.Process]) -> bool:
-    return not any(p.is_running() and p.status() != psutil.STATUS_ZOMBIE for p in processes)
+    def alive(process: psutil.Process) -> bool:
+        try:
+            return process.status() != psutil.STATUS_ZOMBIE
+        except psutil.NoSuchProcess:
+            return False
+
+    return not any(alive(p) for p in processes)
 
 
 def test_one_ctrl_c_stops_web_worker_beat_and_the_embedded_servers(tmp_path):
@@ -94,6 +100,21 @@ def test_one_ctrl_c_stops_web_worker_beat_and_the_embedded_servers(tmp_path):
     assert not _answers(stack.port)
     wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
     assert not (state / "stack.json").exists()
+
+
+def test_a_second_runner_in_the_checkout_is_refused_and_stops_nothing(tmp_path):
+    state = tmp_path / "services"
+    _migrate(state)
+    first = Stack(state, _free_port())
+    children = first.wait_until_up()
+    try:
+        second = run(state, "-m", "annotation_site.stack", "--port", str(_free_port()))
+        assert second.returncode == 1
+        assert "already runs in this checkout" in second.stderr
+        assert all(p.is_running() for p in children) and _answers(first.port)
+    finally:
+        os.killpg(first.process.pid, signal.SIGINT)
+        first.process.wait(timeout=60)
 
 
 def test_a_killed_runner_leaves_nothing_that_blocks_the_next_run(tmp_path):
