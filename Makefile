@@ -34,7 +34,7 @@ demo: migrate
 	  exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 serve: migrate
-	$(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
+	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 worker: install
 	$(BIN)/celery -A annotation_site worker --loglevel=info
@@ -68,11 +68,12 @@ format: install
 	$(BIN)/ruff format .
 
 # Re-captures docs/screenshots/*.png from a throwaway demo on embedded servers of its own
-# (a temporary directory, removed afterwards; needs Debian's chromium).
+# (a temporary directory, removed afterwards; empty settings mean embedded, whatever .env
+# says; needs Debian's chromium).
 screenshots: install
 	set -e; state=$$(mktemp -d); export EMBEDDED_SERVICES_DIR=$$state/services; \
 	  trap '$(BIN)/python -m annotation_site.embedded stop >/dev/null; rm -rf "$$state"' EXIT; \
-	  unset DATABASE_URL CELERY_BROKER_URL CACHE_URL; \
+	  export DATABASE_URL= CELERY_BROKER_URL= CACHE_URL=; \
 	  $(BIN)/python manage.py migrate -v0; \
 	  $(BIN)/python manage.py load_demo >/dev/null; \
 	  $(BIN)/python docs/screenshots/coding_demo.py; \
