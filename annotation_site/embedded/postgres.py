@@ -32,7 +32,7 @@ SYSTEM_USER = "embedded_postgres"
 # The local server holds demo and test data only: it does not wait for the disk. A
 # crash of the whole machine may lose recent writes; a killed process loses nothing.
 # https://www.postgresql.org/docs/current/non-durability.html
-SERVER_OPTIONS = ("-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off")
+SERVER_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
 
 def _run_as() -> str | None:
@@ -130,10 +130,9 @@ def start(*, data: Path, socket_dir: Path, log: Path) -> None:
             "--no-sync",
             user=user,
         )
-    options = " ".join(
-        ["-c listen_addresses=''", f"-k {socket_dir}", "-c unix_socket_permissions=0700"]
-        + [f"{SERVER_OPTIONS[i]} {SERVER_OPTIONS[i + 1]}" for i in range(0, len(SERVER_OPTIONS), 2)]
-    )
+    # No TCP port; the socket's directory is the owner's only.
+    server = {"listen_addresses": "''", "unix_socket_permissions": "0700", **SERVER_SETTINGS}
+    options = " ".join([f"-k {socket_dir}", *(f"-c {k}={v}" for k, v in server.items())])
     _command(
         "pg_ctl",
         "start",
