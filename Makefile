@@ -30,8 +30,7 @@ migrate: install
 demo: migrate
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
 	@# exec: the runner's parent is make itself, so it stops when make is killed.
-	ANALYSIS_AUTO_DELAY=$${ANALYSIS_AUTO_DELAY:-30} ANALYSIS_AUTO_INTERVAL=$${ANALYSIS_AUTO_INTERVAL:-15} \
-	  exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
+	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT) --demo
 
 serve: migrate
 	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)

@@ -9,7 +9,7 @@ the embedded services' directory), so a ``kill -9`` leaves no server holding the
 One runner at a time per checkout (``stack.lock``). The embedded PostgreSQL and Redis
 stop a few seconds after the last of them exits (``annotation_site.embedded``).
 
-    python -m annotation_site.stack [--host 127.0.0.1] [--port 8000]
+    python -m annotation_site.stack [--host 127.0.0.1] [--port 8000] [--demo]
 """
 
 import argparse
@@ -27,6 +27,9 @@ from annotation_site import embedded
 from annotation_site.embedded.processes import record, same_process
 
 STOP_TIMEOUT = 15
+# `make demo`: an automatic analysis within about a minute of a submission (debounce and
+# beat interval, in seconds); the environment's own values win.
+DEMO_ENV = {"ANALYSIS_AUTO_DELAY": "30", "ANALYSIS_AUTO_INTERVAL": "15"}
 
 
 # Looked up here, not in the child between fork and exec (no loading there).
@@ -76,7 +79,7 @@ def _relay(name: str, stream) -> None:
         sys.stdout.flush()
 
 
-def run(*, host: str, port: int) -> int:
+def run(*, host: str, port: int, demo: bool = False) -> int:
     parent = os.getppid()
     _die_with_parent()
     if os.getppid() != parent:
@@ -101,10 +104,12 @@ def run(*, host: str, port: int) -> int:
 
     signal.signal(signal.SIGINT, stop)
     signal.signal(signal.SIGTERM, stop)
+    env = {**DEMO_ENV, **os.environ} if demo else None
     for name, command in commands(host=host, port=port, state=state).items():
         processes[name] = subprocess.Popen(
             command,
             cwd=embedded.CHECKOUT,
+            env=env,
             stdin=subprocess.DEVNULL,
             stdout=subprocess.PIPE,
             stderr=subprocess.STDOUT,
@@ -140,8 +145,11 @@ def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument(
+        "--demo", action="store_true", help="short automatic-analysis delays (make demo)"
+    )
     args = parser.parse_args()
-    return run(host=args.host, port=args.port)
+    return run(host=args.host, port=args.port, demo=args.demo)
 
 
 if __name__ == "__main__":

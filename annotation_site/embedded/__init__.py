@@ -123,7 +123,7 @@ def _ready(state: Path) -> dict | None:
     """``ready.json`` when the supervisor that wrote it still runs (one killed with
     ``kill -9`` leaves its file behind, and its successor restarts the servers)."""
     ready = _read_json(state / "ready.json")
-    if ready is None or not same_process(ready["supervisor"]):
+    if ready is None or not same_process(ready.get("supervisor") or {}):
         return None
     return ready
 

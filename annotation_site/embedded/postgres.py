@@ -30,7 +30,7 @@ USER = "postgres"
 SYSTEM_USER = "embedded_postgres"
 
 # The local server holds demo and test data only: it does not wait for the disk. A
-# crash of the whole machine may lose recent writes; a killed process loses nothing.
+# killed process loses nothing; a crash of the whole machine can leave the data unusable.
 # https://www.postgresql.org/docs/current/non-durability.html
 SERVER_SETTINGS = {"fsync": "off", "synchronous_commit": "off", "full_page_writes": "off"}
 
@@ -83,10 +83,6 @@ def _command(name: str, *args: str, user: str | None) -> subprocess.CompletedPro
     if done.returncode:
         raise RuntimeError(f"{name} {' '.join(args)} failed:\n{done.stdout}{done.stderr}")
     return done
-
-
-def version() -> str:
-    return _command("postgres", "--version", user=None).stdout.strip()
 
 
 def running_pid(data: Path) -> int | None:

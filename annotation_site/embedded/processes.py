@@ -16,9 +16,10 @@ def record(pid: int) -> dict:
 
 
 def same_process(entry: dict) -> bool:
-    """Whether ``entry`` (a :func:`record`) names a process that still runs."""
-    started = started_at(entry["pid"])
-    return started is not None and entry.get("started") is not None and started == entry["started"]
+    """Whether ``entry`` (a :func:`record`) names a process that still runs; a damaged
+    entry names none."""
+    pid, started = entry.get("pid"), entry.get("started")
+    return isinstance(pid, int) and started is not None and started_at(pid) == started
 
 
 def running_as(pid: int, *, executable: str, argument: str) -> bool:

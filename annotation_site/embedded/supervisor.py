@@ -31,15 +31,7 @@ def _serve(state: Path) -> None:
         postgres.start(data=data, socket_dir=sockets, log=state / "postgres.log")
         redis.start(socket_dir=sockets, pidfile=pidfile, log=state / "redis.log")
         tmp = state / "ready.json.tmp"
-        tmp.write_text(
-            json.dumps(
-                {
-                    "socket_dir": str(sockets),
-                    "postgres": postgres.version(),
-                    "supervisor": record(os.getpid()),
-                }
-            )
-        )
+        tmp.write_text(json.dumps({"socket_dir": str(sockets), "supervisor": record(os.getpid())}))
         tmp.replace(ready)
         print(f"embedded PostgreSQL and Redis ready on {sockets}", flush=True)
 

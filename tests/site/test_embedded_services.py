@@ -143,3 +143,20 @@ def test_stale_pid_files_naming_another_process_neither_block_nor_signal_it(tmp_
     again, _ = _holder(state)  # this process would have had a SIGTERM
     again.communicate("\n", timeout=30)
     wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
+
+
+def test_servers_that_cannot_start_are_reported_with_their_log_and_nothing_runs(tmp_path):
+    state = tmp_path / "services"
+    done = run(state, "manage.py", "check", REDIS_SERVER=str(tmp_path / "no-redis-server"))
+    assert done.returncode != 0
+    assert "The embedded PostgreSQL and Redis did not start" in done.stderr
+    assert "no-redis-server" in done.stderr  # the supervisor's log says what failed
+    wait_for(lambda: servers_stopped(state), timeout=STOPS_WITHIN, what="servers stopped")
+
+
+def test_an_unknown_command_is_refused_with_the_usage_and_starts_nothing(tmp_path):
+    state = tmp_path / "services"
+    done = run(state, "-m", "annotation_site.embedded", "restart")
+    assert done.returncode == 2
+    assert "[status|stop]" in done.stderr
+    assert not state.exists()

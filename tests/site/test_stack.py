@@ -8,13 +8,13 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 import urllib.error
 import urllib.request
 
 import psutil
 import psycopg
 
+from annotation_site import embedded
 from annotation_site.embedded import supervisor
 from tests.site.embedded_helpers import ROOT, own_services_env, run, servers_stopped, wait_for
 
@@ -42,13 +42,14 @@ PARENT = [sys.executable, "-c", "import subprocess, sys; subprocess.run(sys.argv
 
 
 class Stack:
-    def __init__(self, state, port: int, *, parent: list[str] = (), **env: str):
+    def __init__(self, state, port: int, *, parent: list[str] = (), options: list[str] = ()):
         self.state, self.port = state, port
         self.log = state.parent / f"stack-{port}.log"
+        command = ["-m", "annotation_site.stack", "--port", str(port), *options]
         self.process = subprocess.Popen(
-            [*parent, sys.executable, "-m", "annotation_site.stack", "--port", str(port)],
+            [*parent, sys.executable, *command],
             cwd=ROOT,
-            env=own_services_env(state, **env),
+            env=own_services_env(state),
             stdout=self.log.open("w"),
             stderr=subprocess.STDOUT,
             start_new_session=True,  # a process group of its own, as a terminal gives it
@@ -176,14 +177,12 @@ def test_a_submission_in_the_demo_is_followed_by_an_automatic_analysis(tmp_path)
     _migrate(state)
     loaded = run(state, "manage.py", "load_demo")
     assert loaded.returncode == 0, loaded.stderr
-    # The debounce and the beat interval `make demo` sets.
-    stack = Stack(state, _free_port(), ANALYSIS_AUTO_DELAY="30", ANALYSIS_AUTO_INTERVAL="15")
+    stack = Stack(state, _free_port(), options=["--demo"])  # as `make demo` runs it
     try:
         stack.wait_until_up()
         done = run(state, "-c", SUBMIT)
         assert done.returncode == 0, done.stderr
-        submitted = time.monotonic()
-        dsn = {"host": str(state / "run"), "user": "postgres", "dbname": "reflections"}
+        dsn = {"host": str(embedded.socket_dir(state)), "user": "postgres", "dbname": "reflections"}
 
         def automatic_run_done() -> bool:
             with psycopg.connect(**dsn) as conn:
@@ -195,8 +194,8 @@ def test_a_submission_in_the_demo_is_followed_by_an_automatic_analysis(tmp_path)
                     ).fetchone()
                 )
 
+        # The demo's promise: within two minutes of the submission.
         wait_for(automatic_run_done, timeout=120, what=f"automatic run:\n{stack.output()[-5000:]}")
-        assert time.monotonic() - submitted < 120
     finally:
         os.killpg(stack.process.pid, signal.SIGINT)
         stack.process.wait(timeout=60)
