@@ -299,3 +299,42 @@ def test_the_annotator_admin_shows_and_filters_who_was_screened_out(client, open
     page = client.get("/admin/studies/annotator/?screened_out=no").content.decode()
     assert kept.pseudonym in page and out.pseudonym not in page
     assert "screened out" in client.get("/admin/studies/annotator/").content.decode()
+
+
+@pytest.mark.parametrize("entry", ["invitation", "prolific"])
+def test_screening_then_consent_tutorial_and_quiz_in_that_order(client, open_study, entry):
+    """A study with a screening questionnaire and a training quiz: every page leads to
+    the next step in the one order (screening, consent, tutorial, quiz, batches), and
+    no page sends back to a step already taken."""
+    from .training_fixtures import RIGHT_ANSWERS, quiz_add
+
+    q = screening(open_study)
+    quiz_add(open_study)
+    if entry == "invitation":
+        invited(client, open_study)
+    else:
+        client.get(prolific(open_study, 1, "pid9", "se9"))
+    pages = ("/s/pilot/", "/s/pilot/consent/", "/s/pilot/tutorial/", "/s/pilot/training/")
+    for page in (*pages, "/s/pilot/training/1/", "/s/pilot/done/"):
+        assert client.get(page)["Location"] == "/s/pilot/questionnaire/", page
+    assert client.get("/s/pilot/questionnaire/").status_code == 200
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "Yes", 3: "3"}))
+    assert QuestionnaireResponse.objects.get().screened_out is False
+    assert client.get("/s/pilot/questionnaire/")["Location"] == "/s/pilot/"
+    for page in ("/s/pilot/", "/s/pilot/tutorial/", "/s/pilot/training/"):
+        assert client.get(page)["Location"] == "/s/pilot/consent/", page
+    client.post(
+        "/s/pilot/consent/", {"agree": "on", "version": open_study.consent_versions.get().pk}
+    )
+    for page in ("/s/pilot/", "/s/pilot/training/", "/s/pilot/b/1/"):
+        assert client.get(page)["Location"] == "/s/pilot/tutorial/", page
+    client.post("/s/pilot/tutorial/")
+    for page in ("/s/pilot/", "/s/pilot/done/"):
+        assert client.get(page)["Location"] == "/s/pilot/training/", page
+    assert client.get("/s/pilot/training/").status_code == 200
+    client.post("/s/pilot/training/")
+    for number, answer in enumerate(RIGHT_ANSWERS, start=1):
+        client.post(f"/s/pilot/training/{number}/", answer)
+    assert client.get("/s/pilot/").status_code == 200
+    start = client.post("/s/pilot/start/")
+    assert start["Location"].startswith("/s/pilot/b/")
