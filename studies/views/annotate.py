@@ -32,7 +32,7 @@ from ..services import (
 )
 from ..services.crowd import crowd_return_due
 from ..shortcuts import ITEM_KEYS, category_keys
-from .common import ALL_QUESTIONNAIRES, annotator_page, render_with_crowd_return
+from .common import Step, annotator_page, render_with_crowd_return
 
 
 def _assignment(request, assignment_id: int, *, with_context: bool = True) -> Assignment:
@@ -155,7 +155,7 @@ def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
     )
 
 
-@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
+@annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def home(request: HttpRequest) -> HttpResponse:
     annotator, now = request.annotator, timezone.now()
     assignments_expire_overdue(annotator_id=annotator.pk, now=now)
@@ -184,7 +184,7 @@ def home(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
+@annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def start(request: HttpRequest) -> HttpResponse:
     """Get the annotator's current or next batch from the assignment service."""
     try:
@@ -204,7 +204,7 @@ def start(request: HttpRequest) -> HttpResponse:
     return redirect("studies:batch", slug=request.study.slug, assignment_id=assignment.pk)
 
 
-@annotator_page()
+@annotator_page(after=Step.TRAINING)
 def batch(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id)
     if not assignment.is_open:
@@ -215,7 +215,7 @@ def batch(request: HttpRequest, assignment_id: int) -> HttpResponse:
     return redirect("studies:item", request.study.slug, assignment.pk, number)
 
 
-@annotator_page()
+@annotator_page(after=Step.TRAINING)
 def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
     if request.method == "POST":
         return _item_save(request, assignment_id, number)
@@ -283,7 +283,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     return redirect(review)
 
 
-@annotator_page()
+@annotator_page(after=Step.TRAINING)
 def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id)
     if not assignment.is_open:
@@ -345,7 +345,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     )
 
 
-@annotator_page(questionnaires=ALL_QUESTIONNAIRES)
+@annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def done(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
     states = annotator_stage_states(annotator=annotator)

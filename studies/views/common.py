@@ -1,5 +1,6 @@
 """Who is asking: the annotator signed in to a study through their link."""
 
+from enum import IntEnum
 from functools import wraps
 
 from django.conf import settings
@@ -39,33 +40,27 @@ def session_annotator(request, slug: str) -> Annotator | None:
     return annotator_of_session(session_key=session_key, slug=slug)
 
 
-SCREENING, ALL_QUESTIONNAIRES, NO_QUESTIONNAIRE = "screening", "all", "none"
+class Step(IntEnum):
+    """The steps of an annotator's way through a study, in their one order: the
+    screening questionnaire, the information sheet and consent, the tutorial, the
+    training quiz, the batches, and the questionnaire after a finished stage (asked
+    before the annotator goes on or gets their completion code). Each annotator page
+    names the last step it comes after (``annotator_page(after=...)``)."""
+
+    SCREENING = 1
+    CONSENT = 2
+    TUTORIAL = 3
+    TRAINING = 4
+    BATCHES = 5
+    STAGE_QUESTIONNAIRE = 6
 
 
-def questionnaire_gate(annotator: Annotator, which: str):
-    """A redirect to the questionnaire page while one is due (or the person was
-    screened out), else None. ``SCREENING`` (most pages): the screening questionnaire
-    only, free once the annotator consented; ``ALL_QUESTIONNAIRES`` (the pages where a
-    stage ends: home, start, done): also the questionnaire after a finished stage;
-    ``NO_QUESTIONNAIRE``: the questionnaire page itself."""
-    if which == NO_QUESTIONNAIRE:
-        return None
-    step = questionnaire_step(annotator=annotator, after_stage=which == ALL_QUESTIONNAIRES)
-    return None if step is None else redirect("studies:questionnaire", slug=annotator.study.slug)
-
-
-def annotator_page(
-    *,
-    consent: bool = True,
-    tutorial: bool = True,
-    training: bool = True,
-    questionnaires: str = SCREENING,
-):
-    """Views of one study's annotator: signed in through their link, and (unless the
-    view is part of getting there) consented to the current version, through the
-    tutorial and through the training quiz (``training_gate``). Direct URLs cannot skip
-    any step. ``questionnaires``: which due questionnaire comes first
-    (``questionnaire_gate``)."""
+def annotator_page(*, after: Step | None):
+    """Views of one study's annotator: signed in through their link, and through every
+    step up to and including ``after`` (``Step``; None: only signed in, as the
+    questionnaire page, the first step). Direct URLs cannot skip a step, and a page
+    never sends back to a step that comes after it (so two gates cannot send a person
+    to and fro)."""
 
     def decorator(view):
         @wraps(view)
@@ -75,14 +70,7 @@ def annotator_page(
                 return render(request, "studies/annotate/signed_out.html", status=403)
             request.annotator = annotator
             request.study = annotator.study
-            response = _step_due(
-                request,
-                annotator,
-                consent=consent,
-                tutorial=tutorial,
-                training=training,
-                questionnaires=questionnaires,
-            )
+            response = None if after is None else _step_due(request, annotator, after)
             if response is None:
                 response = view(request, *args, **kwargs)
             return response_for_study_frame(response, annotator.study)
@@ -92,21 +80,21 @@ def annotator_page(
     return decorator
 
 
-def _step_due(request, annotator: Annotator, *, consent, tutorial, training, questionnaires):
-    """A redirect to the step the annotator must take before this page, else None.
-    Screening comes before consent; the questionnaire after a finished stage after the
-    training quiz (nobody finishes a stage before passing it)."""
-    screening = SCREENING if questionnaires != NO_QUESTIONNAIRE else NO_QUESTIONNAIRE
-    if (gate := questionnaire_gate(annotator, screening)) is not None:
+def _step_due(request, annotator: Annotator, after: Step):
+    """A redirect to the first step up to ``after`` the annotator has not taken, else
+    None."""
+    slug = annotator.study.slug
+    if questionnaire_step(annotator=annotator, after_stage=False) is not None:
+        # the screening questionnaire, or the end page of a screened-out person
+        return redirect("studies:questionnaire", slug=slug)
+    if after >= Step.CONSENT and annotator_needs_consent(annotator=annotator):
+        return redirect("studies:consent", slug=slug)
+    if after >= Step.TUTORIAL and annotator.tutorial_completed_at is None:
+        return redirect("studies:tutorial", slug=slug)
+    if after >= Step.TRAINING and (gate := training_gate(request, annotator)) is not None:
         return gate
-    if consent and annotator_needs_consent(annotator=annotator):
-        return redirect("studies:consent", slug=annotator.study.slug)
-    if tutorial and annotator.tutorial_completed_at is None:
-        return redirect("studies:tutorial", slug=annotator.study.slug)
-    if training and (gate := training_gate(request, annotator)) is not None:
-        return gate
-    if questionnaires == ALL_QUESTIONNAIRES:
-        return questionnaire_gate(annotator, ALL_QUESTIONNAIRES)
+    if after >= Step.STAGE_QUESTIONNAIRE and questionnaire_step(annotator=annotator) is not None:
+        return redirect("studies:questionnaire", slug=slug)
     return None
 
 

@@ -27,6 +27,7 @@ from ..services.crowd_joins import (
 )
 from ..shortcuts import ITEM_KEYS
 from .common import (
+    Step,
     annotator_page,
     join_cookie_annotator,
     join_cookie_set,
@@ -122,7 +123,7 @@ def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
     return response
 
 
-@annotator_page(consent=False, tutorial=False, training=False)
+@annotator_page(after=Step.SCREENING)
 def consent(request: HttpRequest) -> HttpResponse:
     study, annotator = request.study, request.annotator
     version = consent_version_current(study=study)
@@ -158,7 +159,7 @@ def consent(request: HttpRequest) -> HttpResponse:
 
 
 @require_POST
-@annotator_page(consent=False, tutorial=False, training=False)
+@annotator_page(after=Step.SCREENING)
 def decline(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
     has_answers = annotator.assignments.filter(judgements__isnull=False).exists()
@@ -177,7 +178,7 @@ def _current_answer_settings(annotator) -> AnswerSettings:
     return current.stage.answer_settings if current else DEFAULT_ANSWER_SETTINGS
 
 
-@annotator_page(tutorial=False, training=False)
+@annotator_page(after=Step.CONSENT)
 def tutorial(request: HttpRequest) -> HttpResponse:
     study, annotator = request.study, request.annotator
     if request.method == "POST":

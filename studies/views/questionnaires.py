@@ -12,7 +12,7 @@ from ..services.questionnaires import (
     questionnaire_screened_out_return,
     questionnaire_step,
 )
-from .common import NO_QUESTIONNAIRE, annotator_page, render_with_crowd_return
+from .common import annotator_page, render_with_crowd_return
 
 
 def answers_from_post(post) -> dict[int, list[str]]:
@@ -38,7 +38,7 @@ def _rows(questionnaire: Questionnaire, given: dict[int, list[str]], errors: dic
     ]
 
 
-@annotator_page(consent=False, tutorial=False, questionnaires=NO_QUESTIONNAIRE)
+@annotator_page(after=None)
 def questionnaire(request: HttpRequest) -> HttpResponse:
     study, annotator = request.study, request.annotator
     step = questionnaire_step(annotator=annotator)

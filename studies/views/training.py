@@ -24,7 +24,7 @@ from ..services.training import (
     training_screen_out,
 )
 from .annotate import item_panel_questions
-from .common import annotator_page, render_with_crowd_return
+from .common import Step, annotator_page, render_with_crowd_return
 
 REFUSAL_STATUS = {TrainingProblem.NO_SUCH_ITEM: 404, TrainingProblem.NO_QUIZ: 404}
 
@@ -44,7 +44,7 @@ def _refused(request, refusal: TrainingRefused) -> HttpResponse:
     )
 
 
-@annotator_page(training=False)
+@annotator_page(after=Step.TUTORIAL)
 def training(request: HttpRequest) -> HttpResponse:
     """GET: the introduction, the attempt in progress, or the last attempt's result.
     POST: start the next attempt."""
@@ -153,7 +153,7 @@ def _render(request, context: dict, status: int = 200) -> HttpResponse:
     return render(request, template, context, status=status)
 
 
-@annotator_page(training=False)
+@annotator_page(after=Step.TUTORIAL)
 def training_item(request: HttpRequest, number: int) -> HttpResponse:
     """Practice item ``number`` of the attempt in progress: the item panel, or once
     answered its feedback. POST: the answer (checked as in a batch)."""
