@@ -1,8 +1,10 @@
 """Deleting the personal data of a closed study (studies.services.privacy): what goes
 (the registry in studies.personal_data), what stays, the log, and the refusals."""
 
+import csv
 import io
 
+import pandas as pd
 import pytest
 from django.core.exceptions import ValidationError
 from django.core.management import call_command
@@ -10,6 +12,8 @@ from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
+from analysis.questionnaire_selectors import questionnaire_data
+from analysis.report import report_build
 from studies.models import (
     Annotator,
     AnnotatorSession,
@@ -30,7 +34,7 @@ from studies.services.questionnaires import questionnaire_respond
 from tests.conftest import annotate_study, form_data
 from tests.factories import StaffUserFactory
 
-from .questionnaire_helpers import ids, screening
+from .questionnaire_helpers import after_stage, consent, ids, screening
 
 pytestmark = pytest.mark.django_db
 
@@ -120,7 +124,7 @@ def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
         # A fresh random token, not one derived from the row (which could be guessed).
         assert annotator.access_token.startswith("purged-")
         assert annotator.access_token != f"purged-{annotator.pk}"
-        assert not annotator.is_active
+        assert annotator.is_active  # a researcher's decision, which the purge keeps
     entry = CrowdEntry.objects.get()
     assert (entry.session_id, entry.platform_study_id) == ("", "")
     written = QuestionAnswer.objects.get(question__kind="text")
@@ -239,3 +243,83 @@ def test_admin_action_on_an_open_study_says_why_and_writes_nothing(loaded_study,
     response = client.post(url, action, follow=True)
     assert "Close the study before deleting its personal data" in response.content.decode()
     assert snapshot(loaded_study) == before
+
+
+def questionnaire_outputs(study, client) -> tuple[list[list[str]], dict]:
+    """The questionnaire answers file (as downloaded) and the report's questionnaire
+    blocks."""
+    response = client.get(reverse("studies:export_questionnaires", args=[study.slug]))
+    assert response.status_code == 200
+    rows = list(csv.reader(io.StringIO(b"".join(response.streaming_content).decode())))
+    report = report_build(
+        frame=pd.DataFrame(),
+        study_slug=study.slug,
+        parameters={},
+        categories=[],
+        questionnaires=questionnaire_data(study_id=study.pk),
+    )
+    blocks = ("questionnaires", "questionnaires_screened_out", "questionnaire_order")
+    return rows, {block: report[block] for block in blocks}
+
+
+def test_purge_keeps_the_questionnaire_export_and_report_but_the_written_words(
+    loaded_study, client
+):
+    first, second = screening(loaded_study), after_stage(loaded_study, 1)
+    a, b = ids(first), ids(second)
+    expert = annotators_create(group=loaded_study.groups.get(name="Expert"), count=1)[0]
+    layperson, deactivated, unconsented, out = annotators_create(
+        group=loaded_study.groups.get(name="Layperson"), count=4
+    )
+    for annotator, english, words in (
+        (expert, "Yes", "I live at 3 Elm Road."),
+        (layperson, "Yes", "My name is Ann."),
+        (deactivated, "Yes", "Staff took my link away."),
+        (unconsented, "Yes", "I never agreed."),
+        (out, "No", "Screened out."),
+    ):
+        questionnaire_respond(
+            annotator=annotator,
+            questionnaire=first,
+            answers={
+                a["1"]: [str(a[f"1:{english}"])],
+                a["2"]: [str(a["2:Linguistics"]), str(a["2:Neither"])],
+                a["3"]: ["4"],
+                a["4"]: [words],
+            },
+        )
+    consent(expert, layperson, deactivated)
+    questionnaire_respond(
+        annotator=expert, questionnaire=second, answers={b["1"]: [str(b["1:No"])], b["2"]: ["2"]}
+    )
+    # A researcher disabled this annotator's link: their answers never count.
+    Annotator.objects.filter(pk=deactivated.pk).update(is_active=False)
+    close(loaded_study)
+    client.force_login(StaffUserFactory())
+    rows, report = questionnaire_outputs(loaded_study, client)
+    exported = {row[4] for row in rows[1:]}
+    assert exported == {"Expert 1", "Layperson 1"}  # the deactivated and the unconsented absent
+    assert len(rows) == 1 + 2 * 5 + 2  # the header, two screenings, one after stage 1
+    written = dict(
+        QuestionAnswer.objects.filter(question__kind="text").values_list(
+            "response__annotator__pseudonym", "pk"
+        )
+    )
+
+    active = dict(Annotator.objects.values_list("pk", "is_active"))
+
+    study_purge_personal_data(study=loaded_study)
+
+    assert dict(Annotator.objects.values_list("pk", "is_active")) == active
+    after_rows, after_report = questionnaire_outputs(loaded_study, client)
+    annotator, kind, answer = 4, 9, 10
+    assert after_rows == [
+        [*row[:answer], f"purged-{written[row[annotator]]}"] if row[kind] == "text" else row
+        for row in rows
+    ]
+    assert "Elm Road" not in str(after_rows) and "Ann" not in str(after_rows)
+    assert after_report == report
+    assert report["questionnaires"]["Screening"]["Is English your first language?"] == {
+        "Expert": {"n": 1, "counts": {"Yes": 1, "No": 0}},
+        "Layperson": {"n": 1, "counts": {"Yes": 1, "No": 0}},
+    }
