@@ -189,7 +189,10 @@ class QuestionAnswerQuerySet(models.QuerySet):
     def that_count(self):
         """The answers exported and reported: those of annotators who consented and
         are active. A screening answer counts only once its author consents (someone
-        who answers and then declines, or never comes back, is never shown)."""
+        who answers and then declines, or never comes back, is never shown); an
+        annotator a researcher disabled (*is active* unticked) counts no more. A
+        personal-data purge leaves ``is_active`` alone, so a purged study's answers
+        still count, a written one as ``purged-<row id>``."""
         return self.filter(
             response__annotator__consented_at__isnull=False, response__annotator__is_active=True
         )

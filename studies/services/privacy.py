@@ -8,7 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
-from ..models import Annotator, PersonalDataPurge, Study
+from ..models import PersonalDataPurge, Study
 from ..personal_data import PERSONAL_ROWS, personal_fields
 
 
@@ -34,9 +34,13 @@ def study_purge_personal_data(
 ) -> PersonalDataPurge:
     """Delete the personal data of a closed study's annotators and log who did it,
     when, and how much of each kind went. The study stays closed for good (a database
-    constraint); its annotators' invitation links stop working. Refused, changing
-    nothing, while the study is not closed. Purging again logs what was left (new
-    sessions, say). Locks the study row."""
+    constraint); its annotators' invitation links stop working (their tokens are
+    replaced). ``Annotator.is_active`` is left as it was: it records a researcher's
+    decision to disable an annotator, which decides whose questionnaire answers count
+    (``QuestionAnswer.objects.that_count``), and the answers of everyone else must
+    still be exported and reported after the purge. Refused, changing nothing, while
+    the study is not closed. Purging again logs what was left (new sessions, say).
+    Locks the study row."""
     now = now or timezone.now()
     with transaction.atomic(durable=True):
         study = Study.objects.select_for_update().get(pk=study.pk)
@@ -51,7 +55,6 @@ def study_purge_personal_data(
             item.erase(item.model.objects.filter(**{item.of_study: study}).filter(item.still_set))
         for rows in PERSONAL_ROWS:
             rows.erase(study)
-        Annotator.objects.filter(study=study).update(is_active=False)
         study.purged_at = now
         study.save(update_fields=["purged_at", "updated_at"])
         return PersonalDataPurge.objects.create(
