@@ -105,6 +105,9 @@ EXPLANATIONS: dict[str, str] = {
     "fast_share": "Share of the annotator's items answered faster than the threshold.",
     "attention_failed": "Batches whose attention-check item the annotator answered wrongly "
     "(rejected ones included).",
+    "partial_stages": "Stages in which the crowd worker's part ended early: they submitted "
+    "some batches, then no further batch could be theirs right away, so they were paid "
+    "with the stage's partial-completion code instead of waiting.",
     "yes_rate": "Share of the annotator's items they judged coherent (Yes).",
     "agreement_with_group": "Share of the annotator's items on which their Yes/No equals the "
     "majority of the item's other raters of the group (items whose other raters are fewer "

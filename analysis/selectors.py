@@ -8,9 +8,11 @@ from django.db.models import (
     BigIntegerField,
     BooleanField,
     Count,
+    Exists,
     ExpressionWrapper,
     F,
     Max,
+    OuterRef,
     Q,
     TextField,
 )
@@ -22,6 +24,7 @@ from studies.models import (
     Assignment,
     Code,
     Coder,
+    CrowdEntry,
     DescriptionCoding,
     DialogueContext,
     ErrorCategory,
@@ -192,6 +195,7 @@ ASSIGNMENT_COLUMNS = {
     "attention_passed": "attention_passed",
     "assigned_at_us": "assigned_at",  # annotated below
     "submitted_at_us": "submitted_at",
+    "ended_early": "ended_early",  # annotated below: a crowd worker's part of the stage
 }
 
 
@@ -211,6 +215,13 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
         .annotate(
             assigned_at_us=_microseconds_since_epoch("assigned_at"),
             submitted_at_us=_microseconds_since_epoch("submitted_at"),
+            ended_early=Exists(
+                CrowdEntry.objects.filter(
+                    annotator_id=OuterRef("annotator_id"),
+                    stage_id=OuterRef("stage_id"),
+                    outcome=CrowdEntry.Outcome.PARTIAL,
+                )
+            ),
         )
         .order_by()
         .values_list(*ASSIGNMENT_COLUMNS)

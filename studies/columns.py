@@ -76,6 +76,9 @@ FULL_COLUMNS_TAIL = (
     "assigned_at",
     "submitted_at",
     "attention_check_passed",
+    # A crowd worker's outcome in the row's stage (``CrowdEntry.Outcome``: completed,
+    # partial, screened_out, no_work; empty for invited annotators and work under way).
+    "crowd_outcome",
 )
 
 # The full export's columns about each annotator (the analysis's quality panel:

@@ -171,5 +171,6 @@ def stage_finished(
     at once in ``studies.selectors.progress``): nothing of theirs is open in it, and they
     submitted ``m`` batches, or no batch of it can ever be theirs (``batch_possible``:
     a batch they never had still lacks k submitted annotators of their group), or they
-    ``left`` it for a later stage."""
+    ``left`` it (for a later stage, or a crowd worker's part ended early:
+    ``CrowdEntry.Outcome.PARTIAL``)."""
     return not open_ and (left or submitted >= m or not batch_possible)

@@ -71,6 +71,13 @@ def quality_table(report: dict, links: Mapping[str, str] | None = None) -> Table
                 at("attention_failed"),
                 "count",
             ),
+            Measure(
+                "partial_stages",
+                "Stages ended early",
+                "partial_stages",
+                at("partial_stages"),
+                "count",
+            ),
             Measure("yes_rate", "Yes rate", "yes_rate", at("yes_rate"), digits=2),
             Measure(
                 "agreement_with_group",

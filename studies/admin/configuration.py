@@ -20,12 +20,20 @@ from ..services import (
 )
 from ..services.crowd import PLATFORM_NAMES, stage_join_links
 from .common import HUMAN_DURATIONS, ReadOnlyAdminMixin, is_changelist
-from .forms import AnnotatorGroupForm, ErrorCategoryForm, ErrorCategoryFormSet, StageForm
+from .forms import (
+    AnnotatorGroupForm,
+    ErrorCategoryForm,
+    ErrorCategoryFormSet,
+    StageForm,
+    StageFormSet,
+    StageInlineForm,
+)
 
 
 class StageInline(admin.TabularInline):
     model = Stage
-    form = StageForm
+    form = StageInlineForm
+    formset = StageFormSet
     extra = 0
     fields = (
         "position",
@@ -34,6 +42,7 @@ class StageInline(admin.TabularInline):
         "no_answer",
         "empathy_after_yes",
         "completion_code",
+        "partial_completion_code",
         "screened_out_code",
         "platform_task_ids",
         "join_links",

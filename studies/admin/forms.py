@@ -10,17 +10,27 @@ from ..models import (
     ErrorCategory,
     Stage,
     Study,
+    new_crowd_code,
 )
 from ..selectors import error_category_is_used
 from ..services import (
     error_category_next_bit,
 )
+from ..services.crowd import stage_codes_validate
 from .common import LockedOnceUsedForm
 
 
 class StageForm(LockedOnceUsedForm):
+    """A stage; its completion code (and a new stage's partial-completion code) made up
+    when left empty, on saving: a value made up when the page is drawn would be copied
+    by every row added with "Add another stage". Its new or changed codes differ from
+    those of the study's other stages (``stage_codes_validate``; the inline's formset
+    compares the rows of one save with each other instead)."""
+
     locked_fields = ("position", "no_answer", "empathy_after_yes")
     locked_reason = "annotators already work in this stage"
+    #: Whether ``clean`` compares the codes with the stored stages (not in the inline).
+    codes_against_stored = True
 
     class Meta:
         model = Stage
@@ -33,12 +43,84 @@ class StageForm(LockedOnceUsedForm):
             "empathy_after_yes",
             "join_key",
             "completion_code",
+            "partial_completion_code",
             "screened_out_code",
             "platform_task_ids",
         )
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        for name in MADE_UP_CODES:
+            field = self.fields[name]
+            field.required = False
+            field.initial = None
+            field.show_hidden_initial = False
+            field.help_text += " Left empty, a new code is made up when you save."
+
     def is_locked(self) -> bool:
         return self.instance.assignments.exists()
+
+    def clean(self):
+        cleaned = super().clean()
+        for name in MADE_UP_CODES:
+            if name in cleaned and not cleaned[name]:
+                made_up = name == "completion_code" or self.instance.pk is None
+                cleaned[name] = new_crowd_code() if made_up else ""
+        return cleaned
+
+    def codes_changed(self) -> list[str]:
+        """The codes this form sets anew: all of a new stage's, else the changed ones."""
+        if self.instance.pk is None or "study" in self.changed_data:
+            return list(Stage.CODE_FIELDS)
+        return [name for name in Stage.CODE_FIELDS if name in self.changed_data]
+
+    def _post_clean(self):
+        super()._post_clean()
+        if self.codes_against_stored and self.instance.study_id and not self.errors:
+            others = Stage.objects.filter(study_id=self.instance.study_id).exclude(
+                pk=self.instance.pk
+            )
+            try:
+                stage_codes_validate(
+                    stage=self.instance, others=others, fields=self.codes_changed()
+                )
+            except ValidationError as exc:
+                self._update_errors(exc)
+
+
+#: Codes the stage form makes up when left empty (a new stage's only, for the partial one).
+MADE_UP_CODES = ("completion_code", "partial_completion_code")
+
+
+class StageInlineForm(StageForm):
+    codes_against_stored = False
+
+
+class StageFormSet(forms.BaseInlineFormSet):
+    """The stages of one study saved together: their new or changed codes differ from
+    every other code of the study as it will be after the save."""
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        kept = [f for f in self.forms if f.has_changed() or f.instance.pk]
+        kept = [f for f in kept if f not in self.deleted_forms and f.cleaned_data]
+        in_forms = {f.instance.pk for f in self.forms if f.instance.pk}
+        stored = (
+            list(Stage.objects.filter(study_id=self.instance.pk).exclude(pk__in=in_forms))
+            if self.instance.pk
+            else []
+        )
+        for form in kept:
+            others = [f.instance for f in kept if f is not form] + stored
+            try:
+                stage_codes_validate(
+                    stage=form.instance, others=others, fields=form.codes_changed()
+                )
+            except ValidationError as exc:
+                for name, errors in exc.message_dict.items():
+                    form.add_error(name, errors)
 
 
 class AnnotatorGroupForm(LockedOnceUsedForm):

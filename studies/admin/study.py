@@ -30,6 +30,7 @@ from ..models import (
 )
 from ..permissions import user_may_read_judgements
 from ..selectors import (
+    stage_code_warnings,
     study_has_judgements,
     study_missing_for_opening,
     study_opening_message,
@@ -277,6 +278,9 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             extra_context["n_contexts"] = study.contexts.count()
             extra_context["progress"] = study_progress(study=study)
             extra_context["has_judgements"] = study_has_judgements(study_id=study.pk)
+            if request.method == "GET":
+                for warning in stage_code_warnings(study=study):
+                    messages.warning(request, warning)
         extra_context["can_export"] = user_may_read_judgements(request.user)
         return super().change_view(request, object_id, form_url, extra_context)
 

@@ -18,7 +18,15 @@ from ..datafiles.published.columns import (
     YES,
 )
 from ..datafiles.spreadsheet import cell_escape, cell_exact
-from ..models import DescriptionCoding, DialogueContext, ErrorCategory, Judgement, Reflection, Study
+from ..models import (
+    CrowdEntry,
+    DescriptionCoding,
+    DialogueContext,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Study,
+)
 from ..protocol import category_selected
 from .annotator_columns import annotator_cells, annotator_columns
 from .codes import primary_codes_by_judgement
@@ -127,6 +135,16 @@ def _queryset(*, study: Study, options: ExportOptions):
     ).values_list(*fields)
 
 
+def _crowd_outcomes(study: Study) -> dict[tuple[str, int], str]:
+    """(pseudonym, stage position) → the crowd worker's outcome in that stage."""
+    return {
+        (pseudonym, position): outcome
+        for pseudonym, position, outcome in CrowdEntry.objects.filter(
+            stage__study=study
+        ).values_list("annotator__pseudonym", "stage__position", "outcome")
+    }
+
+
 def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z") if value is not None else ""
 
@@ -158,6 +176,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     # its five category columns, empty where the study lacks that category.
     bits = dict(categories)
     annotator = annotator_cells(study=study, options=options) if options.fmt == "full" else None
+    crowd_outcomes = _crowd_outcomes(study) if options.fmt == "full" else {}
     column_categories = (
         categories
         if options.fmt == "full"
@@ -252,6 +271,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
             _iso(assigned),
             _iso(submitted),
             "" if attention is None else (YES if attention else NO),
+            crowd_outcomes.get((pseudonym, position), ""),
             *annotator(pseudonym),
             *tail,
         ]

@@ -43,6 +43,7 @@ from .study import (
     ConsentVersion,
     Stage,
     Study,
+    new_crowd_code,
     new_study_seed,
 )
 from .training import TrainingAnswer, TrainingAttempt, TrainingItem, TrainingQuiz
@@ -85,5 +86,6 @@ __all__ = [
     "TrainingQuiz",
     "WaitExemption",
     "new_access_token",
+    "new_crowd_code",
     "new_study_seed",
 ]

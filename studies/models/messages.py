@@ -39,7 +39,10 @@ CHECK_MESSAGES = {
     "or leave it empty.",
     "stage_platform_task_ids_format": "Use platform ids of letters, digits, hyphens and "
     "underscores, separated by commas (no spaces), or leave it empty.",
-    "stage_codes_differ": "The screened-out code must differ from the completion code.",
+    "stage_codes_differ": "The completion, partial-completion and screened-out codes of a "
+    "stage must differ from each other.",
+    "stage_partial_completion_code_format": "Use 1 to 64 letters, digits, hyphens and "
+    "underscores, or leave it empty.",
     "group_name_not_empty": "A group needs a name.",
     "group_prefix_format": "The pseudonym prefix must not start or end with a space or a digit "
     '(annotators are named "<prefix> <number>").',

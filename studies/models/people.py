@@ -104,6 +104,9 @@ class CrowdEntry(models.Model):
         # The stage ended for them before they submitted anything (every batch that
         # could be theirs was done by others): nothing to pay as a completion.
         NO_WORK = "no_work", "No work left"
+        # They submitted some batches of the stage, then none could be theirs right
+        # away: the stage ends for them there, paid with its partial-completion code.
+        PARTIAL = "partial", "Finished part of the stage"
 
     class SubmitTo(models.TextChoices):
         """Where an MTurk ExternalQuestion posts its result (the HIT's ``turkSubmitTo``)."""
@@ -139,7 +142,7 @@ class CrowdEntry(models.Model):
                 condition=Q(platform__in=["prolific", "mturk"]), name="crowd_entry_platform_valid"
             ),
             models.CheckConstraint(
-                condition=Q(outcome__in=["", "completed", "screened_out", "no_work"]),
+                condition=Q(outcome__in=["", "completed", "screened_out", "no_work", "partial"]),
                 name="crowd_entry_outcome_valid",
             ),
             models.CheckConstraint(

@@ -304,6 +304,15 @@ class Stage(models.Model):
         "training quiz), and to those for whom no batch was left before they did any. "
         "Empty: they are asked to return the task on the platform.",
     )
+    partial_completion_code = models.CharField(
+        max_length=64,
+        blank=True,
+        default=new_crowd_code,
+        help_text="Given to crowd workers who did some of this stage's batches but can get "
+        "no further batch now (others hold or did the rest): their stage ends there and "
+        "this code pays the work they did (on Prolific: map it to a payment action). A "
+        "crowd study cannot open while a stage lacks it.",
+    )
 
     platform_task_ids = models.CharField(
         max_length=500,
@@ -344,14 +353,37 @@ class Stage(models.Model):
                 condition=Q(platform_task_ids__regex=PLATFORM_TASK_IDS_REGEX),
                 name="stage_platform_task_ids_format",
             ),
+            # Every code of a stage differs from the others; across the study's
+            # stages, the trigger of migration 0021 keeps them distinct
+            # (``studies.services.crowd.stage_codes_validate`` says so first).
             models.CheckConstraint(
-                condition=~Q(screened_out_code=F("completion_code")),
+                condition=~Q(screened_out_code=F("completion_code"))
+                & ~Q(partial_completion_code=F("completion_code"))
+                & (
+                    Q(partial_completion_code="")
+                    | ~Q(partial_completion_code=F("screened_out_code"))
+                ),
                 name="stage_codes_differ",
+            ),
+            models.CheckConstraint(
+                condition=Q(partial_completion_code="")
+                | Q(partial_completion_code__regex=CODE_REGEX),
+                name="stage_partial_completion_code_format",
             ),
         ]
 
+    #: Each stage's codes, each paying one outcome; every code of a study differs from
+    #: the others (the check constraint within a stage, the trigger of migration 0021
+    #: across its stages, ``studies.services.crowd.stage_codes_validate`` first).
+    CODE_FIELDS = ("completion_code", "partial_completion_code", "screened_out_code")
+
     def __str__(self) -> str:
         return f"{self.name} ({self.study.slug})"
+
+    @classmethod
+    def code_label(cls, name: str) -> str:
+        """ "completion code", "partial completion code", "screened out code"."""
+        return str(cls._meta.get_field(name).verbose_name)
 
     @property
     def platform_task_id_list(self) -> list[str]:

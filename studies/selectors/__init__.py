@@ -21,12 +21,13 @@ from ..models import (
 )
 from ..personal_data import PURGED_PREFIX
 from .progress import GroupProgress, StageProgress, StudyProgress, study_progress
-from .readiness import study_missing_for_opening, study_opening_message
+from .readiness import stage_code_warnings, study_missing_for_opening, study_opening_message
 
 __all__ = [
     "GroupProgress",
     "StageProgress",
     "StudyProgress",
+    "stage_code_warnings",
     "study_missing_for_opening",
     "study_opening_message",
     "study_progress",

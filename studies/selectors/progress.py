@@ -7,7 +7,16 @@ from dataclasses import dataclass
 
 from django.db.models import Count
 
-from ..models import Annotator, AnnotatorGroup, Assignment, Batch, Judgement, Stage, Study
+from ..models import (
+    Annotator,
+    AnnotatorGroup,
+    Assignment,
+    Batch,
+    CrowdEntry,
+    Judgement,
+    Stage,
+    Study,
+)
 from ..protocol import stage_finished
 from .training import training_outcomes
 
@@ -188,9 +197,10 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     """Per (stage, group): how many of the group's active annotators can no longer get
     work in the stage (finished by ``stage_finished`` short of m batches: no batch of
     the stage can ever be theirs, every batch they never had has k submitted annotators
-    of their group; or the training quiz ended their part), and how many batches the
-    others can still take (m minus what they hold), for every annotator at once from
-    four queries (batches, assignments, annotators, training attempts)."""
+    of their group; or their part ended early on a crowd platform; or the training
+    quiz ended their part), and how many batches the others can still take (m minus
+    what they hold), for every annotator at once from five queries (batches,
+    assignments, annotators, crowd entries, training attempts)."""
     batches: dict[int, set[int]] = defaultdict(set)
     for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
         "id", "stage_id"
@@ -229,6 +239,12 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
         .values_list("pk", "group_id")
     )
     outcomes = training_outcomes(study=study)
+    # Crowd workers whose part of a stage ended early (they left it).
+    ended_early = set(
+        CrowdEntry.objects.filter(
+            stage__study=study, outcome=CrowdEntry.Outcome.PARTIAL
+        ).values_list("stage_id", "annotator_id")
+    )
     for annotator_id, group_id in people:
         for stage_id in batches:
             if outcomes.get(annotator_id) == "failed":  # the training quiz ended their part
@@ -238,7 +254,11 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
             left = unfinished[stage_id, group_id]
             possible = len(left) > len(left.intersection(had.get(key, ())))
             finished = stage_finished(
-                open_=int(key in open_), submitted=done[key], m=m, batch_possible=possible
+                open_=int(key in open_),
+                submitted=done[key],
+                m=m,
+                batch_possible=possible,
+                left=key in ended_early,
             )
             if finished and done[key] < m:
                 without[stage_id, group_id] += 1

@@ -35,6 +35,54 @@ def _ending_without_code(study: Study) -> bool:
     ).exists()
 
 
+def stage_codes_repeated(*, study) -> list[str]:
+    """Codes shared by two stages of ``study`` (possible only from before every code had
+    to differ), as sentences for the admin: a worker could be paid for the wrong stage
+    with them, so the researcher changes one on the platform and here."""
+    seen: dict[str, tuple[Stage, str]] = {}
+    repeated = []
+    for stage in study.stages.order_by("position"):
+        for name in Stage.CODE_FIELDS:
+            code = getattr(stage, name)
+            if not code:
+                continue
+            if code in seen:
+                first, first_name = seen[code]
+                repeated.append(
+                    f"Stage {stage.position}'s {Stage.code_label(name)} {code} is also stage "
+                    f"{first.position}'s {Stage.code_label(first_name)}: a worker given it could "
+                    "be paid for the wrong stage. Give one of them a new code, here and on "
+                    "the platform."
+                )
+            else:
+                seen[code] = (stage, name)
+    return repeated
+
+
+def stage_code_warnings(*, study: Study) -> list[str]:
+    """What the study's admin page flags about its stages' codes while the study is
+    open (a study that is not open cannot open with them, ``study_missing_for_opening``):
+    codes shared by two stages, and in a crowd study stages without a
+    partial-completion code (its workers then wait for a batch to come free, as
+    before such codes)."""
+    if study.status != Study.Status.OPEN:
+        return []
+    warnings = stage_codes_repeated(study=study)
+    if study.crowd_group_id:
+        for name in (
+            Stage.objects.filter(study=study, partial_completion_code="")
+            .order_by("position")
+            .values_list("name", flat=True)
+        ):
+            warnings.append(
+                f'The stage "{name}" has no partial-completion code, so a crowd worker who '
+                "did some of its batches and can get no further one is asked to come back "
+                "later while the platform's clock runs. Give it a code (and the same code "
+                "a payment action on the platform)."
+            )
+    return warnings
+
+
 def study_missing_for_opening(*, study: Study) -> list[str]:
     """What annotators would miss if ``study`` opened now, as short phrases ("the
     consent text", "materials for the stage \"GPT-3 stage\""); empty when it can open.
@@ -66,6 +114,15 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
             "a screened-out code on the first stage (a screening choice ends participation, "
             "and a crowd worker it ends is paid with that code)"
         )
+    if study.crowd_group_id:
+        lacking = Stage.objects.filter(study=study, partial_completion_code="")
+        missing.extend(
+            f'a partial-completion code on the stage "{name}" (a crowd worker whose part of '
+            "the stage ends early is paid with it)"
+            for name in lacking.order_by("position").values_list("name", flat=True)
+        )
+    if stage_codes_repeated(study=study):
+        missing.append("a code of its own for each outcome of each stage (two share one)")
     if not stages or all(n == 0 for _, n in stages):
         missing.append("materials (import the dialogue contexts)")
     else:

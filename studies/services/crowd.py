@@ -1,12 +1,17 @@
 """Crowd platforms, per stage: what a worker who finishes (or is screened out of) a
-stage is shown and sent back to the platform with.
+stage is shown and sent back to the platform with, and the rules of the stages' codes.
 
 Crowd platforms pay per unit of work they know, and with days between stages each
 stage is one: on Prolific one Prolific study per stage, on MTurk one HIT per stage.
-So each stage has its own join link (``Stage.join_key``), its own completion code and
-screened-out code (``Stage.completion_code``, ``Stage.screened_out_code``), and each
-worker's entry into a stage is a ``CrowdEntry`` (the Prolific submission or MTurk
-assignment it belongs to). The return, for an outcome:
+So each stage has its own join link (``Stage.join_key``), its own completion,
+partial-completion and screened-out codes (``Stage.CODE_FIELDS``; every code of a study
+differs from its others, ``stage_codes_validate``), and each worker's entry into a
+stage is a ``CrowdEntry`` (the Prolific submission or MTurk assignment it belongs
+to). A worker who submitted some batches of a stage and can get no further batch now
+(others hold or did the rest) is not kept waiting while the platform's clock runs:
+their part of the stage ends there, paid with the partial-completion code
+(``crowd_stage_end_early``), so for crowd workers m batches per stage is a maximum, not
+a promise. The return, for an outcome:
 
 * **Prolific**: the completion URL ``https://app.prolific.com/submissions/complete?cc=<code>``
   with the stage's code for that outcome (the researcher gives the Prolific study of
@@ -22,7 +27,7 @@ rules live; pages render its ``CrowdReturn``.
 https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMechanicalTurkRequester/mturk-hits-defining-questions-html-rendered.html
 """
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime
 from urllib.parse import urlencode
 
@@ -60,6 +65,9 @@ class CrowdReturn:
     code: str
     url: str
     fields: tuple[tuple[str, str], ...] = ()
+    #: For a part that ended early: the batches they submitted in the stage, of m.
+    submitted: int = 0
+    target: int = 0
 
     @property
     def posts(self) -> bool:
@@ -77,6 +85,8 @@ def stage_code(*, stage: Stage, outcome: str) -> str:
     work gets the screened-out code: neither is paid as a completion."""
     if outcome == Outcome.COMPLETED:
         return stage.completion_code
+    if outcome == Outcome.PARTIAL:
+        return stage.partial_completion_code
     if outcome in (Outcome.SCREENED_OUT, Outcome.NO_WORK):
         return stage.screened_out_code
     raise ValueError(f"Unknown outcome {outcome!r}")
@@ -167,13 +177,65 @@ def crowd_return_due(
     )
     if entry is None:
         return None
-    if entry.outcome:
-        return crowd_entry_return(entry=entry, stage=entry.stage, outcome=entry.outcome)
     state = next((s for s in states if s.stage.pk == entry.stage_id), None)
-    if state is None or state.status != "done":
+    if entry.outcome:
+        back = crowd_entry_return(entry=entry, stage=entry.stage, outcome=entry.outcome)
+    elif state is None or state.status != "done":
         return None
-    outcome = Outcome.COMPLETED if state.submitted else Outcome.NO_WORK
-    return crowd_entry_close(annotator=annotator, stage=entry.stage, outcome=outcome, now=now)
+    else:
+        outcome = Outcome.COMPLETED if state.submitted else Outcome.NO_WORK
+        back = crowd_entry_close(annotator=annotator, stage=entry.stage, outcome=outcome, now=now)
+    if state is None:
+        return back
+    return replace(back, submitted=state.submitted, target=state.target)
+
+
+def crowd_stage_end_early(*, annotator: Annotator, states, now: datetime | None = None) -> bool:
+    """End a crowd worker's part of a stage early, recording ``PARTIAL``, when they
+    submitted at least one batch in it, hold none, and can get no batch now
+    (``states``: ``annotator_stage_states``, the stage ``busy`` for them): they are not
+    kept waiting while their platform's clock runs. Only in a stage with a
+    partial-completion code (without one they wait, as before such codes). True when
+    it ended one now: the caller reads the states again (the stage is done for them,
+    the next one opens as for anyone)."""
+    if not annotator.platform:
+        return False
+    state = next((s for s in states if s.status == "busy"), None)
+    if state is None or not state.submitted or not state.stage.partial_completion_code:
+        return False
+    entry = crowd_entry_of(annotator=annotator, stage=state.stage)
+    if entry is None or entry.outcome:
+        return False
+    crowd_entry_close(annotator=annotator, stage=state.stage, outcome=Outcome.PARTIAL, now=now)
+    return True
+
+
+# --- the stages' codes ------------------------------------------------------------------
+
+
+def stage_codes_validate(*, stage: Stage, others, fields=Stage.CODE_FIELDS) -> None:
+    """The trigger's rule, with a message per field: each code of ``stage`` in ``fields``
+    (its new or changed ones) is not a code of another stage of its study (``others``:
+    those stages as they will be saved). Codes that repeat already (from before the
+    rule) stay until changed: ``studies.selectors.readiness.stage_codes_repeated`` lists
+    them."""
+    taken = {}
+    for other in others:
+        for name in Stage.CODE_FIELDS:
+            if code := getattr(other, name):
+                taken.setdefault(code, (other, name))
+    errors = {}
+    for name in fields:
+        code = getattr(stage, name)
+        if code and code in taken:
+            other, other_name = taken[code]
+            errors[name] = (
+                f"{code} is already the {Stage.code_label(other_name)} of stage {other.position} "
+                f'("{other.name}"). Each code pays one outcome of one stage, so give this one '
+                "another code."
+            )
+    if errors:
+        raise ValidationError(errors)
 
 
 #: What each platform appends to a stage's join link (Prolific fills the placeholders;
@@ -216,6 +278,8 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
     number of queries, whatever the number of workers."""
     from .stages_bulk import annotators_stage_states
 
+    if stage.study.purged_at is not None:  # their ids were erased
+        return []
     entered = CrowdEntry.objects.filter(stage=stage).values("annotator_id")
     workers = (
         Annotator.objects.filter(study_id=stage.study_id, platform=platform, is_active=True)

@@ -125,8 +125,8 @@ def annotator_stage_states(
     )
     # A crowd worker works in a stage only after entering it through the platform (each
     # stage is paid there on its own).
-    entered = (
-        set(CrowdEntry.objects.filter(annotator=annotator).values_list("stage_id", flat=True))
+    entries = (
+        dict(CrowdEntry.objects.filter(annotator=annotator).values_list("stage_id", "outcome"))
         if annotator.platform
         else None
     )
@@ -136,7 +136,7 @@ def annotator_stage_states(
         m=study.batches_per_stage,
         counts=counts,
         exempt=exempt,
-        entered=entered,
+        entered=entries,
         possible=lambda stage: _possible_batches(annotator=annotator, stage=stage, k=k).exists(),
         claimable=lambda stage: _claimable_batches(annotator=annotator, stage=stage, k=k).exists(),
         now=now,
@@ -159,7 +159,7 @@ def stage_states_from(
     m: int,
     counts: dict,
     exempt: set,
-    entered: set | None,
+    entered: dict | None,
     possible: Callable[[Stage], bool],
     claimable: Callable[[Stage], bool],
     now: datetime,
@@ -167,13 +167,15 @@ def stage_states_from(
     """The states of one annotator from what was counted for them (one annotator in
     ``annotator_stage_states``, many at once in ``studies.services.stages_bulk``):
     ``counts`` (``STAGE_COUNTS`` per stage id), the stages exempt from their wait, the
-    stages they entered through their platform (None: not a crowd worker), and
+    stages they entered through their platform with each entry's outcome (None: not a
+    crowd worker; a stage whose part ended early, ``PARTIAL``, is left), and
     whether a batch of a stage can still be theirs (``possible``) or be claimed now
     (``claimable``), asked only when needed."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
-    # left this stage.
-    later_started = {
+    # left this stage; so does a crowd worker's part that ended early.
+    left = {
         stage.pk: any(counts.get(s.pk, {}).get("any_status") for s in stages[i + 1 :])
+        or (entered or {}).get(stage.pk) == CrowdEntry.Outcome.PARTIAL
         for i, stage in enumerate(stages)
     }
 
@@ -198,9 +200,9 @@ def stage_states_from(
                 open_=open_,
                 submitted=submitted,
                 m=m,
-                left=later_started[stage.pk],
+                left=left[stage.pk],
                 # Asked only when the cheaper reasons do not already settle it.
-                batch_possible=later_started[stage.pk] or submitted >= m or possible(stage),
+                batch_possible=left[stage.pk] or submitted >= m or possible(stage),
             ):
                 status = "done"
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):

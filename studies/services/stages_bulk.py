@@ -35,11 +35,11 @@ def annotators_stage_states(
         "annotator_id", "stage_id"
     ):
         exempt[annotator_id].add(stage_id)
-    entered: dict[int, set[int]] = defaultdict(set)
-    for annotator_id, stage_id in CrowdEntry.objects.filter(annotator__in=ids).values_list(
-        "annotator_id", "stage_id"
+    entered: dict[int, dict[int, str]] = defaultdict(dict)
+    for annotator_id, stage_id, outcome in CrowdEntry.objects.filter(annotator__in=ids).values_list(
+        "annotator_id", "stage_id", "outcome"
     ):
-        entered[annotator_id].add(stage_id)
+        entered[annotator_id][stage_id] = outcome
     batches: dict[int, list[int]] = defaultdict(list)
     for batch_id, stage_id in Batch.objects.filter(stage__study=study).values_list(
         "id", "stage_id"

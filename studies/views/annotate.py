@@ -30,7 +30,7 @@ from ..services import (
     assignments_expire_overdue,
     judgement_record_item,
 )
-from ..services.crowd import crowd_return_due
+from ..services.crowd import crowd_return_due, crowd_stage_end_early
 from ..shortcuts import ITEM_KEYS, category_keys
 from .common import Step, annotator_page, render_with_crowd_return
 
@@ -155,11 +155,20 @@ def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
     )
 
 
+def _stage_states(annotator, now):
+    """The annotator's stage states, after ending a crowd worker's part of a stage
+    early when no batch can be theirs now (``crowd_stage_end_early``)."""
+    states = annotator_stage_states(annotator=annotator, now=now)
+    if crowd_stage_end_early(annotator=annotator, states=states, now=now):
+        states = annotator_stage_states(annotator=annotator, now=now)
+    return states
+
+
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def home(request: HttpRequest) -> HttpResponse:
     annotator, now = request.annotator, timezone.now()
     assignments_expire_overdue(annotator_id=annotator.pk, now=now)
-    states = annotator_stage_states(annotator=annotator, now=now)
+    states = _stage_states(annotator, now)
     if states and all(s.status == "done" for s in states):
         return redirect("studies:done", slug=request.study.slug)
     batches = list(
@@ -195,6 +204,11 @@ def start(request: HttpRequest) -> HttpResponse:
     except NoWorkAvailable as exc:
         if exc.finished:
             return redirect("studies:done", slug=request.study.slug)
+        if crowd_stage_end_early(
+            annotator=request.annotator,
+            states=annotator_stage_states(annotator=request.annotator),
+        ):
+            return redirect("studies:home", slug=request.study.slug)
         return render(
             request, "studies/annotate/no_work.html", {"study": request.study, "reason": str(exc)}
         )
@@ -348,7 +362,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def done(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
-    states = annotator_stage_states(annotator=annotator)
+    states = _stage_states(annotator, timezone.now())
     finished = bool(states) and all(s.status == "done" for s in states)
     return render_with_crowd_return(
         request,

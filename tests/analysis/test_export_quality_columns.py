@@ -42,7 +42,7 @@ def _number(cell: str) -> float | None:
 
 def test_every_row_carries_its_annotator_s_quality_as_the_dashboard_shows_it(timed):
     header = export_header(study=timed, options=ExportOptions(fmt="full"))
-    after = header.index("attention_check_passed") + 1
+    after = header.index("crowd_outcome") + 1
     assert header[after : after + len(COLUMNS)] == COLUMNS
     report = analysis_run_compute(study=timed, parameters=FAST).result["quality"]
     plain = plain_quality(timed)

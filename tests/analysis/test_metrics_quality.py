@@ -113,6 +113,7 @@ def test_speed_yes_rate_batches_and_attention_failures():
         "median_seconds": 2.0,
         "fast_share": pytest.approx(2 / 3),
         "attention_failed": 1,
+        "partial_stages": 0,
         "yes_rate": pytest.approx(2 / 3),
         "agreement_with_group": None,
         "flags": [FLAG_FAST],  # two of three items under 3 s
@@ -120,6 +121,23 @@ def test_speed_yes_rate_batches_and_attention_failures():
     # Z's only batch was rejected for its attention check: listed, nothing counted.
     assert report["Z"]["n_batches"] == 0 and report["Z"]["attention_failed"] == 1
     assert report["Z"]["median_seconds"] is None and report["Z"]["flags"] == []
+
+
+def test_stages_ended_early_count_each_stage_once():
+    # A's part of s1 ended early after two batches (both rows carry the flag), and of
+    # s2 after one; B finished s1 in full: A 2 stages, B none.
+    rows = [("A", "s1", 1, True), ("A", "s1", 2, True), ("A", "s2", 3, True), ("B", "s1", 1, True)]
+    assignments = pd.DataFrame(
+        {
+            "group": ["Lay"] * 4,
+            "annotator": ["A", "A", "A", "B"],
+            "stage": ["s1", "s1", "s2", "s1"],
+            "attention_passed": [True] * 4,
+            "ended_early": [True, True, True, False],
+        }
+    )
+    report = annotator_quality(judgements=frame(rows), assignments=assignments)["Lay"]
+    assert (report["A"]["partial_stages"], report["B"]["partial_stages"]) == (2, 0)
 
 
 def test_fast_threshold_and_unrecorded_times():
@@ -220,6 +238,7 @@ def test_annotators_with_only_rejected_work_still_show_their_failed_checks():
                 "median_seconds": None,
                 "fast_share": None,
                 "attention_failed": 1,
+                "partial_stages": 0,
                 "yes_rate": None,
                 "agreement_with_group": None,
                 "flags": [],

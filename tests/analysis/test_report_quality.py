@@ -99,8 +99,8 @@ def test_quality_matches_a_plain_computation_from_the_rows(timed_study):
     for key, values in expected.items():
         entry = got[key]
         assert set(entry) == {
-            "n_batches", "median_seconds", "fast_share", "attention_failed", "yes_rate",
-            "agreement_with_group", "flags",
+            "n_batches", "median_seconds", "fast_share", "attention_failed", "partial_stages",
+            "yes_rate", "agreement_with_group", "flags",
         }  # fmt: skip
         for name, value in values.items():
             assert entry[name] == pytest.approx(value), (key, name)

@@ -41,6 +41,7 @@ def test_summary_without_counted_judgements_still_shows_quality_and_waits(all_re
                 "median_seconds": None,
                 "fast_share": None,
                 "attention_failed": failed,
+                "partial_stages": 0,
                 "yes_rate": None,
                 "agreement_with_group": None,
                 "flags": [],

@@ -72,6 +72,10 @@ def annotator_quality(
     """``{group: {annotator: {n_batches, median_seconds, fast_share, attention_failed,
     yes_rate, agreement_with_group, flags}}}``.
 
+    ``partial_stages``: the stages in which a crowd worker's part ended early (they
+    submitted some batches, then none could be theirs right away: the assignments'
+    optional ``ended_early`` column, with ``stage``).
+
     ``judgements``: the analysed judgements (``group``, ``rater``, ``stage``, ``item``,
     ``coherent``, ``seconds_spent`` and ``assignment_id``, whose distinct values are the
     batches that count). ``assignments``: every assignment of the annotators
@@ -112,6 +116,16 @@ def annotator_quality(
         .rename_axis([group, rater])
     )
     table = table.join(failed.rename("attention_failed"), how="outer")
+    if "ended_early" in assignments:
+        ended_early = (
+            assignments.loc[assignments["ended_early"].astype(bool)]
+            .groupby(["group", "annotator"])["stage"]
+            .nunique()
+            .rename_axis([group, rater])
+        )
+        table = table.join(ended_early.rename("partial_stages"), how="left")
+    else:
+        table["partial_stages"] = 0
     table["n_batches"] = table["n_batches"].fillna(0)
     table["attention_failed"] = table["attention_failed"].fillna(0)
     # Annotators with neither counted work nor a failed check (only open batches, say)
@@ -137,6 +151,7 @@ def annotator_quality(
             "median_seconds": clean(row["median_seconds"]),
             "fast_share": clean(row["fast_share"]),
             "attention_failed": int(row["attention_failed"]),
+            "partial_stages": int(0 if pd.isna(row["partial_stages"]) else row["partial_stages"]),
             "yes_rate": clean(row["yes_rate"]),
             "agreement_with_group": clean(row["agreement_with_group"]),
             "flags": [code for code, on in zip(FLAGS, row_flags, strict=True) if on],
