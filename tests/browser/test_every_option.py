@@ -1,0 +1,225 @@
+"""A study with every option on, walked in a real browser from the link to the last
+code: a screening questionnaire, the training quiz, crowd entry through Prolific, two
+stages with a wait between them (the first asking for descriptions in the
+annotator's own words, the second for error categories), a questionnaire after the
+first stage, and every code of each stage set (completion, partial completion,
+screened out). Each new option of the platform joins this walk.
+
+The steps come in one order: screening, consent, tutorial, quiz, batches, then the
+stage's questionnaire before its completion code; an invitation link goes the same
+way to the first batch. A crowd worker whose part of a stage ends early (no batch
+left for them now) is paid with the partial-completion code."""
+
+import re
+from datetime import timedelta
+
+import pytest
+from django.db.models import DateTimeField, F
+from django.utils import timezone
+from playwright.sync_api import expect
+
+from studies.models import (
+    Annotator,
+    Assignment,
+    CrowdEntry,
+    QuestionnaireResponse,
+    Stage,
+    Study,
+    TrainingAttempt,
+)
+from studies.protocol import NO_ANSWER_FREE_TEXT
+from studies.services import annotators_create, assignment_claim
+from tests.browser.test_annotation_flow import DESKTOP, _expect_item, _save
+from tests.browser.test_training_quiz import KEYS
+from tests.studies.questionnaire_helpers import after_stage, screening
+from tests.studies.test_crowd_entry import finish_stage, prolific
+from tests.studies.test_crowd_partial import consented
+from tests.studies.training_fixtures import quiz_add
+
+CODES = {
+    1: {
+        "completion_code": "DONE1",
+        "partial_completion_code": "PART1",
+        "screened_out_code": "OUT1",
+    },
+    2: {
+        "completion_code": "DONE2",
+        "partial_completion_code": "PART2",
+        "screened_out_code": "OUT2",
+    },
+}
+DESCRIPTION = "The reflection invents a job loss the client never mentioned."
+
+
+@pytest.fixture
+def every_option(open_study):
+    """``open_study`` with every option on (see the module's docstring)."""
+    Study.objects.filter(pk=open_study.pk).update(
+        batches_per_stage=1, crowd_group=open_study.groups.get(name="Layperson")
+    )
+    for position, codes in CODES.items():
+        Stage.objects.filter(study=open_study, position=position).update(**codes)
+    Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)
+    screening(open_study)
+    after_stage(open_study, 1)
+    quiz_add(open_study)
+    open_study.refresh_from_db()
+    return open_study
+
+
+def answer_screening(page) -> None:
+    expect(page.get_by_role("heading", name="A few questions before you start")).to_be_visible()
+    page.get_by_role("group", name="1. Is English your first language?").get_by_label("Yes").check()
+    page.get_by_role("group", name="3. How often do you read online forums?").get_by_label(
+        "3", exact=True
+    ).check()
+    page.get_by_role("button", name="Send my answers").click()
+
+
+def consent_tutorial_and_quiz(page) -> None:
+    expect(page.get_by_role("heading", name="Information sheet")).to_be_visible()
+    page.locator("label[for=id_agree]").click()
+    page.get_by_role("button", name="I agree and want to take part").click()
+    expect(page.get_by_role("heading", name="How to judge the response candidates")).to_be_visible()
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    expect(page.get_by_role("heading", name="A short practice quiz")).to_be_visible()
+    page.get_by_role("button", name="Start the practice quiz").click()
+    for number, (answer, key, _) in enumerate(KEYS, start=1):  # every Yes/No as expected
+        expect(page.locator("#item-heading")).to_have_text(f"Practice item {number} of 5")
+        expect(page.locator("#item-panel form[data-annotate]")).to_have_attribute(
+            "data-opened-at", re.compile(r"^\d+$")
+        )
+        page.keyboard.press(answer)
+        if answer == "n":  # the first stage asks for a description, not categories
+            page.locator("#item-panel textarea[name='description']").fill(DESCRIPTION)
+            _save(page).click()
+        else:
+            page.keyboard.press(key)
+            page.keyboard.press("Enter")
+        expect(page.locator("#item-panel .feedback")).to_be_visible()
+        page.locator("#item-panel [data-next]").click()
+    expect(page.get_by_role("heading", name="You passed the practice quiz")).to_be_visible()
+    page.get_by_role("link", name="Go to your first batch").click()
+
+
+def annotate_batch(page, *, describe_first: bool) -> None:
+    """Start a batch and answer every item with the keyboard (Yes, 4), the first one
+    No with a description when ``describe_first``; then submit it."""
+    page.get_by_role("button", name="Start a batch").click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    n = int(heading.inner_text().rsplit(" ", 1)[1])
+    for number in range(1, n + 1):
+        _expect_item(page, number, n)
+        page.wait_for_timeout(100)
+        if number == 1 and describe_first:
+            page.keyboard.press("n")
+            page.locator("#item-panel textarea[name='description']").fill(DESCRIPTION)
+            expect(_save(page)).to_be_enabled()
+            _save(page).click()
+        else:
+            page.keyboard.press("y")
+            page.keyboard.press("4")
+            expect(_save(page)).to_be_enabled()
+            page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    page.get_by_role("button", name="Submit this batch (final)").click()
+
+
+def quiz_passed(annotator) -> None:
+    now = timezone.now()
+    TrainingAttempt.objects.create(
+        annotator=annotator,
+        number=1,
+        status=TrainingAttempt.Status.PASSED,
+        n_items=5,
+        n_right=5,
+        started_at=now,
+        finished_at=now,
+    )
+
+
+def test_an_invitation_link_leads_through_every_step_to_the_first_batch(
+    browser, every_option, annotator, invitation_url
+):
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.goto(invitation_url)
+    answer_screening(page)
+    consent_tutorial_and_quiz(page)
+    page.get_by_role("button", name="Start a batch").click()
+    expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    assert QuestionnaireResponse.objects.get(annotator=annotator).screened_out is False
+    assert Assignment.objects.get(annotator=annotator).stage.position == 1
+
+
+def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
+    browser, every_option, live_server, tmp_path
+):
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.goto(live_server.url + prolific(every_option, 1, "pid1", "se1"))
+    answer_screening(page)
+    consent_tutorial_and_quiz(page)
+    annotate_batch(page, describe_first=True)
+
+    # Stage 1 is finished: its questionnaire comes before the completion code.
+    expect(page.get_by_role("heading", name="A few questions about Stage 1")).to_be_visible()
+    expect(page.get_by_text("DONE1")).to_have_count(0)
+    page.get_by_role("group", name="1. Did you remember any response candidate?").get_by_label(
+        "No"
+    ).check()
+    page.get_by_role("group", name="2. How hard was the stage?").get_by_label(
+        "2", exact=True
+    ).check()
+    page.get_by_role("button", name="Send my answers").click()
+    expect(page.get_by_text("Your completion code: DONE1")).to_be_visible()
+    back = page.get_by_role("link", name="Return to Prolific")
+    expect(back).to_have_attribute("href", "https://app.prolific.com/submissions/complete?cc=DONE1")
+    expect(page.get_by_text(re.compile(r"Stage 2 opens for you on"))).to_be_visible()
+    page.screenshot(path=tmp_path / "stage-1-code.png", full_page=True)
+
+    # The wait passes; the worker comes back through stage 2's own Prolific study.
+    worker = Annotator.objects.get(platform_participant_id="pid1")
+    Assignment.objects.filter(annotator=worker).update(
+        **{
+            field.name: F(field.name) - timedelta(days=4)
+            for field in Assignment._meta.concrete_fields
+            if isinstance(field, DateTimeField)
+        }
+    )
+    page.goto(live_server.url + prolific(every_option, 2, "pid1", "se2", study_id="PS2"))
+    annotate_batch(page, describe_first=False)
+    expect(
+        page.get_by_role("heading", name="Thank you, you have finished the study")
+    ).to_be_visible()
+    expect(page.get_by_text("Your completion code: DONE2")).to_be_visible()
+    expect(page.get_by_role("link", name="Return to Prolific")).to_have_attribute(
+        "href", "https://app.prolific.com/submissions/complete?cc=DONE2"
+    )
+    entries = CrowdEntry.objects.filter(annotator=worker).order_by("stage__position")
+    assert [e.outcome for e in entries] == ["completed", "completed"]
+    described = worker.assignments.get(stage__position=1).judgements.exclude(error_description="")
+    assert [j.error_description for j in described] == [DESCRIPTION]
+
+
+def test_a_crowd_worker_whose_part_ends_early_gets_the_partial_code(
+    browser, every_option, live_server
+):
+    """Two batches per stage, one annotator per batch (k = 1): after one batch, the two
+    left are held by others, so the worker's part of stage 1 ends with PART1."""
+    Study.objects.filter(pk=every_option.pk).update(batches_per_stage=2, overlap_k=1)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    page.goto(live_server.url + prolific(every_option, 1, "pid2", "se2"))
+    answer_screening(page)
+    worker = Annotator.objects.get(platform_participant_id="pid2")
+    quiz_passed(worker)
+    finish_stage(worker)  # consent and tutorial, then one batch submitted
+    for other in annotators_create(group=every_option.groups.get(name="Layperson"), count=2):
+        assignment_claim(annotator=consented(other))
+    page.goto(f"{live_server.url}/s/{every_option.slug}/")
+    expect(page.get_by_text("You did 1 of 2 batches in Stage 1.")).to_be_visible()
+    expect(page.get_by_role("link", name="Return to Prolific")).to_have_attribute(
+        "href", "https://app.prolific.com/submissions/complete?cc=PART1"
+    )
+    expect(page.get_by_text("Please come back to this page later")).to_have_count(0)
+    assert CrowdEntry.objects.get(annotator=worker).outcome == "partial"
