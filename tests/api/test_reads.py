@@ -262,9 +262,10 @@ def test_progress_counts_per_stage_and_group(api, api_study):
 
 def test_progress_takes_a_fixed_number_of_queries(api, api_study, django_assert_num_queries):
     # token, study, stages, groups, assignments by batch and status with their
-    # judgements; who can no longer get work: batches, assignments, annotators, and
-    # training quiz attempts (who failed the quiz gets no work)
-    with django_assert_num_queries(9):
+    # judgements; who can no longer get work: batches, assignments, annotators, crowd
+    # entries (a part that ended early) and training quiz attempts (who failed the quiz
+    # gets no work)
+    with django_assert_num_queries(10):
         api.get("/api/studies/pilot/progress/")
 
 
