@@ -1,0 +1,43 @@
+"""Crowd joins while the cache (Redis) cannot be reached: the join rate limit lets the
+join through with a warning (studies.views.common.join_rate_allows), and nothing else
+on the way into the study needs the cache."""
+
+import logging
+
+import pytest
+from django.core.cache import cache
+from redis.exceptions import ConnectionError as RedisConnectionError
+
+from studies.models import Annotator, CrowdEntry
+from tests.studies.test_crowd_entry import prolific
+
+# Port 1 on the loopback: nothing listens, connections are refused at once.
+UNREACHABLE_REDIS = {
+    "default": {
+        "BACKEND": "django.core.cache.backends.redis.RedisCache",
+        "LOCATION": "redis://127.0.0.1:1/0",
+    }
+}
+
+
+@pytest.fixture
+def cache_down(settings):
+    settings.CACHES = UNREACHABLE_REDIS
+    with pytest.raises(RedisConnectionError):
+        cache.get("anything")
+
+
+def test_a_prolific_join_goes_through_while_the_cache_is_down(
+    client, crowd_study, cache_down, caplog
+):
+    with caplog.at_level(logging.WARNING, logger="studies.views.common"):
+        response = client.get(prolific(crowd_study, 1, "abc123"))
+    assert response.status_code == 302 and response["Location"] == f"/s/{crowd_study.slug}/"
+    warnings = [r for r in caplog.records if r.name == "studies.views.common"]
+    assert len(warnings) == 1 and warnings[0].levelno == logging.WARNING
+    assert "Crowd join allowed without its rate limit" in warnings[0].getMessage()
+    assert "Connection refused" in warnings[0].getMessage()
+    annotator = Annotator.objects.get()
+    assert annotator.platform_participant_id == "abc123" and CrowdEntry.objects.count() == 1
+    # The study's pages (database sessions) do not need the cache either.
+    assert client.get(response["Location"], follow=True).status_code == 200
