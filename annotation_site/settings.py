@@ -53,6 +53,9 @@ SESSION_ENGINE = "studies.sessions"
 
 MIDDLEWARE = [
     "django.middleware.security.SecurityMiddleware",
+    # A NUL character (%00) in the path, a query or a form: 404 or 400 before any view
+    # looks anything up with it; a cookie holding one is ignored (studies/unstorable.py).
+    "studies.unstorable.UnstorableValues",
     # Before the session and CSRF middleware (MTurk's frame: studies/middleware.py).
     "studies.middleware.CrowdFrame",
     "django.contrib.sessions.middleware.SessionMiddleware",

@@ -1,5 +1,6 @@
 """Who is asking: the annotator signed in to a study through their link."""
 
+import logging
 from enum import IntEnum
 from functools import wraps
 
@@ -7,6 +8,7 @@ from django.conf import settings
 from django.contrib import messages
 from django.core.cache import cache
 from django.shortcuts import redirect, render
+from redis.exceptions import RedisError
 
 from ..csp import response_allow_form_action, response_allow_framing
 from ..middleware import CROSS_SITE_COOKIES, JOIN_COOKIE_PREFIX
@@ -170,15 +172,24 @@ def client_address(request) -> str:
 
 def join_rate_allows(request) -> bool:
     """Counts this join against its client address: at most ``CROWD_JOIN_LIMIT`` joins
-    per ``CROWD_JOIN_WINDOW`` seconds (in Django's cache: Redis when ``CACHE_URL`` is
-    set, shared by every process; otherwise this process's memory)."""
+    per ``CROWD_JOIN_WINDOW`` seconds, counted in Django's cache (Redis, shared by
+    every web process).
+
+    While Redis fails (unreachable, or any other RedisError) the join is allowed, with a
+    warning: a limit that cannot count must not turn every crowd worker away."""
     key = f"crowd-join:{client_address(request)}"
-    cache.add(key, 0, timeout=settings.CROWD_JOIN_WINDOW)
     try:
-        count = cache.incr(key)
-    except ValueError:  # expired between add and incr
-        cache.set(key, 1, timeout=settings.CROWD_JOIN_WINDOW)
-        count = 1
+        cache.add(key, 0, timeout=settings.CROWD_JOIN_WINDOW)
+        try:
+            count = cache.incr(key)
+        except ValueError:  # expired between add and incr
+            cache.set(key, 1, timeout=settings.CROWD_JOIN_WINDOW)
+            count = 1
+    except RedisError as exc:
+        logging.getLogger(__name__).warning(
+            "Crowd join allowed without its rate limit: the cache (Redis) failed: %s", exc
+        )
+        return True
     return count <= settings.CROWD_JOIN_LIMIT
 
 
