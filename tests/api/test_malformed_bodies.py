@@ -99,3 +99,16 @@ def test_a_key_given_twice_is_a_400(api, small_study):
         "errors": {},
     }
     assert written() == before
+
+
+@pytest.mark.parametrize("key", ["a\\ud800", "a\\u0000b"])
+def test_a_key_the_database_cannot_store_is_a_400_everywhere(api, small_study, key):
+    """Unknown keys are named back in the message: one that cannot be encoded (an
+    unpaired surrogate) or stored must not reach that far. (The materials import reads
+    the body as its document, whose problems it lists.)"""
+    before = written()
+    for url in write_endpoints(small_study)[1:]:
+        response = api.post(url, f'{{"{key}": 1}}', content_type="application/json")
+        assert response.status_code == 400, (url, response.content[:300])
+        assert "a key of the JSON body contains" in response.json()["message"], url
+    assert written() == before
