@@ -341,6 +341,14 @@ if "CACHE_URL" in EMBEDDED_SERVICES:
     CACHES = {"default": embedded.cache_settings()}
 else:
     CACHES = {"default": env.cache_url("CACHE_URL")}
+# A Redis that stops answering fails within seconds (the crowd join's rate limit then
+# lets joins through, studies.views.common.join_rate_allows) instead of holding a web
+# worker until its timeout. Options of redis-py's connection pool.
+CACHE_TIMEOUT_SECONDS = env.float("CACHE_TIMEOUT_SECONDS", default=2.0)
+if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+    CACHES["default"].setdefault("OPTIONS", {}).update(
+        socket_connect_timeout=CACHE_TIMEOUT_SECONDS, socket_timeout=CACHE_TIMEOUT_SECONDS
+    )
 # Joins through crowd links per client address: at most this many per window (seconds).
 CROWD_JOIN_LIMIT = env.int("CROWD_JOIN_LIMIT", default=30)
 CROWD_JOIN_WINDOW = env.int("CROWD_JOIN_WINDOW", default=600)

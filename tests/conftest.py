@@ -38,7 +38,8 @@ def pytest_configure(config):
         settings.CELERY_BROKER_URL = url
         os.environ["CELERY_BROKER_URL"] = url  # the workers that tests start
     if "CACHE_URL" in settings.EMBEDDED_SERVICES:
-        settings.CACHES = {"default": embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)}
+        test_cache = embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)
+        settings.CACHES = {"default": {**settings.CACHES["default"], **test_cache}}
 
 
 def _missing(reason: str) -> None:
