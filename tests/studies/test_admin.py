@@ -27,6 +27,34 @@ INSTRUMENT = {
 }
 
 
+INLINES = ("stages", "groups", "categories", "consent_versions", "training_quiz", "training_items")
+
+
+def new_study_post(stages: list[dict] = ()) -> dict:
+    """The add form of a study "new-study" as posted, with the instrument's defaults
+    and ``stages`` (each a row's fields) as its only inline rows."""
+    data = {
+        "title": "New study",
+        "slug": "new-study",
+        "status": "draft",
+        "overlap_k": 3,
+        "batches_per_stage": 5,
+        "batch_time_limit": "00:30:00",
+        "seed": 5,
+        "attention_failure_policy": "record",
+        "information_sheet": "About the study.",
+        "consent_text": "I agree.",
+        "tutorial_example_turns": "[]",
+        **INSTRUMENT,  # the defaults the add form shows
+        **{f"{prefix}-TOTAL_FORMS": 0 for prefix in INLINES},
+        **{f"{prefix}-INITIAL_FORMS": 0 for prefix in INLINES},
+        "stages-TOTAL_FORMS": len(stages),
+    }
+    for i, row in enumerate(stages):
+        data.update({f"stages-{i}-{name}": value for name, value in row.items()})
+    return data
+
+
 @pytest.fixture
 def staff_client(client, db):
     client.force_login(StaffUserFactory())
@@ -69,45 +97,7 @@ def test_study_page_shows_progress_and_the_import_and_invite_buttons(staff_clien
 def test_creating_a_study_in_the_admin_gives_it_default_categories_and_a_consent_version(
     staff_client,
 ):
-    response = staff_client.post(
-        reverse("admin:studies_study_add"),
-        {
-            "title": "New study",
-            "slug": "new-study",
-            "status": "draft",
-            "overlap_k": 3,
-            "batches_per_stage": 5,
-            "batch_time_limit": "00:30:00",
-            "seed": 5,
-            "attention_failure_policy": "record",
-            "information_sheet": "About the study.",
-            "consent_text": "I agree.",
-            "tutorial_example_turns": "[]",
-            **INSTRUMENT,  # the defaults the add form shows
-            **{
-                f"{prefix}-TOTAL_FORMS": 0
-                for prefix in (
-                    "stages",
-                    "groups",
-                    "categories",
-                    "consent_versions",
-                    "training_quiz",
-                    "training_items",
-                )
-            },
-            **{
-                f"{prefix}-INITIAL_FORMS": 0
-                for prefix in (
-                    "stages",
-                    "groups",
-                    "categories",
-                    "consent_versions",
-                    "training_quiz",
-                    "training_items",
-                )
-            },
-        },
-    )
+    response = staff_client.post(reverse("admin:studies_study_add"), new_study_post())
     assert response.status_code == 302, response.content.decode()[:3000]
     study = Study.objects.get(slug="new-study")
     assert study.categories.count() == 5

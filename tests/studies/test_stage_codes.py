@@ -17,10 +17,7 @@ from studies.services import annotators_create
 from tests.conftest import form_data
 from tests.factories import StaffUserFactory
 
-from .test_admin import INSTRUMENT
-
-PREFIXES = ("stages", "groups", "categories", "consent_versions", "training_quiz", "training_items")
-
+from .test_admin import new_study_post
 
 STAGE = {"min_wait": "0", "no_answer": "categories", "empathy_after_yes": "on"}
 
@@ -29,29 +26,6 @@ STAGE = {"min_wait": "0", "no_answer": "categories", "empathy_after_yes": "on"}
 def staff_client(client, db):
     client.force_login(StaffUserFactory())
     return client
-
-
-def new_study_post(rows: list[dict]) -> dict:
-    data = {
-        "title": "New study",
-        "slug": "new-study",
-        "status": "draft",
-        "overlap_k": 3,
-        "batches_per_stage": 5,
-        "batch_time_limit": "00:30:00",
-        "seed": 5,
-        "attention_failure_policy": "record",
-        "information_sheet": "About the study.",
-        "consent_text": "I agree.",
-        "tutorial_example_turns": "[]",
-        **INSTRUMENT,
-        **{f"{prefix}-TOTAL_FORMS": 0 for prefix in PREFIXES},
-        **{f"{prefix}-INITIAL_FORMS": 0 for prefix in PREFIXES},
-        "stages-TOTAL_FORMS": len(rows),
-    }
-    for i, row in enumerate(rows):
-        data.update({f"stages-{i}-{name}": value for name, value in row.items()})
-    return data
 
 
 def empty_stage_row(staff_client) -> dict:
