@@ -242,6 +242,23 @@ def test_answering_a_practice_item_twice_is_refused(client, trainee):
     assert TrainingAnswer.objects.get().is_right  # the first answer stands
 
 
+def test_practice_items_are_answered_in_order(client, trainee):
+    """A later item cannot be answered, nor opened, before the earlier ones: skipping
+    one would leave it out of reach (the quiz resumes after the answers given)."""
+    client.post(QUIZ)
+    client.post(item(1), RIGHT_ANSWERS[0])
+    before = counts()
+    response = client.post(item(3), RIGHT_ANSWERS[2])
+    assert response.status_code == 409
+    assert TrainingRefused.MESSAGES[TrainingProblem.NOT_NEXT] in response.content.decode()
+    assert counts() == before
+    assert client.get(item(3))["Location"] == item(2)
+    assert client.get(QUIZ)["Location"] == item(2)
+    take_attempt_rest = [client.post(item(n), RIGHT_ANSWERS[n - 1]) for n in range(2, 6)]
+    assert [r.status_code for r in take_attempt_rest] == [302] * 4
+    assert TrainingAttempt.objects.get().status == TrainingAttempt.Status.PASSED
+
+
 def test_answering_a_practice_item_that_does_not_exist_is_refused(client, trainee):
     client.post(QUIZ)
     for number in (6, 0):
