@@ -52,6 +52,7 @@ class TrainingProblem(enum.StrEnum):
     IN_PROGRESS = "in_progress"
     NO_SUCH_ITEM = "no_such_item"
     ANSWERED = "answered"
+    NOT_NEXT = "not_next"
 
 
 class TrainingRefused(Exception):
@@ -67,6 +68,8 @@ class TrainingRefused(Exception):
         TrainingProblem.NO_SUCH_ITEM: "There is no such practice item.",
         TrainingProblem.ANSWERED: "You have answered this practice item already in this "
         "attempt; your first answer counts.",
+        TrainingProblem.NOT_NEXT: "Please answer the practice items in order: an earlier "
+        "one is still open.",
     }
 
     def __init__(self, problem: TrainingProblem):
@@ -213,7 +216,15 @@ def training_answer_target(*, annotator: Annotator, position: int):
         raise TrainingRefused(TrainingProblem.NO_SUCH_ITEM)
     if TrainingAnswer.objects.filter(attempt=attempt, item=item).exists():
         raise TrainingRefused(TrainingProblem.ANSWERED)
+    if position != training_next_number(attempt=attempt):
+        raise TrainingRefused(TrainingProblem.NOT_NEXT)
     return attempt, item
+
+
+def training_next_number(*, attempt: TrainingAttempt) -> int:
+    """The number of the practice item to answer next in ``attempt``: the items are
+    answered in order (``training_answer_target``), so the one after those answered."""
+    return attempt.answers.count() + 1
 
 
 @transaction.atomic

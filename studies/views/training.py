@@ -20,6 +20,7 @@ from ..services.training import (
     training_answer_target,
     training_attempt_start,
     training_items,
+    training_next_number,
     training_outcome,
     training_screen_out,
 )
@@ -61,8 +62,8 @@ def training(request: HttpRequest) -> HttpResponse:
         return redirect("studies:home", slug=study.slug)
     attempt = outcome.current
     if outcome.status == "in_progress":
-        answered = attempt.answers.count()
-        return redirect("studies:training_item", slug=study.slug, number=answered + 1)
+        number = training_next_number(attempt=attempt)
+        return redirect("studies:training_item", slug=study.slug, number=number)
     back = training_screen_out(annotator=annotator) if outcome.status == "failed" else None
     return render_with_crowd_return(
         request,
@@ -178,6 +179,8 @@ def training_item(request: HttpRequest, number: int) -> HttpResponse:
             return redirect("studies:training", slug=study.slug)
     else:
         answer = attempt.answers.filter(item=items[number - 1]).first()
+        if answer is None and number != (due := training_next_number(attempt=attempt)):
+            return redirect("studies:training_item", slug=study.slug, number=due)
     if answer is not None:
         return _render(request, _feedback_context(request, items, number, answer))
     return _render(request, _item_context(request, items, number, attempt))
