@@ -83,19 +83,31 @@ def test_the_stage_page_refuses_a_code_of_another_stage(staff_client, study):
     assert second.screened_out_code == ""
 
 
+def checked_now() -> None:
+    """Run the checks the transaction would run when it commits (the code rule is a
+    deferred constraint trigger)."""
+    with connection.cursor() as cursor:
+        cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        cursor.execute("SET CONSTRAINTS ALL DEFERRED")
+
+
 def test_the_database_refuses_a_code_another_stage_of_the_study_has(study):
     first, second = study.stages.order_by("position")
+    checked_now()
     for name in Stage.CODE_FIELDS:
         with (
             pytest.raises(IntegrityError, match="already used by another stage"),
             transaction.atomic(),
         ):
             Stage.objects.filter(pk=second.pk).update(**{name: first.completion_code})
-    # Another study may use the same code.
+            checked_now()
+    # Swapped in one transaction, or another study's: fine.
+    codes = (first.completion_code, second.completion_code)
+    Stage.objects.filter(pk=first.pk).update(completion_code=codes[1])
+    Stage.objects.filter(pk=second.pk).update(completion_code=codes[0])
     other = Study.objects.create(slug="other", title="Other")
-    Stage.objects.create(
-        study=other, position=1, name="Only", completion_code=first.completion_code
-    )
+    Stage.objects.create(study=other, position=1, name="Only", completion_code=codes[0])
+    checked_now()
 
 
 def test_an_unchanged_repeated_code_does_not_stop_other_changes(study):
@@ -108,6 +120,39 @@ def test_an_unchanged_repeated_code_does_not_stop_other_changes(study):
     second.name = "Renamed"
     second.screened_out_code = "NEWOUT2"
     second.save()
+    checked_now()
+    second.refresh_from_db()
+    assert (second.name, second.screened_out_code) == ("Renamed", "NEWOUT2")
+    assert second.completion_code == first.completion_code
+
+
+@pytest.mark.django_db(transaction=True)
+def test_codes_swapped_or_taken_from_a_deleted_stage_in_one_admin_save(client, loaded_study):
+    """The rows of one save are checked together, and the database checks them as the
+    save leaves them (each row is written one after the other)."""
+    client.force_login(StaffUserFactory())
+    url = reverse("admin:studies_study_change", args=[loaded_study.pk])
+    data = form_data(client.get(url))
+    first, second = loaded_study.stages.order_by("position")
+    data["stages-0-completion_code"] = second.completion_code
+    data["stages-1-completion_code"] = first.completion_code
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    first.refresh_from_db(), second.refresh_from_db()
+    assert (first.completion_code, second.completion_code) == (
+        data["stages-0-completion_code"],
+        data["stages-1-completion_code"],
+    )
+    # The second stage goes; the first takes its partial-completion code.
+    Stage.objects.filter(pk=second.pk).update(position=3)
+    data = form_data(client.get(url))
+    data["stages-0-partial_completion_code"] = second.partial_completion_code
+    data["stages-1-DELETE"] = "on"
+    response = client.post(url, data)
+    assert response.status_code == 302, response.content.decode()[:2000]
+    first.refresh_from_db()
+    assert first.partial_completion_code == second.partial_completion_code
+    assert not Stage.objects.filter(pk=second.pk).exists()
 
 
 @contextmanager
@@ -182,3 +227,16 @@ def test_a_crowd_study_cannot_open_without_partial_codes_and_distinct_codes(load
     loaded_study.refresh_from_db()
     assert loaded_study.status == Study.Status.DRAFT
     assert CrowdEntry.objects.count() == 0
+
+
+def test_the_migration_leaves_the_codes_of_a_study_ever_opened(loaded_study, capsys):
+    """An open (or closed) study's codes may be on the platform already."""
+    first, second, third = repeat_codes(loaded_study)
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
+    migration = importlib.import_module("studies.migrations.0021_stage_codes_distinct_and_partial")
+    migration.renew_repeated_codes(apps, None)
+    for stage in (second, third):
+        stage.refresh_from_db()
+        assert stage.completion_code == first.completion_code
+    assert capsys.readouterr().out == ""
+    assert len(stage_codes_repeated(study=loaded_study)) == 2
