@@ -4,10 +4,12 @@ Stages added in one admin save used to copy one generated completion code, so a 
 code could complete another. From here on every code of a study (completion,
 partial-completion and screened-out, across its stages) differs from every other: a
 trigger refuses a new or changed code that another stage of the study already has
-(check constraints cannot see other rows). Codes that repeat today are renewed where
-their stage has no submissions and no crowd entries yet (nothing can have been paid
-with them; the migration prints each renewal); the others stay as they are (a code
-handed to a platform must not change silently) and the study's admin page flags them.
+(check constraints cannot see other rows), when the transaction commits. Codes that
+repeat today are renewed in draft studies whose stage has no submissions and no crowd
+entries (nothing can have been paid with them, nor can the platform have been told
+them by an open study; the migration prints each renewal); the others stay as they
+are (a code handed to a platform must not change silently) and the study's admin page
+flags them.
 
 The full export gains a crowd_outcome column, so that name is no category slug.
 
@@ -31,9 +33,12 @@ def renew_repeated_codes(apps, schema_editor):
     Stage = apps.get_model("studies", "Stage")
     Assignment = apps.get_model("studies", "Assignment")
     CrowdEntry = apps.get_model("studies", "CrowdEntry")
-    used = set(
-        Assignment.objects.filter(status="submitted").values_list("stage_id", flat=True)
-    ) | set(CrowdEntry.objects.values_list("stage_id", flat=True))
+    # A code of a study that was ever opened may be on the platform already.
+    used = (
+        set(Assignment.objects.filter(status="submitted").values_list("stage_id", flat=True))
+        | set(CrowdEntry.objects.values_list("stage_id", flat=True))
+        | set(Stage.objects.exclude(study__status="draft").values_list("pk", flat=True))
+    )
     seen: dict[int, set[str]] = {}
     for stage in Stage.objects.order_by("study_id", "position").select_related("study"):
         codes = seen.setdefault(stage.study_id, set())
@@ -54,12 +59,16 @@ def renew_repeated_codes(apps, schema_editor):
 
 
 # A new or changed code (INSERT, a changed code, a stage moved to another study) that
-# another stage of the same study already has is refused. The advisory lock per study
-# orders two concurrent saves of one study's stages (each would not see the other's).
+# another stage of the same study has is refused. Checked when the transaction commits
+# (a deferred constraint trigger), against the stages as they are then: codes swapped
+# between two stages, or taken over from a stage deleted in the same save, are fine.
+# The advisory lock per study orders two concurrent commits of one study's stages (the
+# second then sees the first's rows).
 TRIGGER = """
 CREATE FUNCTION studies_stage_codes_distinct() RETURNS trigger LANGUAGE plpgsql AS $$
 DECLARE
     codes text[];
+    now_ record;
 BEGIN
     IF TG_OP = 'INSERT' OR NEW.study_id <> OLD.study_id THEN
         codes := ARRAY[NEW.completion_code, NEW.partial_completion_code,
@@ -78,21 +87,35 @@ BEGIN
     END IF;
     codes := array_remove(codes, '');
     IF cardinality(codes) = 0 THEN
-        RETURN NEW;
+        RETURN NULL;
     END IF;
-    PERFORM pg_advisory_xact_lock(hashtext('studies_stage_codes'), NEW.study_id::integer);
-    IF EXISTS (
+    -- The row as it is now (changed again, or deleted, later in the transaction): only
+    -- the codes it still has.
+    SELECT * INTO now_ FROM studies_stage WHERE id = NEW.id;
+    IF NOT FOUND THEN
+        RETURN NULL;
+    END IF;
+    PERFORM pg_advisory_xact_lock(hashtext('studies_stage_codes'), now_.study_id::integer);
+    codes := ARRAY(
+        SELECT unnest(codes)
+        INTERSECT
+        SELECT unnest(ARRAY[now_.completion_code, now_.partial_completion_code,
+                            now_.screened_out_code]::text[])
+    );
+    IF cardinality(codes) > 0 AND EXISTS (
         SELECT 1 FROM studies_stage s
-        WHERE s.study_id = NEW.study_id AND s.id <> NEW.id
+        WHERE s.study_id = now_.study_id AND s.id <> now_.id
         AND ARRAY[s.completion_code, s.partial_completion_code, s.screened_out_code]::text[]
             && codes
     ) THEN
         RAISE EXCEPTION 'stage code already used by another stage of the study'
             USING ERRCODE = 'check_violation';
     END IF;
-    RETURN NEW;
+    RETURN NULL;
 END $$;
-CREATE TRIGGER studies_stage_codes_distinct BEFORE INSERT OR UPDATE ON studies_stage
+CREATE CONSTRAINT TRIGGER studies_stage_codes_distinct
+    AFTER INSERT OR UPDATE ON studies_stage
+    DEFERRABLE INITIALLY DEFERRED
     FOR EACH ROW EXECUTE FUNCTION studies_stage_codes_distinct();
 """
 
