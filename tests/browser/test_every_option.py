@@ -76,6 +76,18 @@ def answer_screening(page) -> None:
     page.get_by_role("button", name="Send my answers").click()
 
 
+def answer_stage_questionnaire(page) -> None:
+    expect(page.get_by_role("heading", name="A few questions about Stage 1")).to_be_visible()
+    expect(page.get_by_text(re.compile("PART1|DONE1"))).to_have_count(0)
+    page.get_by_role("group", name="1. Did you remember any response candidate?").get_by_label(
+        "No"
+    ).check()
+    page.get_by_role("group", name="2. How hard was the stage?").get_by_label(
+        "2", exact=True
+    ).check()
+    page.get_by_role("button", name="Send my answers").click()
+
+
 def consent_tutorial_and_quiz(page) -> None:
     expect(page.get_by_role("heading", name="Information sheet")).to_be_visible()
     page.locator("label[for=id_agree]").click()
@@ -162,15 +174,8 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
     annotate_batch(page, describe_first=True)
 
     # Stage 1 is finished: its questionnaire comes before the completion code.
-    expect(page.get_by_role("heading", name="A few questions about Stage 1")).to_be_visible()
     expect(page.get_by_text("DONE1")).to_have_count(0)
-    page.get_by_role("group", name="1. Did you remember any response candidate?").get_by_label(
-        "No"
-    ).check()
-    page.get_by_role("group", name="2. How hard was the stage?").get_by_label(
-        "2", exact=True
-    ).check()
-    page.get_by_role("button", name="Send my answers").click()
+    answer_stage_questionnaire(page)
     expect(page.get_by_text("Your completion code: DONE1")).to_be_visible()
     back = page.get_by_role("link", name="Return to Prolific")
     expect(back).to_have_attribute("href", "https://app.prolific.com/submissions/complete?cc=DONE1")
@@ -217,6 +222,7 @@ def test_a_crowd_worker_whose_part_ends_early_gets_the_partial_code(
     for other in annotators_create(group=every_option.groups.get(name="Layperson"), count=2):
         assignment_claim(annotator=consented(other))
     page.goto(f"{live_server.url}/s/{every_option.slug}/")
+    answer_stage_questionnaire(page)  # before the stage's code, as for a full stage
     expect(page.get_by_text("You did 1 of 2 batches in Stage 1.")).to_be_visible()
     expect(page.get_by_role("link", name="Return to Prolific")).to_have_attribute(
         "href", "https://app.prolific.com/submissions/complete?cc=PART1"

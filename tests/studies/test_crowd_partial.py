@@ -5,16 +5,18 @@ for anyone. The full export and the report's quality block show it."""
 
 import csv
 import io
+from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
 from analysis.services import analysis_run_compute
 from studies.exports import ExportOptions, export_csv_chunks
-from studies.models import Annotator, CrowdEntry, Stage, Study
+from studies.models import Annotator, Assignment, CrowdEntry, Stage, Study
 from studies.services import annotators_create, assignment_claim, consent_version_current
 from tests.analysis.test_report_quality import FAST
 
+from .questionnaire_helpers import after_stage, post_data
 from .test_crowd_entry import finish_stage, prolific
 
 pytestmark = pytest.mark.usefixtures("empty_cache")
@@ -61,6 +63,7 @@ def test_a_crowd_worker_with_no_batch_left_now_finishes_the_stage_with_the_parti
 ):
     worker = worker_with_one_batch(client, busy_study)
     others_hold_the_rest(busy_study)
+    assert client.get("/s/pilot/")["Location"] == "/s/pilot/"  # ended: the page afresh
     page = client.get("/s/pilot/")
     text = page.content.decode()
     assert page.status_code == 200
@@ -114,10 +117,35 @@ def test_invited_annotators_and_workers_without_a_batch_are_not_ended(
 def test_the_export_and_the_report_show_the_part_that_ended_early(client, busy_study):
     worker = worker_with_one_batch(client, busy_study)
     others_hold_the_rest(busy_study)
-    client.get("/s/pilot/")
+    client.get("/s/pilot/", follow=True)
     text = "".join(export_csv_chunks(study=busy_study, options=ExportOptions(fmt="full")))
     rows = list(csv.DictReader(io.StringIO(text, newline="")))
     outcomes = {(r["annotator"], r["stage_position"], r["crowd_outcome"]) for r in rows}
     assert outcomes == {(worker.pseudonym, "1", "partial")}
     quality = analysis_run_compute(study=busy_study, parameters=FAST).result["quality"]
     assert quality["Layperson"][worker.pseudonym]["partial_stages"] == 1
+
+
+def test_the_stages_questionnaire_comes_before_the_partial_code(client, busy_study):
+    q = after_stage(busy_study, 1)
+    worker_with_one_batch(client, busy_study)
+    others_hold_the_rest(busy_study)
+    assert client.get("/s/pilot/")["Location"] == "/s/pilot/"  # the part ended: again
+    page = client.get("/s/pilot/")
+    assert page["Location"] == "/s/pilot/questionnaire/"
+    assert b"PART1" not in client.get("/s/pilot/questionnaire/").content
+    client.post("/s/pilot/questionnaire/", post_data(q, {1: "No", 2: "3"}))
+    assert "cc=PART1" in client.get("/s/pilot/").content.decode()
+
+
+def test_batches_held_past_their_deadline_are_released_before_ending_a_part(client, busy_study):
+    """A claim would take a batch whose holder ran out of time: the part goes on."""
+    worker = worker_with_one_batch(client, busy_study)
+    others_hold_the_rest(busy_study)
+    past = timezone.now() - timedelta(hours=2)
+    Assignment.objects.exclude(annotator=worker).update(
+        assigned_at=past - timedelta(minutes=30), expires_at=past
+    )
+    page = client.get("/s/pilot/", follow=True).content.decode()
+    assert "Start your next batch" in page and "PART1" not in page
+    assert CrowdEntry.objects.get(annotator=worker).outcome == ""
