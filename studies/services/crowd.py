@@ -38,6 +38,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..models import Annotator, CrowdEntry, Stage
+from .lifecycle import assignments_expire_overdue
+from .stages import annotator_stage_states
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
@@ -192,22 +194,44 @@ def crowd_return_due(
 
 def crowd_stage_end_early(*, annotator: Annotator, states, now: datetime | None = None) -> bool:
     """End a crowd worker's part of a stage early, recording ``PARTIAL``, when they
-    submitted at least one batch in it, hold none, and can get no batch now
-    (``states``: ``annotator_stage_states``, the stage ``busy`` for them): they are not
-    kept waiting while their platform's clock runs. Only in a stage with a
-    partial-completion code (without one they wait, as before such codes). True when
-    it ended one now: the caller reads the states again (the stage is done for them,
-    the next one opens as for anyone)."""
-    if not annotator.platform:
+    submitted at least one batch in it, hold none, and can get no batch now (the stage
+    ``busy`` for them): they are not kept waiting while their platform's clock runs.
+    Only in a stage with a partial-completion code (without one they wait, as before
+    such codes). True when it ended one now, or released batches held past their
+    deadline (so ``states`` are out of date): the caller shows the annotator's page
+    afresh (the stage's questionnaire, if any, comes before its code).
+
+    Decided from ``states`` (``annotator_stage_states``) first, which costs nothing
+    when nothing suggests it; then again as a claim would decide: after releasing the
+    study's overdue assignments, under the annotator's row lock (the claims' lock, so
+    a claim from another tab runs wholly before or after, never between)."""
+    if _part_to_end(annotator=annotator, states=states) is None:
         return False
+    now = now or timezone.now()
+    released = assignments_expire_overdue(study_id=annotator.study_id, now=now)
+    with transaction.atomic(durable=True):
+        annotator = (
+            Annotator.objects.select_for_update(of=("self",))
+            .select_related("study")
+            .get(pk=annotator.pk)
+        )
+        states = annotator_stage_states(annotator=annotator, now=now)
+        state = _part_to_end(annotator=annotator, states=states)
+        if state is None:
+            return released > 0
+        crowd_entry_close(annotator=annotator, stage=state.stage, outcome=Outcome.PARTIAL, now=now)
+    return True
+
+
+def _part_to_end(*, annotator: Annotator, states):
+    """The state of the stage whose part ``crowd_stage_end_early`` would end, or None."""
+    if not annotator.platform:
+        return None
     state = next((s for s in states if s.status == "busy"), None)
     if state is None or not state.submitted or not state.stage.partial_completion_code:
-        return False
+        return None
     entry = crowd_entry_of(annotator=annotator, stage=state.stage)
-    if entry is None or entry.outcome:
-        return False
-    crowd_entry_close(annotator=annotator, stage=state.stage, outcome=Outcome.PARTIAL, now=now)
-    return True
+    return state if entry is not None and not entry.outcome else None
 
 
 # --- the stages' codes ------------------------------------------------------------------

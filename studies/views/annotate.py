@@ -155,20 +155,13 @@ def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
     )
 
 
-def _stage_states(annotator, now):
-    """The annotator's stage states, after ending a crowd worker's part of a stage
-    early when no batch can be theirs now (``crowd_stage_end_early``)."""
-    states = annotator_stage_states(annotator=annotator, now=now)
-    if crowd_stage_end_early(annotator=annotator, states=states, now=now):
-        states = annotator_stage_states(annotator=annotator, now=now)
-    return states
-
-
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def home(request: HttpRequest) -> HttpResponse:
     annotator, now = request.annotator, timezone.now()
     assignments_expire_overdue(annotator_id=annotator.pk, now=now)
-    states = _stage_states(annotator, now)
+    states = annotator_stage_states(annotator=annotator, now=now)
+    if crowd_stage_end_early(annotator=annotator, states=states, now=now):
+        return redirect("studies:home", slug=request.study.slug)  # through the gates again
     if states and all(s.status == "done" for s in states):
         return redirect("studies:done", slug=request.study.slug)
     batches = list(
@@ -362,7 +355,9 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def done(request: HttpRequest) -> HttpResponse:
     annotator = request.annotator
-    states = _stage_states(annotator, timezone.now())
+    states = annotator_stage_states(annotator=annotator)
+    if crowd_stage_end_early(annotator=annotator, states=states):
+        return redirect("studies:home", slug=request.study.slug)  # through the gates again
     finished = bool(states) and all(s.status == "done" for s in states)
     return render_with_crowd_return(
         request,
