@@ -55,7 +55,13 @@ class StageForm(LockedOnceUsedForm):
             field.required = False
             field.initial = None
             field.show_hidden_initial = False
-            field.help_text += " Left empty, a new code is made up when you save."
+            if name == "completion_code" or self.instance.pk is None:
+                field.help_text += " Left empty, a new code is made up when you save."
+            else:  # a stage from before these codes: none made up behind the platform's back
+                field.help_text += (
+                    " Left empty, the stage has none, and its crowd workers wait for a "
+                    "batch to come free instead."
+                )
 
     def is_locked(self) -> bool:
         return self.instance.assignments.exists()

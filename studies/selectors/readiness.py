@@ -59,26 +59,26 @@ def stage_codes_repeated(*, study) -> list[str]:
     return repeated
 
 
+def stages_without_partial_code(*, study: Study):
+    """The stages of ``study`` without a partial-completion code, in order: a crowd study
+    cannot open with one, and an open one is flagged (``stage_code_warnings``)."""
+    return Stage.objects.filter(study=study, partial_completion_code="").order_by("position")
+
+
 def stage_code_warnings(*, study: Study) -> list[str]:
-    """What the study's admin page flags about its stages' codes while the study is
-    open (a study that is not open cannot open with them, ``study_missing_for_opening``):
-    codes shared by two stages, and in a crowd study stages without a
-    partial-completion code (its workers then wait for a batch to come free, as
-    before such codes)."""
-    if study.status != Study.Status.OPEN:
-        return []
+    """What the study's admin page flags about its stages' codes: codes shared by two
+    stages (possible only from before every code had to differ), and in an open crowd
+    study stages without a partial-completion code (its workers then wait for a batch
+    to come free, as before such codes; a study that is not open cannot open so,
+    ``study_missing_for_opening``)."""
     warnings = stage_codes_repeated(study=study)
-    if study.crowd_group_id:
-        for name in (
-            Stage.objects.filter(study=study, partial_completion_code="")
-            .order_by("position")
-            .values_list("name", flat=True)
-        ):
+    if study.crowd_group_id and study.status == Study.Status.OPEN:
+        for name in stages_without_partial_code(study=study).values_list("name", flat=True):
             warnings.append(
                 f'The stage "{name}" has no partial-completion code, so a crowd worker who '
                 "did some of its batches and can get no further one is asked to come back "
-                "later while the platform's clock runs. Give it a code (and the same code "
-                "a payment action on the platform)."
+                "later while the platform's clock runs. Give it a code, and give that code "
+                "a payment on the platform."
             )
     return warnings
 
@@ -115,14 +115,16 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
             "and a crowd worker it ends is paid with that code)"
         )
     if study.crowd_group_id:
-        lacking = Stage.objects.filter(study=study, partial_completion_code="")
         missing.extend(
             f'a partial-completion code on the stage "{name}" (a crowd worker whose part of '
             "the stage ends early is paid with it)"
-            for name in lacking.order_by("position").values_list("name", flat=True)
+            for name in stages_without_partial_code(study=study).values_list("name", flat=True)
         )
     if stage_codes_repeated(study=study):
-        missing.append("a code of its own for each outcome of each stage (two share one)")
+        missing.append(
+            "a code of its own for each outcome of each stage (two share one: the study's "
+            "page says which)"
+        )
     if not stages or all(n == 0 for _, n in stages):
         missing.append("materials (import the dialogue contexts)")
     else:
