@@ -343,7 +343,9 @@ else:
     CACHES = {"default": env.cache_url("CACHE_URL")}
 # A Redis that stops answering fails within seconds (the crowd join's rate limit then
 # lets joins through, studies.views.common.join_rate_allows) instead of holding a web
-# worker until its timeout. Options of redis-py's connection pool.
+# worker until its timeout. Options of redis-py's connection pool, which Django's Redis
+# cache passes on: https://docs.djangoproject.com/en/5.2/topics/cache/#redis
+# https://redis-py.readthedocs.io/en/stable/connections.html
 CACHE_TIMEOUT_SECONDS = env.float("CACHE_TIMEOUT_SECONDS", default=2.0)
 if CACHES["default"]["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
     CACHES["default"].setdefault("OPTIONS", {}).update(

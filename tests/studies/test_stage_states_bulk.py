@@ -9,7 +9,7 @@ from django.db import connection
 from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
-from studies.models import Annotator, Study
+from studies.models import Annotator, CrowdEntry, Study
 from studies.services import (
     annotator_stage_states,
     annotators_create,
@@ -34,8 +34,13 @@ def join_and_finish(client_factory, study, pid: str, days_ago: float | None):
 
 def test_many_at_once_equals_one_by_one(client_factory, crowd_study):
     Study.objects.filter(pk=crowd_study.pk).update(overlap_k=2)
-    for pid, days_ago in (("ready", 4), ("waiting", 1), ("started", None)):
+    for pid, days_ago in (("ready", 4), ("waiting", 1), ("started", None), ("part", None)):
         join_and_finish(client_factory, crowd_study, pid, days_ago)
+    # A part that ended early (recorded as such, whatever was done in it): the stage is
+    # left, the next one is entered through the platform.
+    CrowdEntry.objects.filter(annotator__platform_participant_id="part").update(
+        outcome=CrowdEntry.Outcome.PARTIAL, returned_at=timezone.now()
+    )
     invited = annotators_create(group=crowd_study.groups.get(name="Expert"), count=2)
     invited[0].consented_version = consent_version_current(study=crowd_study)
     invited[0].consented_at = timezone.now()
@@ -45,7 +50,7 @@ def test_many_at_once_equals_one_by_one(client_factory, crowd_study):
     bulk = annotators_stage_states(
         study=crowd_study, annotators=Annotator.objects.filter(study=crowd_study), now=now
     )
-    assert len(bulk) == 5
+    assert len(bulk) == 6
     for annotator in Annotator.objects.filter(study=crowd_study):
         one = annotator_stage_states(annotator=annotator, now=now)
         assert bulk[annotator.pk] == one, annotator
@@ -57,6 +62,7 @@ def test_many_at_once_equals_one_by_one(client_factory, crowd_study):
         "ready": ["done", "on_platform"],
         "waiting": ["done", "waiting"],
         "started": ["open", "locked"],
+        "part": ["done", "on_platform"],
     }
 
 
