@@ -193,6 +193,12 @@ def crowd_join(
                 "Your answers to this study's screening questions ended your participation, so "
                 "there is nothing more to do here. Please return this task on the crowd platform."
             )
+        if entry.outcome in (CrowdEntry.Outcome.COMPLETED, CrowdEntry.Outcome.PARTIAL):
+            raise CrowdRefusal(
+                f"Your part of {stage.public_name} is finished, so there is nothing more to do "
+                "in this task. Its code was shown in the browser where you worked on it; if "
+                "you have lost it, please write to the research team."
+            )
         raise CrowdRefusal(
             f"You have started {stage.public_name} already, in another browser or from another "
             "session on the crowd platform. Please go on in the browser where you started, from "

@@ -149,3 +149,14 @@ def test_batches_held_past_their_deadline_are_released_before_ending_a_part(clie
     page = client.get("/s/pilot/", follow=True).content.decode()
     assert "Start your next batch" in page and "PART1" not in page
     assert CrowdEntry.objects.get(annotator=worker).outcome == ""
+
+
+def test_a_worker_whose_part_ended_is_told_so_from_another_browser(
+    client, client_factory, busy_study
+):
+    worker_with_one_batch(client, busy_study)
+    others_hold_the_rest(busy_study)
+    client.get("/s/pilot/", follow=True)
+    other = client_factory().get(prolific(busy_study, 1, "pid1", "another-session"))
+    assert other.status_code == 403
+    assert "Your part of Stage 1 is finished" in other.content.decode()
