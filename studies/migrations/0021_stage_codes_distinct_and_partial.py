@@ -11,7 +11,8 @@ them by an open study; the migration prints each renewal); the others stay as th
 are (a code handed to a platform must not change silently) and the study's admin page
 flags them.
 
-The full export gains a crowd_outcome column, so that name is no category slug.
+The full export gains a crowd_outcome column, so that name is no category slug (a
+category that has it gets another one, printed).
 
 Existing stages get no partial-completion code (an open study keeps its behaviour
 until a researcher sets one); new stages get one made up, as the completion code.
@@ -56,6 +57,26 @@ def renew_repeated_codes(apps, schema_editor):
                 code = new
             if code:
                 codes.add(code)
+
+
+NEW_COLUMN = "crowd_outcome"
+
+
+def rename_clashing_slugs(apps, schema_editor):
+    """A category named like the export's new column gets another slug (its column would
+    otherwise shift the export's), printed."""
+    ErrorCategory = apps.get_model("studies", "ErrorCategory")
+    for category in ErrorCategory.objects.filter(slug=NEW_COLUMN).select_related("study"):
+        taken = set(
+            ErrorCategory.objects.filter(study_id=category.study_id).values_list("slug", flat=True)
+        )
+        new = next(f"{NEW_COLUMN}_{n}" for n in range(2, 1000) if f"{NEW_COLUMN}_{n}" not in taken)
+        ErrorCategory.objects.filter(pk=category.pk).update(slug=new)
+        print(
+            f"\n  {category.study.slug}: the error category {NEW_COLUMN} is now {new} (the full "
+            "export has a column of that name)",
+            end="",
+        )
 
 
 # A new or changed code (INSERT, a changed code, a stage moved to another study) that
@@ -218,6 +239,7 @@ class Migration(migrations.Migration):
                 violation_error_message="Use 1 to 64 letters, digits, hyphens and underscores, or leave it empty.",
             ),
         ),
+        migrations.RunPython(rename_clashing_slugs, migrations.RunPython.noop, elidable=False),
         migrations.RemoveConstraint(
             model_name="errorcategory",
             name="category_slug_not_an_export_column",

@@ -11,7 +11,7 @@ from django.apps import apps
 from django.db import IntegrityError, connection, transaction
 from django.urls import reverse
 
-from studies.models import CrowdEntry, Stage, Study
+from studies.models import CrowdEntry, ErrorCategory, Stage, Study
 from studies.selectors.readiness import stage_codes_repeated
 from studies.services import annotators_create
 from tests.conftest import form_data
@@ -240,3 +240,19 @@ def test_the_migration_leaves_the_codes_of_a_study_ever_opened(loaded_study, cap
         assert stage.completion_code == first.completion_code
     assert capsys.readouterr().out == ""
     assert len(stage_codes_repeated(study=loaded_study)) == 2
+
+
+def test_the_migration_renames_a_category_named_like_the_new_column(study, capsys):
+    """The constraint the migration adds would refuse the row: it is renamed first."""
+    checked_now()  # the checks pending from the rows written so far, before altering
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "ALTER TABLE studies_errorcategory DROP CONSTRAINT category_slug_not_an_export_column"
+        )
+    category = study.categories.first()
+    ErrorCategory.objects.filter(pk=category.pk).update(slug="crowd_outcome")
+    migration = importlib.import_module("studies.migrations.0021_stage_codes_distinct_and_partial")
+    migration.rename_clashing_slugs(apps, None)
+    category.refresh_from_db()
+    assert category.slug == "crowd_outcome_2"
+    assert "the error category crowd_outcome is now crowd_outcome_2" in capsys.readouterr().out
