@@ -8,11 +8,9 @@ from django.db.models import (
     BigIntegerField,
     BooleanField,
     Count,
-    Exists,
     ExpressionWrapper,
     F,
     Max,
-    OuterRef,
     Q,
     TextField,
 )
@@ -195,7 +193,6 @@ ASSIGNMENT_COLUMNS = {
     "attention_passed": "attention_passed",
     "assigned_at_us": "assigned_at",  # annotated below
     "submitted_at_us": "submitted_at",
-    "ended_early": "ended_early",  # annotated below: a crowd worker's part of the stage
 }
 
 
@@ -209,19 +206,13 @@ def _microseconds_since_epoch(field: str) -> Cast:
 
 def assignments_frame(*, study_id: int) -> pd.DataFrame:
     """Every assignment of the study, whatever its status (quality: attention checks
-    failed; waiting periods: submissions and claims), one row each."""
+    failed, parts of a stage that ended early; waiting periods: submissions and
+    claims), one row each."""
     qs = (
         Assignment.objects.filter(stage__study_id=study_id)
         .annotate(
             assigned_at_us=_microseconds_since_epoch("assigned_at"),
             submitted_at_us=_microseconds_since_epoch("submitted_at"),
-            ended_early=Exists(
-                CrowdEntry.objects.filter(
-                    annotator_id=OuterRef("annotator_id"),
-                    stage_id=OuterRef("stage_id"),
-                    outcome=CrowdEntry.Outcome.PARTIAL,
-                )
-            ),
         )
         .order_by()
         .values_list(*ASSIGNMENT_COLUMNS)
@@ -231,6 +222,12 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     )
     for column in ("assigned_at", "submitted_at"):
         frame[column] = pd.to_datetime(frame[column], unit="us", utc=True)
+    # Whether a crowd worker's part of the assignment's stage ended early: the few such
+    # entries read once and matched by (annotator, stage), not a lookup per assignment.
+    ended = CrowdEntry.objects.filter(
+        stage__study_id=study_id, outcome=CrowdEntry.Outcome.PARTIAL
+    ).values_list("annotator__pseudonym", "stage__name")
+    frame["ended_early"] = pd.MultiIndex.from_frame(frame[["annotator", "stage"]]).isin(list(ended))
     return frame
 
 
