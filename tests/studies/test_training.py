@@ -13,6 +13,7 @@ from studies.models import (
     Study,
     TrainingAnswer,
     TrainingAttempt,
+    TrainingItem,
 )
 from studies.selectors import study_progress
 from studies.selectors.training import training_outcomes, training_status
@@ -257,6 +258,16 @@ def test_practice_items_are_answered_in_order(client, trainee):
     take_attempt_rest = [client.post(item(n), RIGHT_ANSWERS[n - 1]) for n in range(2, 6)]
     assert [r.status_code for r in take_attempt_rest] == [302] * 4
     assert TrainingAttempt.objects.get().status == TrainingAttempt.Status.PASSED
+
+
+def test_items_numbered_with_gaps_are_answered_by_their_place(client, trainee, quiz):
+    """Positions 10, 20, ... (as a researcher may number them) are items 1, 2, ..."""
+    for item_ in quiz:
+        TrainingItem.objects.filter(pk=item_.pk).update(position=item_.position * 10)
+    take_attempt(client, RIGHT_ANSWERS)
+    assert TrainingAttempt.objects.get().status == TrainingAttempt.Status.PASSED
+    answered = TrainingAnswer.objects.order_by("item__position")
+    assert [a.item.position for a in answered] == [10, 20, 30, 40, 50]
 
 
 def test_answering_a_practice_item_that_does_not_exist_is_refused(client, trainee):
