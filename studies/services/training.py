@@ -192,10 +192,12 @@ def training_attempt_start(*, annotator: Annotator, now: datetime | None = None)
     )
 
 
-def training_answer_target(*, annotator: Annotator, position: int):
-    """The attempt in progress and practice item ``position`` an answer would go to, or
-    ``TrainingRefused``: after the quiz is over or passed, before an attempt, for an
-    item that does not exist, or for an item already answered in this attempt."""
+def training_answer_target(*, annotator: Annotator, number: int):
+    """The attempt in progress and practice item ``number`` (its place in the quiz,
+    1, 2, ...: positions may have gaps) an answer would go to, or ``TrainingRefused``:
+    after the quiz is over or passed, before an attempt, for an item that does not
+    exist, for an item already answered in this attempt, or for one after the item
+    due (they are answered in order)."""
     attempt = TrainingAttempt.objects.filter(annotator=annotator, status=Status.IN_PROGRESS).first()
     if attempt is None:
         outcome = training_outcome(annotator=annotator)
@@ -208,15 +210,18 @@ def training_answer_target(*, annotator: Annotator, position: int):
             }.get(outcome.status, TrainingProblem.NOT_STARTED)
         )
     item = (
-        TrainingItem.objects.filter(study_id=annotator.study_id, position=position)
-        .prefetch_related("expected_categories")
+        TrainingItem.objects.filter(study_id=annotator.study_id)
+        .order_by("position")
+        .prefetch_related("expected_categories")[number - 1 : number]
         .first()
+        if number >= 1
+        else None
     )
     if item is None:
         raise TrainingRefused(TrainingProblem.NO_SUCH_ITEM)
     if TrainingAnswer.objects.filter(attempt=attempt, item=item).exists():
         raise TrainingRefused(TrainingProblem.ANSWERED)
-    if position != training_next_number(attempt=attempt):
+    if number != training_next_number(attempt=attempt):
         raise TrainingRefused(TrainingProblem.NOT_NEXT)
     return attempt, item
 
@@ -229,9 +234,9 @@ def training_next_number(*, attempt: TrainingAttempt) -> int:
 
 @transaction.atomic
 def training_answer_record(
-    *, annotator: Annotator, position: int, answer: Answer, now: datetime | None = None
+    *, annotator: Annotator, number: int, answer: Answer, now: datetime | None = None
 ) -> TrainingAnswer:
-    """Record the answer to practice item ``position`` in the attempt in progress, with
+    """Record the answer to practice item ``number`` in the attempt in progress, with
     whether it is right; the last item's answer finishes the attempt with its score
     (passed or failed). Checked with the batches' rules (``answer_encode``, the first
     stage's settings): a ``ValidationError`` per question. Refused as
@@ -239,7 +244,7 @@ def training_answer_record(
     annotator's row, so two tabs answer one after the other."""
     now = now or timezone.now()
     annotator = _locked_annotator(annotator.pk)
-    attempt, item = training_answer_target(annotator=annotator, position=position)
+    attempt, item = training_answer_target(annotator=annotator, number=number)
     settings = training_answer_settings(study=annotator.study)
     encoded = answer_encode(
         answer=answer,

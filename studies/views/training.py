@@ -196,14 +196,14 @@ def _training_item_save(request, items, number: int, attempt) -> HttpResponse:
     try:
         if not form.is_valid():
             # Say why the quiz takes no answer here rather than how to fill the form.
-            training_answer_target(annotator=request.annotator, position=number)
+            training_answer_target(annotator=request.annotator, number=number)
             return _render(
                 request,
                 _item_context(request, items, number, attempt, form=form),
                 status=422,
             )
         answer = training_answer_record(
-            annotator=request.annotator, position=number, answer=form.answer()
+            annotator=request.annotator, number=number, answer=form.answer()
         )
     except TrainingRefused as refusal:
         return _refused(request, refusal)

@@ -34,7 +34,7 @@ def rows_of(text: str) -> list[list[str]]:
 def take(annotator, answers: list[Answer]) -> None:
     training_attempt_start(annotator=annotator)
     for position, answer in enumerate(answers, start=1):
-        training_answer_record(annotator=annotator, position=position, answer=answer)
+        training_answer_record(annotator=annotator, number=position, answer=answer)
 
 
 RIGHT = [
@@ -180,7 +180,7 @@ def trained_study(loaded_study):
     take(failed, [WRONG] * 5)
     take(failed, [*RIGHT[:3], WRONG, WRONG])
     training_attempt_start(annotator=busy)
-    training_answer_record(annotator=busy, position=1, answer=RIGHT[0])
+    training_answer_record(annotator=busy, number=1, answer=RIGHT[0])
     return loaded_study, passed, failed, busy
 
 
