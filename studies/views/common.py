@@ -53,7 +53,7 @@ class Step(IntEnum):
     CONSENT = 2
     TUTORIAL = 3
     TRAINING = 4
-    BATCHES = 5
+    # the batches come here: their pages come after TRAINING
     STAGE_QUESTIONNAIRE = 6
 
 
