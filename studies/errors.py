@@ -102,10 +102,6 @@ class ErrorCode(models.TextChoices):
         "The link lacks the platform's ids, or one is malformed.",
     )
     CROWD_CLOSED = "crowd_closed", "The study is not taking part through a crowd platform now."
-    CROWD_JOIN_RATE = (
-        "crowd_join_rate",
-        "Too many joins from the same network in the last few minutes.",
-    )
     CROWD_WRONG_TASK = (
         "crowd_wrong_task",
         "The link came from a platform task that is not this stage's.",
