@@ -222,6 +222,7 @@ SPECTACULAR_SETTINGS = {
     "SERVE_AUTHENTICATION": [],
     "COMPONENT_SPLIT_REQUEST": True,
     "ENUM_NAME_OVERRIDES": {
+        "ErrorCodeEnum": "studies.api_framework.API_ERROR_CHOICES",
         "AssignmentStatusEnum": "studies.models.Assignment.Status",
         "AnalysisRunStatusEnum": "analysis.models.AnalysisRun.Status",
         "StudyStatusEnum": "studies.models.Study.Status",

@@ -1,15 +1,20 @@
 """What every endpoint of the REST API shares: who may call it, the error format,
 pagination, and the error bodies documented in the OpenAPI schema.
 
-Errors are JSON: ``{"message": "<one sentence>"}``, and for 400 also ``"errors"``, the
-field errors (``{"field": ["...", ...]}``; ``non_field_errors`` for the rest). A
-service's ``django.core.exceptions.ValidationError`` becomes a 400 with its messages,
-so API clients read the same rules as the admin and the dashboard.
+Errors are JSON: ``{"message": "<one sentence>", "code": "<ErrorCode>"}``, and for 400
+also ``"errors"``, the field errors (``{"field": ["...", ...]}``; ``non_field_errors``
+for the rest). Clients tell errors apart by ``code`` (``studies.errors.API_ERROR_CODES``,
+an enum in the schema); the message is for people. A service's
+``django.core.exceptions.ValidationError`` becomes a 400 with its messages, so API
+clients read the same rules as the admin and the dashboard, and with its code when it
+is one of the API's (else ``invalid``).
 """
 
 from django.conf import settings
+from django.core.exceptions import PermissionDenied as DjangoPermissionDenied
 from django.core.exceptions import RequestDataTooBig
 from django.core.exceptions import ValidationError as DjangoValidationError
+from django.http import Http404
 from drf_spectacular.utils import OpenApiResponse
 from rest_framework import exceptions, pagination, permissions, serializers
 from rest_framework.response import Response
@@ -17,6 +22,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .errors import API_ERROR_CODES, ErrorCode
 from .permissions import user_has_any_perm, user_may_read_studies
 
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
@@ -81,7 +87,7 @@ class ApiNotFound(ResearcherApi):
 
 class RequestTooLarge(exceptions.APIException):
     status_code = 413
-    default_code = "request_too_large"
+    default_code = ErrorCode.REQUEST_TOO_LARGE
 
 
 def _too_large() -> RequestTooLarge:
@@ -130,38 +136,83 @@ def validation_message(errors: dict) -> str:
     return f"Invalid input in {', '.join(fields)}: see errors."
 
 
+def _django_code(exc: DjangoValidationError) -> ErrorCode:
+    """A service's refusal code when all its errors share one the API documents."""
+    errors = (
+        [e for errors in exc.error_dict.values() for e in errors]
+        if hasattr(exc, "error_dict")
+        else exc.error_list
+    )
+    codes = {e.code for e in errors}
+    code = codes.pop() if len(codes) == 1 else None
+    return ErrorCode(code) if code in API_ERROR_CODES else ErrorCode.INVALID
+
+
+def _api_code(exc: exceptions.APIException) -> ErrorCode:
+    """The code of a DRF exception: DRF's default codes are the API's."""
+    if isinstance(exc, exceptions.ValidationError):
+        return ErrorCode.INVALID
+    return ErrorCode(exc.default_code)
+
+
 def exception_handler(exc, context):
     """DRF's handler with the JSON error format of the module docstring. Unexpected
     exceptions are left to Django (a 500, logged with its traceback)."""
+    code = None
     if isinstance(exc, DjangoValidationError):
+        code = _django_code(exc)
         exc = exceptions.ValidationError(_django_errors(exc))
     elif isinstance(exc, RequestDataTooBig):  # Django's, on reading request.body
         exc = _too_large()
+    elif isinstance(exc, Http404):  # as DRF's handler converts them
+        exc = exceptions.NotFound(*exc.args)
+    elif isinstance(exc, DjangoPermissionDenied):
+        exc = exceptions.PermissionDenied(*exc.args)
     response = drf_exception_handler(exc, context)
     if response is None:
         return None
+    code = code or _api_code(exc)
     if isinstance(exc, exceptions.ValidationError):
         errors = (
             response.data if isinstance(response.data, dict) else {NON_FIELD_ERRORS: response.data}
         )
-        response.data = {"message": validation_message(errors), "errors": errors}
+        response.data = error_body(message=validation_message(errors), code=code, errors=errors)
     else:
         detail = response.data.get("detail") if isinstance(response.data, dict) else None
-        body = {"message": str(detail if detail is not None else exc)}
-        if response.status_code == 400:  # a ParseError: malformed JSON
-            body["errors"] = {}
-        response.data = body
+        message = str(detail if detail is not None else exc)
+        # A ParseError (malformed JSON) is a 400: it has (no) field errors as they do.
+        errors = {} if response.status_code == 400 else None
+        response.data = error_body(message=message, code=code, errors=errors)
     return response
+
+
+def error_body(*, message: str, code: ErrorCode, errors: dict | None = None, **extra) -> dict:
+    """An error body of the API (the module docstring): ``errors`` for 400s only."""
+    body = {"message": message, "code": code.value}
+    if errors is not None:
+        body["errors"] = errors
+    return {**body, **extra}
 
 
 def validation_error_response(*, message: str, errors: dict, **extra) -> Response:
     """A 400 in the error format, for interfaces that report a service's own error
     type (the materials importer's issues)."""
-    return Response({"message": message, "errors": errors, **extra}, status=400)
+    return Response(
+        error_body(message=message, code=ErrorCode.INVALID, errors=errors, **extra), status=400
+    )
+
+
+#: The schema's ErrorCodeEnum (SPECTACULAR_SETTINGS names it): each code with its meaning.
+API_ERROR_CHOICES = [(code.value, code.label) for code in API_ERROR_CODES]
 
 
 class ErrorSerializer(serializers.Serializer):
     message = serializers.CharField(help_text="What went wrong, in one sentence.")
+    code = serializers.ChoiceField(
+        choices=API_ERROR_CHOICES,
+        help_text="Why, for programs: stable values to tell errors apart (the message may "
+        "be reworded).",
+    )
 
     class Meta:
         ref_name = "Error"

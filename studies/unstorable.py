@@ -34,6 +34,8 @@ from django.http import JsonResponse
 from django.http.multipartparser import MultiPartParserError
 from django.shortcuts import render
 
+from .api_framework import error_body
+from .errors import ErrorCode
 from .text import storable_problem
 
 API_NAMESPACE = "api"
@@ -79,9 +81,10 @@ def _form_fields(request, view_func) -> list:
 
 def _refusal(request, *, status: int, message: str, errors: dict | None = None):
     if API_NAMESPACE in request.resolver_match.namespaces:
-        body = {"message": message}
         if status == 400:
-            body["errors"] = errors or {}
+            body = error_body(message=message, code=ErrorCode.INVALID, errors=errors or {})
+        else:
+            body = error_body(message=message, code=ErrorCode.NOT_FOUND)
         return JsonResponse(body, status=status)
     return render(request, f"{status}.html", {"reason": message}, status=status)
 

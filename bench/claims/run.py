@@ -38,7 +38,6 @@ from bench.common import database_recreate, django_setup, percentile
 T0 = datetime(2025, 3, 3, 9, 0, tzinfo=UTC)
 ROUND_GAP = timedelta(hours=2)
 STAGE_WAIT = timedelta(hours=3)
-BUSY = "Many people are asking for work at this moment"
 PG_BIN = "/usr/lib/postgresql/15/bin"
 
 
@@ -63,6 +62,7 @@ class RoundResult:
 
 
 def _outcome_name(outcome) -> str:
+    from studies.errors import ErrorCode
     from studies.models import Assignment
     from studies.services import NoWorkAvailable, StageLocked
 
@@ -71,9 +71,9 @@ def _outcome_name(outcome) -> str:
     if isinstance(outcome, StageLocked):
         return "stage_locked"
     if isinstance(outcome, NoWorkAvailable):
-        if outcome.finished:
+        if outcome.code == ErrorCode.STAGES_COMPLETED:
             return "finished"
-        return "busy" if BUSY in str(outcome) else "no_work"
+        return "busy" if outcome.code == ErrorCode.CLAIMS_BUSY else "no_work"
     return "error"
 
 

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import F, Q
 
+from ..errors import ErrorCode
 from ..models import Assignment, Judgement
 from ..models.work import FIRST_REVISION
 from .sql import (
@@ -53,12 +54,15 @@ class AssignmentClosed(ValidationError):
     """The batch can no longer take answers (submitted, expired, rejected, or past
     its deadline, in which case it has just been expired)."""
 
+    def __init__(self, message: str):
+        super().__init__(message, code=ErrorCode.ASSIGNMENT_CLOSED)
+
 
 class StaleAnswer(ValidationError):
     """The answer was changed since the annotator's page showed it; nothing written."""
 
     def __init__(self):
-        super().__init__(STALE_MESSAGE, code="stale")
+        super().__init__(STALE_MESSAGE, code=ErrorCode.STALE_ANSWER)
 
 
 def _next_revision():
@@ -323,7 +327,7 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
                 assignment.started_at = now
                 assignment.save(update_fields=["status", "started_at", "updated_at"])
     if closed is not None:
-        raise AssignmentClosed(closed, code="closed")
+        raise AssignmentClosed(closed)
     return assignment, judgement
 
 

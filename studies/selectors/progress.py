@@ -18,7 +18,7 @@ from ..models import (
     Study,
 )
 from ..protocol import stage_finished
-from .training import training_outcomes
+from .training import TrainingStatus, training_outcomes
 
 
 @dataclass(frozen=True)
@@ -247,7 +247,9 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     )
     for annotator_id, group_id in people:
         for stage_id in batches:
-            if outcomes.get(annotator_id) == "failed":  # the training quiz ended their part
+            if (
+                outcomes.get(annotator_id) == TrainingStatus.FAILED
+            ):  # the training quiz ended their part
                 without[stage_id, group_id] += 1
                 continue
             key = (stage_id, annotator_id)

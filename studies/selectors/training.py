@@ -3,10 +3,21 @@ attempts (the one rule), and who failed it (``studies.services.training`` writes
 
 from dataclasses import dataclass
 
+from django.db import models
+
 from ..models import Study, TrainingAttempt, TrainingQuiz
 from ..models.training import DEFAULT_ATTEMPTS
 
 Status = TrainingAttempt.Status
+
+
+class TrainingStatus(models.TextChoices):
+    """An annotator's standing in the quiz (``training_status``)."""
+
+    NOT_STARTED = "not_started", "Not started"  # before the first attempt, or between two
+    IN_PROGRESS = "in_progress", "In progress"
+    PASSED = "passed", "Passed"
+    FAILED = "failed", "Failed"  # every attempt allowed was used and none passed
 
 
 @dataclass(frozen=True)
@@ -21,21 +32,21 @@ def training_rules(*, study: Study) -> QuizRules:
     return QuizRules(pass_mark=quiz.pass_mark, attempts=quiz.attempts)
 
 
-def training_status(*, statuses: list[str], attempts_allowed: int) -> str:
-    """The outcome of attempts with ``statuses`` (oldest first): "passed" once one
-    passed, "in_progress" during one, "failed" once every attempt allowed failed, else
-    "not_started" (before the first attempt, or between attempts). The one rule, for
-    the pages, the admin, the progress table and the export."""
+def training_status(*, statuses: list[str], attempts_allowed: int) -> TrainingStatus:
+    """The outcome of attempts with ``statuses`` (oldest first): passed once one
+    passed, in progress during one, failed once every attempt allowed failed, else not
+    started (before the first attempt, or between attempts). The one rule, for the
+    pages, the admin, the progress table and the export."""
     if Status.PASSED in statuses:
-        return "passed"
+        return TrainingStatus.PASSED
     if statuses and statuses[-1] == Status.IN_PROGRESS:
-        return "in_progress"
+        return TrainingStatus.IN_PROGRESS
     if statuses and len(statuses) >= attempts_allowed:
-        return "failed"
-    return "not_started"
+        return TrainingStatus.FAILED
+    return TrainingStatus.NOT_STARTED
 
 
-def training_outcomes(*, study: Study) -> dict[int, str]:
+def training_outcomes(*, study: Study) -> dict[int, TrainingStatus]:
     """Annotator id → outcome, for the study's annotators with at least one attempt.
     One query: the attempts, each with the study's number of attempts allowed (joined;
     the default without quiz settings)."""

@@ -26,6 +26,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Count
 from django.utils import timezone
 
+from ..errors import ErrorCode
 from ..models import (
     Annotator,
     Assignment,
@@ -36,7 +37,13 @@ from ..models import (
 )
 from ..protocol import shuffled_order
 from .lifecycle import assignment_expire, assignments_expire_overdue
-from .stages import NoWorkAvailable, StageLocked, _claimable_batches, annotator_stage_states
+from .stages import (
+    NoWorkAvailable,
+    StageLocked,
+    StageStatus,
+    _claimable_batches,
+    annotator_stage_states,
+)
 
 CLAIM_ATTEMPTS = 5
 
@@ -229,7 +236,8 @@ def assignment_claim(*, annotator: Annotator, now: datetime | None = None) -> As
             return result
         time.sleep(0.02 * (attempt + 1))
     raise NoWorkAvailable(
-        "Many people are asking for work at this moment. Please try again in a minute."
+        ErrorCode.CLAIMS_BUSY,
+        "Many people are asking for work at this moment. Please try again in a minute.",
     )
 
 
@@ -242,9 +250,9 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
     )
     study = annotator.study
     if study.status != Study.Status.OPEN:
-        raise NoWorkAvailable("This study is not open at the moment.")
+        raise NoWorkAvailable(ErrorCode.STUDY_NOT_OPEN, "This study is not open at the moment.")
     if not annotator.is_active:
-        raise NoWorkAvailable("Your invitation has been withdrawn.")
+        raise NoWorkAvailable(ErrorCode.INVITATION_WITHDRAWN, "Your invitation has been withdrawn.")
     if annotator.consented_at is None:
         raise ValidationError("Please read the information sheet and give your consent first.")
     current = annotator.assignments.open().order_by("assigned_at").first()
@@ -253,17 +261,24 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
             return current
         assignment_expire(assignment=current, now=now)
     state = next(
-        (s for s in annotator_stage_states(annotator=annotator, now=now) if s.status != "done"),
+        (
+            s
+            for s in annotator_stage_states(annotator=annotator, now=now)
+            if s.status != StageStatus.DONE
+        ),
         None,
     )
     if state is None:
-        raise NoWorkAvailable("You have completed every stage of this study.", finished=True)
-    if state.status in ("locked", "waiting"):
-        raise StageLocked(state.stage, state.unlocks_at)
-    if state.status == "on_platform":
         raise NoWorkAvailable(
+            ErrorCode.STAGES_COMPLETED, "You have completed every stage of this study."
+        )
+    if state.status in (StageStatus.LOCKED, StageStatus.WAITING):
+        raise StageLocked(state.stage, state.unlocks_at)
+    if state.status == StageStatus.ON_PLATFORM:
+        raise NoWorkAvailable(
+            ErrorCode.STAGE_ON_PLATFORM,
             f"{state.stage.public_name} is open to you: please start it from its own task on "
-            "the crowd platform, where it is paid."
+            "the crowd platform, where it is paid.",
         )
 
     candidates = list(
@@ -273,8 +288,9 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
     )
     if not candidates:
         raise NoWorkAvailable(
+            ErrorCode.STAGE_FULL,
             f"All batches of {state.stage.public_name} have enough annotators of your group "
-            "right now."
+            "right now.",
         )
     ordered = _candidate_order(
         annotator=annotator, stage=state.stage, study=study, candidates=candidates
@@ -298,7 +314,8 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         if outcome is not None and outcome is not _BUSY:
             return outcome
     raise NoWorkAvailable(
-        f"All batches of {state.stage.public_name} have enough annotators of your group right now."
+        ErrorCode.STAGE_FULL,
+        f"All batches of {state.stage.public_name} have enough annotators of your group right now.",
     )
 
 

@@ -39,7 +39,7 @@ from django.utils import timezone
 
 from ..models import Annotator, CrowdEntry, Stage
 from .lifecycle import assignments_expire_overdue
-from .stages import annotator_stage_states
+from .stages import StageStatus, annotator_stage_states
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
@@ -182,7 +182,7 @@ def crowd_return_due(
     state = next((s for s in states if s.stage.pk == entry.stage_id), None)
     if entry.outcome:
         back = crowd_entry_return(entry=entry, stage=entry.stage, outcome=entry.outcome)
-    elif state is None or state.status != "done":
+    elif state is None or state.status != StageStatus.DONE:
         return None
     else:
         outcome = Outcome.COMPLETED if state.submitted else Outcome.NO_WORK
@@ -227,7 +227,7 @@ def _part_to_end(*, annotator: Annotator, states):
     """The state of the stage whose part ``crowd_stage_end_early`` would end, or None."""
     if not annotator.platform:
         return None
-    state = next((s for s in states if s.status == "busy"), None)
+    state = next((s for s in states if s.status == StageStatus.BUSY), None)
     if state is None or not state.submitted or not state.stage.partial_completion_code:
         return None
     entry = crowd_entry_of(annotator=annotator, stage=state.stage)
@@ -316,5 +316,5 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
         ids[pk]
         for pk, annotator_states in sorted(states.items())
         if next(s for s in annotator_states if s.stage.pk == stage.pk).status
-        in ("open", "busy", "on_platform")
+        in (StageStatus.OPEN, StageStatus.BUSY, StageStatus.ON_PLATFORM)
     ]

@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ..errors import ErrorCode
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..times import time_html
 
@@ -40,11 +41,12 @@ class CrowdIdentity:
 
 
 class CrowdRefusal(Exception):
-    """A join refused: ``message`` says why and what to do (text, or HTML made with
-    ``format_html``); nothing was written."""
+    """A join refused: ``code`` says why, ``message`` says it and what to do to the
+    worker (text, or HTML made with ``format_html``); nothing was written."""
 
-    def __init__(self, message: str, *, status: int = 403):
+    def __init__(self, code: ErrorCode, message: str, *, status: int = 403):
         super().__init__(message)
+        self.code = code
         self.message = message
         self.status = status
 
@@ -69,6 +71,7 @@ def crowd_identity(params) -> CrowdIdentity:
         ids = [_well_formed(params, n) for n in ("PROLIFIC_PID", "STUDY_ID", "SESSION_ID")]
         if not all(ids):
             raise CrowdRefusal(
+                ErrorCode.CROWD_IDS_MISSING,
                 "This link lacks your Prolific ids (PROLIFIC_PID, STUDY_ID and SESSION_ID) or "
                 f"one of them is malformed. {again}",
                 status=400,
@@ -80,13 +83,16 @@ def crowd_identity(params) -> CrowdIdentity:
         submit_to = (params.get("turkSubmitTo") or "").strip().rstrip("/")
         if not all(ids) or submit_to not in CrowdEntry.SubmitTo.values or not submit_to:
             raise CrowdRefusal(
+                ErrorCode.CROWD_IDS_MISSING,
                 "This link lacks your MTurk ids (workerId, assignmentId, hitId and "
                 f"turkSubmitTo) or one of them is malformed. {again}",
                 status=400,
             )
         worker, assignment, hit = ids
         return CrowdIdentity(Annotator.Platform.MTURK, worker, assignment, hit, submit_to)
-    raise CrowdRefusal(f"This link lacks your crowd-platform id. {again}", status=400)
+    raise CrowdRefusal(
+        ErrorCode.CROWD_IDS_MISSING, f"This link lacks your crowd-platform id. {again}", status=400
+    )
 
 
 def stage_places_left(*, stage: Stage, group: AnnotatorGroup, now) -> int:
@@ -144,17 +150,21 @@ def crowd_join(
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
     study's crowd group row, so concurrent joins of one worker resolve one by one.
     """
-    from .stages import annotator_stage_states
+    from .stages import StageStatus, annotator_stage_states
     from .studies import annotators_create
 
     now = now or timezone.now()
     if study.status != study.Status.OPEN or study.crowd_group_id is None:
-        raise CrowdRefusal("This study is not taking part through a crowd platform right now.")
+        raise CrowdRefusal(
+            ErrorCode.CROWD_CLOSED,
+            "This study is not taking part through a crowd platform right now.",
+        )
     pinned = stage.platform_task_id_list
     if pinned and identity.platform_study_id not in pinned:
         raise CrowdRefusal(
+            ErrorCode.CROWD_WRONG_TASK,
             f"This link did not come from the crowd platform's task for {stage.public_name}. "
-            "Please open it from that task on the platform."
+            "Please open it from that task on the platform.",
         )
     group = AnnotatorGroup.objects.select_for_update().get(pk=study.crowd_group_id)
     annotator = Annotator.objects.filter(
@@ -163,13 +173,15 @@ def crowd_join(
     if annotator is None:
         if stage.position != 1:
             raise CrowdRefusal(
+                ErrorCode.CROWD_NOT_A_PARTICIPANT,
                 f"{stage.public_name} is open only to people who took part in the earlier "
-                "stages of this study. If you did, please write to the research team."
+                "stages of this study. If you did, please write to the research team.",
             )
         if not stage_admits_newcomer(stage=stage, group=group, now=now):
             raise CrowdRefusal(
+                ErrorCode.CROWD_FULL,
                 "This study has all the participants it needs. Please return the study on the "
-                "crowd platform; thank you for your interest."
+                "crowd platform; thank you for your interest.",
             )
         annotator = annotators_create(group=group, count=1)[0]
         annotator.platform = identity.platform
@@ -179,7 +191,10 @@ def crowd_join(
         _entry_create(annotator=annotator, stage=stage, identity=identity)
         return annotator
     if not annotator.is_active:
-        raise CrowdRefusal("Your participation in this study has been ended by the research team.")
+        raise CrowdRefusal(
+            ErrorCode.PARTICIPATION_ENDED,
+            "Your participation in this study has been ended by the research team.",
+        )
     entry = CrowdEntry.objects.filter(annotator=annotator, stage=stage).first()
     if entry is not None:
         same_task = (entry.session_id, entry.platform_study_id) == (
@@ -190,19 +205,22 @@ def crowd_join(
             return annotator
         if entry.outcome == CrowdEntry.Outcome.SCREENED_OUT:
             raise CrowdRefusal(
+                ErrorCode.CROWD_SCREENED_OUT,
                 "Your answers to this study's screening questions ended your participation, so "
-                "there is nothing more to do here. Please return this task on the crowd platform."
+                "there is nothing more to do here. Please return this task on the crowd platform.",
             )
         if entry.outcome in (CrowdEntry.Outcome.COMPLETED, CrowdEntry.Outcome.PARTIAL):
             raise CrowdRefusal(
+                ErrorCode.CROWD_PART_FINISHED,
                 f"Your part of {stage.public_name} is finished, so there is nothing more to do "
                 "in this task. Its code was shown in the browser where you worked on it; if "
-                "you have lost it, please write to the research team."
+                "you have lost it, please write to the research team.",
             )
         raise CrowdRefusal(
+            ErrorCode.CROWD_STARTED_ELSEWHERE,
             f"You have started {stage.public_name} already, in another browser or from another "
             "session on the crowd platform. Please go on in the browser where you started, from "
-            "the same task on the platform."
+            "the same task on the platform.",
         )
     # A later stage is a new task on the platform: a new session, from a platform study
     # (Prolific) or HIT (MTurk) none of the worker's earlier stages came from.
@@ -212,33 +230,37 @@ def crowd_join(
         or seen.filter(annotator=annotator, platform_study_id=identity.platform_study_id).exists()
     ):
         raise CrowdRefusal(
+            ErrorCode.CROWD_WRONG_TASK,
             f"This task on the crowd platform belongs to another stage. Please open "
-            f"{stage.public_name} from its own task on the platform."
+            f"{stage.public_name} from its own task on the platform.",
         )
     state = next(
         s for s in annotator_stage_states(annotator=annotator, now=now) if s.stage == stage
     )
-    if state.status == "locked":
+    if state.status == StageStatus.LOCKED:
         raise CrowdRefusal(
+            ErrorCode.STAGE_LOCKED,
             f"{stage.public_name} opens once you have finished the stage before it. "
-            "Please finish that one first, from its own task on the crowd platform."
+            "Please finish that one first, from its own task on the crowd platform.",
         )
-    if state.status == "waiting":
+    if state.status == StageStatus.WAITING:
         raise CrowdRefusal(
+            ErrorCode.STAGE_WAITING,
             format_html(
                 "{} opens for you at {}, after the pause between stages. Please come back "
                 "then; your place is kept.",
                 stage.public_name,
                 time_html(state.unlocks_at),
-            )
+            ),
         )
-    if state.status == "done":
+    if state.status == StageStatus.DONE:
         # Without an entry the worker did nothing in the stage: it ended for them
         # because others did every batch that could be theirs.
         raise CrowdRefusal(
+            ErrorCode.CROWD_NO_WORK_LEFT,
             f"There is no work left for you in {stage.public_name}: other people have done "
             "every batch that could be yours. Please return the task on the crowd platform; "
-            "thank you for your interest."
+            "thank you for your interest.",
         )
     _entry_create(annotator=annotator, stage=stage, identity=identity)
     return annotator

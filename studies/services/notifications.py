@@ -11,7 +11,7 @@ from ..models import (
     StageUnlockNotice,
     Study,
 )
-from .stages import annotator_stage_states
+from .stages import StageStatus, annotator_stage_states
 
 
 def unlock_notifications_send(*, now: datetime | None = None, base_url: str = "") -> int:
@@ -28,7 +28,7 @@ def unlock_notifications_send(*, now: datetime | None = None, base_url: str = ""
         notified = set(annotator.unlock_notices.values_list("stage_id", flat=True))
         for state in annotator_stage_states(annotator=annotator, now=now):
             if (
-                state.status in ("open", "busy")
+                state.status in (StageStatus.OPEN, StageStatus.BUSY)
                 and state.unlocks_at is not None
                 and state.stage.min_wait.total_seconds() > 0
                 and state.unlocks_at <= now

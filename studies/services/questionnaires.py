@@ -140,12 +140,12 @@ def questionnaire_step(
     )
     if not pending:
         return None
-    from .stages import annotator_stage_states
+    from .stages import StageStatus, annotator_stage_states
 
     done = {
         s.stage.pk
         for s in annotator_stage_states(annotator=annotator, now=now)
-        if s.status == "done"
+        if s.status == StageStatus.DONE
     }
     due = sorted((q for q in pending if q.stage_id in done), key=lambda q: q.stage.position)
     return QuestionnaireStep(due[0]) if due else None

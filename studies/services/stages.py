@@ -6,10 +6,12 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.db import models
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ..errors import ErrorCode
 from ..models import (
     Annotator,
     Assignment,
@@ -23,11 +25,12 @@ from ..times import time_display, time_html
 
 
 class NoWorkAvailable(Exception):
-    """Nothing to hand out right now (a normal outcome, shown as a friendly page)."""
+    """Nothing to hand out right now (a normal outcome, shown as a friendly page):
+    ``code`` says why, the message says it to the annotator."""
 
-    def __init__(self, message: str, *, finished: bool = False):
+    def __init__(self, code: ErrorCode, message: str):
         super().__init__(message)
-        self.finished = finished
+        self.code = code
 
 
 class StageLocked(Exception):
@@ -36,6 +39,7 @@ class StageLocked(Exception):
     def __init__(self, stage: Stage, unlocks_at: datetime | None):
         self.stage = stage
         self.unlocks_at = unlocks_at
+        self.code = ErrorCode.STAGE_WAITING if unlocks_at else ErrorCode.STAGE_LOCKED
         when = f"at {time_display(unlocks_at)}" if unlocks_at else "after the previous stage"
         super().__init__(f"{stage.public_name} opens for you {when}.")
 
@@ -49,20 +53,27 @@ class StageLocked(Exception):
         )
 
 
+class StageStatus(models.TextChoices):
+    """Where an annotator stands in one stage (``StageState.status``)."""
+
+    DONE = "done", "Done"  # finished for them (``stage_finished``)
+    IN_PROGRESS = "in_progress", "In progress"  # an open assignment
+    OPEN = "open", "Open"  # a claim would succeed now
+    # Every batch that can still be theirs is held by others for now; a slot frees up
+    # if one of them runs out of time.
+    BUSY = "busy", "Busy"
+    # A crowd worker enters this stage through its own task on their platform.
+    ON_PLATFORM = "on_platform", "On the crowd platform"
+    WAITING = "waiting", "Waiting"  # the minimum wait runs until ``unlocks_at``
+    LOCKED = "locked", "Locked"  # an earlier stage is not complete
+
+
 @dataclass(frozen=True)
 class StageState:
-    """Where an annotator stands in one stage.
-
-    ``status``: ``done``, ``in_progress`` (an open assignment), ``open`` (a claim
-    would succeed now), ``busy`` (every batch that can still be theirs is held by
-    others for now; a slot frees up if one of them runs out of time), ``on_platform``
-    (a crowd worker enters this stage through its own task on their platform),
-    ``waiting`` (the minimum wait runs until ``unlocks_at``) or ``locked`` (an earlier
-    stage is not complete).
-    """
+    """Where an annotator stands in one stage: ``status``, a ``StageStatus``."""
 
     stage: Stage
-    status: str
+    status: StageStatus
     submitted: int
     open: int
     target: int
@@ -185,8 +196,8 @@ def stage_states_from(
         row = counts.get(stage.pk, {})
         submitted, open_, last = row.get("submitted", 0), row.get("open", 0), row.get("last")
         unlocks_at = None
-        if previous is not None and previous.status != "done":
-            status = "locked"
+        if previous is not None and previous.status != StageStatus.DONE:
+            status = StageStatus.LOCKED
         else:
             if (
                 previous is not None
@@ -195,7 +206,7 @@ def stage_states_from(
             ):
                 unlocks_at = previous.last_submitted_at + stage.min_wait
             if open_:
-                status = "in_progress"
+                status = StageStatus.IN_PROGRESS
             elif stage_finished(
                 open_=open_,
                 submitted=submitted,
@@ -204,15 +215,15 @@ def stage_states_from(
                 # Asked only when the cheaper reasons do not already settle it.
                 batch_possible=left[stage.pk] or submitted >= m or possible(stage),
             ):
-                status = "done"
+                status = StageStatus.DONE
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
-                status = "waiting"
+                status = StageStatus.WAITING
             elif entered is not None and stage.pk not in entered:
-                status = "on_platform"
+                status = StageStatus.ON_PLATFORM
             elif not claimable(stage):
-                status = "busy"
+                status = StageStatus.BUSY
             else:
-                status = "open"
+                status = StageStatus.OPEN
         state = StageState(stage, status, submitted, open_, m, unlocks_at, last)
         states.append(state)
         previous = state

@@ -8,6 +8,7 @@ from django.db import transaction
 from django.db.models import Max
 from django.utils import timezone
 
+from ..errors import ErrorCode
 from ..models import (
     CHECK_MESSAGES,
     MAX_CATEGORY_BIT,
@@ -103,11 +104,11 @@ def study_open(*, study: Study) -> Study:
         study = Study.objects.select_for_update().get(pk=study.pk)
         if study.purged_at is not None:
             raise ValidationError(
-                CHECK_MESSAGES["study_purged_stays_closed"], code="study_purged_stays_closed"
+                CHECK_MESSAGES["study_purged_stays_closed"], code=ErrorCode.STUDY_PURGED
             )
         missing = study_missing_for_opening(study=study)
         if missing:
-            raise ValidationError(study_opening_message(missing), code="study_not_ready")
+            raise ValidationError(study_opening_message(missing), code=ErrorCode.STUDY_NOT_READY)
         if study.status != Study.Status.OPEN:
             study.status = Study.Status.OPEN
             study.save(update_fields=["status", "updated_at"])

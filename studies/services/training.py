@@ -16,7 +16,6 @@ right rating.
 
 from __future__ import annotations
 
-import enum
 from dataclasses import dataclass
 from datetime import datetime
 
@@ -24,6 +23,7 @@ from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
 
+from ..errors import ErrorCode
 from ..models import (
     Annotator,
     Assignment,
@@ -35,46 +35,34 @@ from ..models import (
     TrainingItem,
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
-from ..selectors.training import training_rules, training_status
+from ..selectors.training import TrainingStatus, training_rules, training_status
 from .crowd import crowd_entry_close
 from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
 
 Status = TrainingAttempt.Status
 
 
-class TrainingProblem(enum.StrEnum):
-    """Why a quiz action was refused (shared by the pages and the tests)."""
-
-    NO_QUIZ = "no_quiz"
-    PASSED = "passed"
-    OVER = "over"
-    NOT_STARTED = "not_started"
-    IN_PROGRESS = "in_progress"
-    NO_SUCH_ITEM = "no_such_item"
-    ANSWERED = "answered"
-    NOT_NEXT = "not_next"
-
-
 class TrainingRefused(Exception):
-    """A quiz action refused: ``message`` says why; nothing was written."""
+    """A quiz action refused: ``code`` says why, ``message`` says it to the annotator;
+    nothing was written."""
 
     MESSAGES = {
-        TrainingProblem.NO_QUIZ: "This study has no practice quiz.",
-        TrainingProblem.PASSED: "You have passed the practice quiz already: your batches are open.",
-        TrainingProblem.OVER: "Your practice quiz is over: no answers can be added. Thank you "
+        ErrorCode.NO_QUIZ: "This study has no practice quiz.",
+        ErrorCode.QUIZ_PASSED: "You have passed the practice quiz already: your batches are open.",
+        ErrorCode.QUIZ_OVER: "Your practice quiz is over: no answers can be added. Thank you "
         "for your time.",
-        TrainingProblem.NOT_STARTED: "Please start an attempt at the practice quiz first.",
-        TrainingProblem.IN_PROGRESS: "You are in the middle of an attempt: please finish it first.",
-        TrainingProblem.NO_SUCH_ITEM: "There is no such practice item.",
-        TrainingProblem.ANSWERED: "You have answered this practice item already in this "
+        ErrorCode.QUIZ_NOT_STARTED: "Please start an attempt at the practice quiz first.",
+        ErrorCode.QUIZ_IN_PROGRESS: "You are in the middle of an attempt: please finish it first.",
+        ErrorCode.NO_SUCH_PRACTICE_ITEM: "There is no such practice item.",
+        ErrorCode.PRACTICE_ITEM_ANSWERED: "You have answered this practice item already in this "
         "attempt; your first answer counts.",
-        TrainingProblem.NOT_NEXT: "Please answer the practice items in order: an earlier "
+        ErrorCode.PRACTICE_ITEM_NOT_NEXT: "Please answer the practice items in order: an earlier "
         "one is still open.",
     }
 
-    def __init__(self, problem: TrainingProblem):
-        self.problem = problem
-        self.message = self.MESSAGES[problem]
+    def __init__(self, code: ErrorCode):
+        self.code = code
+        self.message = self.MESSAGES[code]
         super().__init__(self.message)
 
 
@@ -117,11 +105,10 @@ def training_score_passes(*, n_right: int, n_items: int, pass_mark: int) -> bool
 
 @dataclass(frozen=True)
 class TrainingOutcome:
-    """An annotator's standing in the quiz. ``status``: "not_started", "in_progress",
-    "passed" or "failed" (every attempt used and none passed); ``current``: the attempt
-    in progress, else the last one (None before the first)."""
+    """An annotator's standing in the quiz. ``status``: a ``TrainingStatus``;
+    ``current``: the attempt in progress, else the last one (None before the first)."""
 
-    status: str
+    status: TrainingStatus
     attempts_used: int
     attempts_allowed: int
     pass_mark: int
@@ -133,12 +120,7 @@ class TrainingOutcome:
 
     @property
     def label(self) -> str:
-        return {
-            "not_started": "Not started",
-            "in_progress": "In progress",
-            "passed": "Passed",
-            "failed": "Failed",
-        }[self.status]
+        return self.status.label
 
 
 def training_outcome(*, annotator: Annotator) -> TrainingOutcome | None:
@@ -175,15 +157,14 @@ def training_attempt_start(*, annotator: Annotator, now: datetime | None = None)
     n_items = TrainingItem.objects.filter(study_id=annotator.study_id).count()
     outcome = training_outcome(annotator=annotator)
     if outcome is None or n_items == 0:
-        raise TrainingRefused(TrainingProblem.NO_QUIZ)
-    if outcome.status in ("passed", "failed", "in_progress"):
-        raise TrainingRefused(
-            {
-                "passed": TrainingProblem.PASSED,
-                "failed": TrainingProblem.OVER,
-                "in_progress": TrainingProblem.IN_PROGRESS,
-            }[outcome.status]
-        )
+        raise TrainingRefused(ErrorCode.NO_QUIZ)
+    refusal = {
+        TrainingStatus.PASSED: ErrorCode.QUIZ_PASSED,
+        TrainingStatus.FAILED: ErrorCode.QUIZ_OVER,
+        TrainingStatus.IN_PROGRESS: ErrorCode.QUIZ_IN_PROGRESS,
+    }.get(outcome.status)
+    if refusal is not None:
+        raise TrainingRefused(refusal)
     return TrainingAttempt.objects.create(
         annotator=annotator,
         number=outcome.attempts_used + 1,
@@ -202,12 +183,12 @@ def training_answer_target(*, annotator: Annotator, number: int):
     if attempt is None:
         outcome = training_outcome(annotator=annotator)
         if outcome is None:
-            raise TrainingRefused(TrainingProblem.NO_QUIZ)
+            raise TrainingRefused(ErrorCode.NO_QUIZ)
         raise TrainingRefused(
             {
-                "passed": TrainingProblem.PASSED,
-                "failed": TrainingProblem.OVER,
-            }.get(outcome.status, TrainingProblem.NOT_STARTED)
+                TrainingStatus.PASSED: ErrorCode.QUIZ_PASSED,
+                TrainingStatus.FAILED: ErrorCode.QUIZ_OVER,
+            }.get(outcome.status, ErrorCode.QUIZ_NOT_STARTED)
         )
     item = (
         TrainingItem.objects.filter(study_id=annotator.study_id)
@@ -218,11 +199,11 @@ def training_answer_target(*, annotator: Annotator, number: int):
         else None
     )
     if item is None:
-        raise TrainingRefused(TrainingProblem.NO_SUCH_ITEM)
+        raise TrainingRefused(ErrorCode.NO_SUCH_PRACTICE_ITEM)
     if TrainingAnswer.objects.filter(attempt=attempt, item=item).exists():
-        raise TrainingRefused(TrainingProblem.ANSWERED)
+        raise TrainingRefused(ErrorCode.PRACTICE_ITEM_ANSWERED)
     if number != training_next_number(attempt=attempt):
-        raise TrainingRefused(TrainingProblem.NOT_NEXT)
+        raise TrainingRefused(ErrorCode.PRACTICE_ITEM_NOT_NEXT)
     return attempt, item
 
 
@@ -266,7 +247,7 @@ def training_answer_record(
                 answered_at=now,
             )
     except IntegrityError:  # the unique rule, should the check above be raced
-        raise TrainingRefused(TrainingProblem.ANSWERED) from None
+        raise TrainingRefused(ErrorCode.PRACTICE_ITEM_ANSWERED) from None
     answers = TrainingAnswer.objects.filter(attempt=attempt)
     if answers.count() >= attempt.n_items:
         n_right = answers.filter(is_right=True).count()

@@ -11,8 +11,9 @@ from django.urls import reverse
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from ..errors import ErrorCode
 from ..forms import AnswerForm, item_shown_at
-from ..models import Assignment, Judgement, Reflection
+from ..models import Assignment, Judgement, Reflection, Study
 from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
@@ -23,6 +24,7 @@ from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
     StageLocked,
+    StageStatus,
     StaleAnswer,
     annotator_stage_states,
     assignment_claim,
@@ -150,9 +152,12 @@ def _render_item(request, assignment, number, *, form=None, saved=False, status=
 
 def _closed(request, assignment: Assignment, status=409) -> HttpResponse:
     template = "studies/annotate/_closed.html" if request.htmx else "studies/annotate/closed.html"
-    return render(
-        request, template, {"study": request.study, "assignment": assignment}, status=status
-    )
+    context = {
+        "study": request.study,
+        "assignment": assignment,
+        "AssignmentStatus": Assignment.Status,
+    }
+    return render(request, template, context, status=status)
 
 
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
@@ -162,7 +167,7 @@ def home(request: HttpRequest) -> HttpResponse:
     states = annotator_stage_states(annotator=annotator, now=now)
     if crowd_stage_end_early(annotator=annotator, states=states, now=now):
         return redirect("studies:home", slug=request.study.slug)  # through the gates again
-    if states and all(s.status == "done" for s in states):
+    if states and all(s.status == StageStatus.DONE for s in states):
         return redirect("studies:done", slug=request.study.slug)
     batches = list(
         annotator.assignments.select_related("stage", "batch__context")
@@ -180,7 +185,10 @@ def home(request: HttpRequest) -> HttpResponse:
             "states": states,
             "batches": batches,
             "current": current,
-            "next_state": next((s for s in states if s.status != "done"), None),
+            "next_state": next((s for s in states if s.status != StageStatus.DONE), None),
+            "StageStatus": StageStatus,
+            "StudyStatus": Study.Status,
+            "AssignmentStatus": Assignment.Status,
         },
     )
 
@@ -195,7 +203,7 @@ def start(request: HttpRequest) -> HttpResponse:
         messages.info(request, locked.html)
         return redirect("studies:home", slug=request.study.slug)
     except NoWorkAvailable as exc:
-        if exc.finished:
+        if exc.code == ErrorCode.STAGES_COMPLETED:
             return redirect("studies:done", slug=request.study.slug)
         if crowd_stage_end_early(
             annotator=request.annotator,
@@ -358,7 +366,7 @@ def done(request: HttpRequest) -> HttpResponse:
     states = annotator_stage_states(annotator=annotator)
     if crowd_stage_end_early(annotator=annotator, states=states):
         return redirect("studies:home", slug=request.study.slug)  # through the gates again
-    finished = bool(states) and all(s.status == "done" for s in states)
+    finished = bool(states) and all(s.status == StageStatus.DONE for s in states)
     return render_with_crowd_return(
         request,
         "studies/annotate/done.html",

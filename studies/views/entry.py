@@ -12,6 +12,7 @@ from ..models import Annotator, ConsentVersion, Study
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
 from ..selectors import annotator_by_token
 from ..services import (
+    StageStatus,
     annotator_complete_tutorial,
     annotator_consent,
     annotator_decline,
@@ -174,7 +175,9 @@ def decline(request: HttpRequest) -> HttpResponse:
 def _current_answer_settings(annotator) -> AnswerSettings:
     """What the annotator's current stage (the first not done, else the last) asks."""
     states = annotator_stage_states(annotator=annotator)
-    current = next((s for s in states if s.status != "done"), states[-1] if states else None)
+    current = next(
+        (s for s in states if s.status != StageStatus.DONE), states[-1] if states else None
+    )
     return current.stage.answer_settings if current else DEFAULT_ANSWER_SETTINGS
 
 

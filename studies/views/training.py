@@ -9,11 +9,12 @@ from django.http import HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
 from django.urls import reverse
 
+from ..errors import ErrorCode
 from ..forms import AnswerForm, item_shown_at
 from ..models import TrainingAnswer, TrainingAttempt
 from ..protocol import selected_categories
+from ..selectors.training import TrainingStatus
 from ..services.training import (
-    TrainingProblem,
     TrainingRefused,
     training_answer_record,
     training_answer_settings,
@@ -27,7 +28,7 @@ from ..services.training import (
 from .annotate import item_panel_questions
 from .common import Step, annotator_page, render_with_crowd_return
 
-REFUSAL_STATUS = {TrainingProblem.NO_SUCH_ITEM: 404, TrainingProblem.NO_QUIZ: 404}
+REFUSAL_STATUS = {ErrorCode.NO_SUCH_PRACTICE_ITEM: 404, ErrorCode.NO_QUIZ: 404}
 
 
 def _refused(request, refusal: TrainingRefused) -> HttpResponse:
@@ -41,7 +42,7 @@ def _refused(request, refusal: TrainingRefused) -> HttpResponse:
         request,
         template,
         {"study": request.study, "message": refusal.message},
-        status=REFUSAL_STATUS.get(refusal.problem, 409),
+        status=REFUSAL_STATUS.get(refusal.code, 409),
     )
 
 
@@ -61,10 +62,14 @@ def training(request: HttpRequest) -> HttpResponse:
     if outcome is None:
         return redirect("studies:home", slug=study.slug)
     attempt = outcome.current
-    if outcome.status == "in_progress":
+    if outcome.status == TrainingStatus.IN_PROGRESS:
         number = training_next_number(attempt=attempt)
         return redirect("studies:training_item", slug=study.slug, number=number)
-    back = training_screen_out(annotator=annotator) if outcome.status == "failed" else None
+    back = (
+        training_screen_out(annotator=annotator)
+        if outcome.status == TrainingStatus.FAILED
+        else None
+    )
     return render_with_crowd_return(
         request,
         "studies/annotate/training.html",
@@ -73,6 +78,7 @@ def training(request: HttpRequest) -> HttpResponse:
             "study": study,
             "annotator": annotator,
             "outcome": outcome,
+            "TrainingStatus": TrainingStatus,
             "attempt": attempt,
             "n_items": len(training_items(study=study)),
         },
@@ -161,14 +167,14 @@ def training_item(request: HttpRequest, number: int) -> HttpResponse:
     study, annotator = request.study, request.annotator
     items = training_items(study=study)
     if not items:
-        return _refused(request, TrainingRefused(TrainingProblem.NO_QUIZ))
+        return _refused(request, TrainingRefused(ErrorCode.NO_QUIZ))
     attempt = TrainingAttempt.objects.filter(
         annotator=annotator, status=TrainingAttempt.Status.IN_PROGRESS
     ).first()
     if request.method == "POST":
         return _training_item_save(request, items, number, attempt)
     if not 1 <= number <= len(items):
-        return _refused(request, TrainingRefused(TrainingProblem.NO_SUCH_ITEM))
+        return _refused(request, TrainingRefused(ErrorCode.NO_SUCH_PRACTICE_ITEM))
     answer = None
     if attempt is None:
         # The attempt just finished: its last answer's feedback, else the quiz page.

@@ -12,6 +12,7 @@ import pytest
 from rest_framework.test import APIClient
 
 from analysis.models import AnalysisRun
+from studies.errors import ErrorCode
 from studies.models import Assignment, DialogueContext, Reflection, Study
 from tests.conftest import materials_doc
 
@@ -107,10 +108,12 @@ def snapshot() -> tuple:
     )
 
 
-def assert_error(response, status: int, who: str = "") -> dict:
+def assert_error(response, status: int, code: ErrorCode, who: str = "") -> dict:
+    """An error in the API's format with ``code`` and a message a person can read."""
     assert response.status_code == status, (who, response.content)
     assert response["Content-Type"] == "application/json", who
     body = response.json()
+    assert body["code"] == code, (who, body)
     assert isinstance(body["message"], str) and body["message"], who
     return body
 
@@ -138,30 +141,42 @@ def test_permission_matrix(
     before = snapshot()
 
     response = endpoint.call(anonymous, small_study)
-    body = assert_error(response, 401, "anonymous")
-    assert body == {"message": "Authentication credentials were not provided."}
+    body = assert_error(response, 401, ErrorCode.NOT_AUTHENTICATED, "anonymous")
+    assert body == {
+        "message": "Authentication credentials were not provided.",
+        "code": "not_authenticated",
+    }
     assert response["WWW-Authenticate"] == "Token"
 
-    assert_error(endpoint.call(annotator_client, small_study), 401, "annotator")
+    assert_error(
+        endpoint.call(annotator_client, small_study), 401, ErrorCode.NOT_AUTHENTICATED, "annotator"
+    )
 
-    body = assert_error(endpoint.call(non_staff, small_study), 403, "non-staff")
+    body = assert_error(
+        endpoint.call(non_staff, small_study), 403, ErrorCode.PERMISSION_DENIED, "non-staff"
+    )
     assert body["message"].startswith("Only researchers")
 
-    assert_error(endpoint.call(staff_without_permissions, small_study), 403, "staff, no perms")
+    assert_error(
+        endpoint.call(staff_without_permissions, small_study),
+        403,
+        ErrorCode.PERMISSION_DENIED,
+        "staff, no perms",
+    )
 
     response = endpoint.call(reader, small_study)
     if is_write:
-        body = assert_error(response, 403, "reader")
+        body = assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "reader")
         assert "lacks the permission" in body["message"]
     elif name in ROW_LEVEL:
-        body = assert_error(response, 403, "reader")
+        body = assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "reader")
         assert body["message"] == f"Your account lacks the permission {ROW_LEVEL[name]}."
     else:
         assert response.status_code == endpoint.ok, response.content
 
     response = endpoint.call(row_reader, small_study)
     if is_write:
-        assert_error(response, 403, "row reader")
+        assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "row reader")
     else:
         assert response.status_code == endpoint.ok, response.content
 
@@ -176,8 +191,8 @@ def test_permission_matrix(
 def test_a_wrong_token_is_refused_with_401(small_study):
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION="Token not-a-real-token")
-    body = assert_error(client.get("/api/studies/"), 401)
-    assert body == {"message": "Invalid token."}
+    body = assert_error(client.get("/api/studies/"), 401, ErrorCode.AUTHENTICATION_FAILED)
+    assert body == {"message": "Invalid token.", "code": "authentication_failed"}
 
 
 def test_a_staff_session_from_the_admin_works_too(client, staff, small_study):
@@ -204,8 +219,8 @@ def test_a_staff_session_from_the_admin_works_too(client, staff, small_study):
     ],
 )
 def test_unknown_ids_and_paths_are_json_404s(url, api, small_study):
-    body = assert_error(api.get(url), 404)
-    assert set(body) == {"message"}
+    body = assert_error(api.get(url), 404, ErrorCode.NOT_FOUND)
+    assert set(body) == {"message", "code"}
 
 
 @pytest.mark.parametrize(
@@ -219,17 +234,19 @@ def test_unknown_ids_and_paths_are_json_404s(url, api, small_study):
 )
 def test_writes_to_unknown_ids_are_json_404s_and_write_nothing(url, body, api, small_study):
     before = snapshot()
-    assert_error(api.post(url, body, format="json"), 404)
+    assert_error(api.post(url, body, format="json"), 404, ErrorCode.NOT_FOUND)
     assert snapshot() == before
 
 
 def test_unknown_paths_ask_anonymous_callers_to_authenticate_first(anonymous, db):
-    assert_error(anonymous.get("/api/no-such-endpoint/"), 401)
+    assert_error(anonymous.get("/api/no-such-endpoint/"), 401, ErrorCode.NOT_AUTHENTICATED)
 
 
 def test_a_method_an_endpoint_lacks_is_a_json_405(api, small_study):
-    body = assert_error(api.delete(f"/api/studies/{small_study.slug}/"), 405)
-    assert body == {"message": 'Method "DELETE" not allowed.'}
+    body = assert_error(
+        api.delete(f"/api/studies/{small_study.slug}/"), 405, ErrorCode.METHOD_NOT_ALLOWED
+    )
+    assert body == {"message": 'Method "DELETE" not allowed.', "code": "method_not_allowed"}
 
 
 PERMISSION_SETS = [

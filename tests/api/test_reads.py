@@ -230,7 +230,7 @@ def test_bad_judgement_filters_are_400_with_field_errors(api, api_study, query, 
     response = api.get(f"/api/studies/pilot/judgements/?{query}")
     assert response.status_code == 400
     body = response.json()
-    assert set(body) == {"message", "errors"}
+    assert set(body) == {"message", "code", "errors"} and body["code"] == "invalid"
     assert field in body["errors"] and body["message"].startswith(field)
 
 

@@ -1,5 +1,6 @@
 """POST /api/studies/{slug}/open/: the admin's rule for opening a study, over the API."""
 
+from studies.errors import ErrorCode
 from studies.models import Study
 from tests.studies.test_opening import TUTORIAL
 
@@ -8,6 +9,7 @@ def test_opening_a_study_without_a_tutorial_is_refused_listing_what_is_missing(a
     response = api.post("/api/studies/pilot/open/")
     assert response.status_code == 400, response.content
     body = response.json()
+    assert body["code"] == ErrorCode.STUDY_NOT_READY
     assert body["errors"] == {
         "non_field_errors": [
             "Annotators cannot start yet: the study needs the tutorial's introduction; the "
@@ -31,5 +33,6 @@ def test_opening_needs_the_permission_to_change_studies(reader, loaded_study):
     Study.objects.filter(pk=loaded_study.pk).update(**TUTORIAL)
     response = reader.post("/api/studies/pilot/open/")
     assert response.status_code == 403
+    assert response.json()["code"] == ErrorCode.PERMISSION_DENIED
     assert "studies.change_study" in response.json()["message"]
     assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.DRAFT

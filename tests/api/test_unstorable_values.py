@@ -6,6 +6,7 @@ reads itself. NUL characters inside a JSON body are the fields' to refuse
 from urllib.parse import urlencode
 
 from analysis.models import AnalysisRun
+from studies.errors import ErrorCode
 from studies.models import Assignment
 
 FORM = "application/x-www-form-urlencoded"
@@ -17,7 +18,8 @@ def test_a_nul_in_an_api_path_is_a_json_404(api, anonymous, small_study):
         assert response.status_code == 404
         assert response.json() == {
             "message": "This address contains a NUL character, so it is not the address of "
-            "any page."
+            "any page.",
+            "code": "not_found",
         }
 
 
@@ -27,6 +29,7 @@ def test_a_nul_in_an_api_query_is_a_json_400_naming_the_parameter(api, small_stu
     assert response.json() == {
         "message": 'The link\'s parameter "cursor" contains a NUL character, which cannot '
         "be stored.",
+        "code": "invalid",
         "errors": {"cursor": ["contains a NUL character"]},
     }
 
@@ -42,6 +45,7 @@ def test_a_nul_in_a_parameter_name_is_named_escaped(api, small_study):
 def test_a_nul_in_a_form_body_is_a_json_400_and_starts_nothing(api, small_study):
     response = api.post("/api/studies/pilot/analysis-runs/", {"note": "a\x00b"}, format="multipart")
     assert response.status_code == 400
+    assert response.json()["code"] == ErrorCode.INVALID
     assert response.json()["errors"] == {"note": ["contains a NUL character"]}
     assert not AnalysisRun.objects.exists()
 
@@ -58,6 +62,7 @@ def test_form_bodies_without_nul_are_still_refused_as_not_json(api, small_study)
         urlencoded = api.post(url, urlencode(body), content_type=FORM)
         for response in (multipart, urlencoded):
             assert response.status_code == 415, (url, response.content[:300])
+            assert response.json()["code"] == ErrorCode.UNSUPPORTED_MEDIA_TYPE
             assert response.json()["message"].startswith("Unsupported media type")
     assert not AnalysisRun.objects.exists()
     submitted.refresh_from_db()
@@ -73,5 +78,6 @@ def test_form_bodies_too_large_or_malformed_are_still_the_apis_to_refuse(
     malformed = api.post(url, "--x\r\nno headers", content_type="multipart/form-data; boundary=x")
     for response in (too_large, malformed):
         assert response.status_code == 415, response.content[:300]
+        assert response.json()["code"] == ErrorCode.UNSUPPORTED_MEDIA_TYPE
         assert response.json()["message"].startswith("Unsupported media type")
     assert not AnalysisRun.objects.exists()

@@ -9,6 +9,7 @@ import pytest
 
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_execute
+from studies.errors import ErrorCode
 from studies.models import Assignment, Batch, BatchItem, DialogueContext, Judgement, Reflection
 from tests.conftest import materials_doc
 
@@ -27,9 +28,10 @@ def post(api, url: str, body) -> object:
     return api.post(url, content, content_type="application/json")
 
 
-def assert_400(response) -> dict:
+def assert_400(response, code: ErrorCode = ErrorCode.INVALID) -> dict:
     assert response.status_code == 400, response.content
     body = response.json()
+    assert body["code"] == code, body
     assert body["message"] and isinstance(body["errors"], dict)
     return body
 
@@ -130,7 +132,10 @@ def test_unreadable_materials_are_400_with_the_importers_words(
 def test_materials_must_be_sent_as_json(api, loaded_study):
     response = api.post("/api/studies/pilot/materials/", "a,b\n1,2\n", content_type="text/csv")
     assert response.status_code == 415
-    assert response.json() == {"message": 'Unsupported media type "text/csv" in request.'}
+    assert response.json() == {
+        "message": 'Unsupported media type "text/csv" in request.',
+        "code": "unsupported_media_type",
+    }
 
 
 def test_materials_for_a_study_without_stages_are_refused(api, db):
@@ -206,12 +211,18 @@ def test_work_that_is_no_longer_active_cannot_be_rejected(api, submitted):
     before = _assignment_row(submitted)
     body = assert_400(post(api, f"/api/assignments/{submitted.pk}/reject/", {"reason": "Again."}))
     message = "Only assigned, in-progress or submitted work can be rejected; this one is rejected."
-    assert body == {"message": message, "errors": {"non_field_errors": [message]}}
+    assert body == {
+        "message": message,
+        "code": "invalid",
+        "errors": {"non_field_errors": [message]},
+    }
     assert _assignment_row(submitted) == before
 
 
 def test_malformed_json_is_a_400(api, submitted):
-    body = assert_400(post(api, f"/api/assignments/{submitted.pk}/reject/", '{"reason": '))
+    body = assert_400(
+        post(api, f"/api/assignments/{submitted.pk}/reject/", '{"reason": '), ErrorCode.PARSE_ERROR
+    )
     assert body["message"].startswith("JSON parse error")
 
 
@@ -222,6 +233,7 @@ def test_an_analysis_excluding_a_source_the_study_lacks_is_refused(api, staff, s
     with mock.patch("analysis.tasks.analysis_run_task.apply_async") as apply_async:
         response = post(api, "/api/studies/pilot/analysis-runs/", {"excluded_sources": ["BART"]})
     assert response.status_code == 400
+    assert response.json()["code"] == ErrorCode.INVALID
     assert response.json()["errors"] == {
         "excluded_sources": ["Not a source of this study: BART (it has: GPT-2, GPT-3, Human)."]
     }

@@ -14,6 +14,8 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import URLPattern, URLResolver, get_resolver, resolve
 from django.utils.regex_helper import normalize
 
+from studies.errors import ErrorCode
+
 NUL = "a\x00b"
 PLAIN = ("1", "x")  # fit int, slug, str and path parameters
 WRITES = re.compile(r"^\s*(INSERT|UPDATE|DELETE)\b", re.IGNORECASE)
@@ -87,7 +89,10 @@ def _wrong(response, queries, status: int) -> str | None:
     if written:
         return f"wrote {written}"
     if response.request["PATH_INFO"].startswith("/api/"):
-        if set(response.json()) != ({"message", "errors"} if status == 400 else {"message"}):
+        body = response.json()
+        code = ErrorCode.INVALID if status == 400 else ErrorCode.NOT_FOUND
+        keys = {"message", "code", "errors"} if status == 400 else {"message", "code"}
+        if set(body) != keys or body["code"] != code:
             return f"not the API's error format: {response.content[:200]}"
         return None
     heading = {404: "This page does not exist", 400: "This request cannot be accepted"}[status]

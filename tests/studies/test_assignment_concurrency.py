@@ -32,6 +32,7 @@ from django.db import connection
 from django.db.models import Count, Q
 
 from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
 from studies.models import Annotator, Assignment, Reflection, Study
 from studies.services import (
     Answer,
@@ -67,7 +68,6 @@ T0 = datetime(2024, 3, 4, 9, 0, tzinfo=UTC)
 ACTIVE = Assignment.ACTIVE
 OPEN = Assignment.OPEN
 EXPECTED = (NoWorkAvailable, StageLocked)
-BUSY = "Many people are asking for work at this moment"
 CROWD = 50  # claims at the same instant (one database connection each)
 
 
@@ -150,7 +150,7 @@ def unexpected(outcomes: list[object], allowed: tuple[type[BaseException], ...] 
 
 def is_busy(outcome: object) -> bool:
     """Turned away because every candidate batch was locked by other claims."""
-    return isinstance(outcome, NoWorkAvailable) and BUSY in str(outcome)
+    return isinstance(outcome, NoWorkAvailable) and outcome.code == ErrorCode.CLAIMS_BUSY
 
 
 def claims_at(annotators: list[Annotator], now: datetime) -> list[object]:

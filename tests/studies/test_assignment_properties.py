@@ -45,6 +45,7 @@ from hypothesis.stateful import (
 )
 
 from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
 from studies.models import Annotator, Assignment, Batch, Judgement, Reflection, Study
 from studies.services import (
     Answer,
@@ -263,11 +264,12 @@ class AssignmentRules(RuleBasedStateMachine):
             assert self.snapshot() == before
             return None
         except NoWorkAvailable as exc:
-            event(f"claim: no work (finished={exc.finished})")
+            finished = exc.code == ErrorCode.STAGES_COMPLETED
+            event(f"claim: no work (finished={finished})")
             assert expect.current is None
             assert not expect.waiting
-            assert exc.finished is expect.done_2
-            if not exc.finished:
+            assert finished is expect.done_2
+            if not finished:
                 assert not expect.candidates
             assert self.snapshot() == before
             return None

@@ -9,6 +9,7 @@ from django.core.exceptions import ValidationError
 from django.utils import timezone
 
 from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
 from studies.models import (
     Annotator,
     Assignment,
@@ -24,6 +25,7 @@ from studies.services import (
     Answer,
     NoWorkAvailable,
     StageLocked,
+    StageStatus,
     annotator_stage_states,
     annotators_create,
     assignment_claim,
@@ -127,7 +129,7 @@ def test_a_batch_gets_at_most_k_annotators_per_group(open_study):
     # No batch of stage 1 can ever be theirs: the stage is finished for them, and with
     # nothing submitted in it they wait for nothing.
     (first, _) = annotator_stage_states(annotator=late, now=T0 + timedelta(hours=2))
-    assert (first.status, first.submitted) == ("done", 0)
+    assert (first.status, first.submitted) == (StageStatus.DONE, 0)
     assert assignment_claim(annotator=late, now=T0 + timedelta(hours=2)).stage.position == 2
 
 
@@ -191,8 +193,9 @@ def test_claim_needs_consent_and_an_open_study(open_study, loaded_study):
         assignment_claim(annotator=no_consent, now=T0)
     (annotator,) = consented(open_study)
     Study.objects.filter(pk=open_study.pk).update(status=Study.Status.CLOSED)
-    with pytest.raises(NoWorkAvailable, match="not open"):
+    with pytest.raises(NoWorkAvailable) as info:
         assignment_claim(annotator=annotator, now=T0)
+    assert info.value.code == ErrorCode.STUDY_NOT_OPEN
     assert not Assignment.objects.exists()
 
 
@@ -236,6 +239,7 @@ def test_second_stage_is_locked_until_the_wait_elapses_to_the_second(open_study)
     with pytest.raises(StageLocked) as info:
         assignment_claim(annotator=annotator, now=unlock - timedelta(seconds=1))
     assert info.value.unlocks_at == unlock and info.value.stage == stage2
+    assert info.value.code == ErrorCode.STAGE_WAITING
     assert not Assignment.objects.filter(stage=stage2).exists()
 
     assignment = assignment_claim(annotator=annotator, now=unlock)
@@ -246,7 +250,7 @@ def test_second_stage_stays_locked_while_the_first_is_incomplete(open_study):
     (annotator,) = consented(open_study)
     do_batch(annotator, T0)  # 1 of m=2
     states = annotator_stage_states(annotator=annotator, now=T0 + timedelta(days=30))
-    assert [s.status for s in states] == ["open", "locked"]
+    assert [s.status for s in states] == [StageStatus.OPEN, StageStatus.LOCKED]
     assert states[1].unlocks_at is None
 
 
@@ -254,7 +258,7 @@ def test_home_states_show_done_waiting_and_the_unlock_time(open_study):
     (annotator,) = consented(open_study)
     last = finish_stage_1(annotator)
     states = annotator_stage_states(annotator=annotator, now=last.submitted_at)
-    assert [s.status for s in states] == ["done", "waiting"]
+    assert [s.status for s in states] == [StageStatus.DONE, StageStatus.WAITING]
     assert states[1].unlocks_at == last.submitted_at + timedelta(days=3)
 
 
@@ -301,7 +305,7 @@ def test_finishing_every_stage_says_so(open_study):
     do_batch(annotator, T0 + timedelta(hours=2))
     with pytest.raises(NoWorkAvailable) as info:
         assignment_claim(annotator=annotator, now=T0 + timedelta(hours=3))
-    assert info.value.finished is True
+    assert info.value.code == ErrorCode.STAGES_COMPLETED
 
 
 # --- recurrence --------------------------------------------------------------------------

@@ -12,6 +12,7 @@ from django.core.exceptions import ValidationError
 from django.db import connection, transaction
 from django.utils import timezone
 
+from studies.errors import ErrorCode
 from studies.models import (
     Annotator,
     AnnotatorSession,
@@ -227,7 +228,7 @@ def test_item_save_with_a_revision_for_an_answer_that_is_not_there_is_stale(anno
             categories={"malformed": 0},
             expected_revision=2,
         )
-    assert info.value.code == "stale"
+    assert info.value.code == ErrorCode.STALE_ANSWER
     assert not Judgement.objects.exists()  # never re-created, nor left behind
     assignment.refresh_from_db()
     assert assignment.status == Assignment.Status.ASSIGNED
@@ -258,7 +259,7 @@ def test_item_save_checks_the_revision_the_page_showed(annotator):
         judgement_record_item(
             answer=Answer(coherent=True, empathy=5), expected_revision=0, **common
         )
-    assert info.value.code == "stale"
+    assert info.value.code == ErrorCode.STALE_ANSWER
     _, revised = judgement_record_item(
         answer=Answer(coherent=True, empathy=4), expected_revision=1, **common
     )
@@ -538,7 +539,7 @@ def test_two_revisions_of_the_same_shown_answer_one_wins_one_is_stale(annotator)
     release.set()
     for thread in (holder, *tabs):
         thread.join(10)
-    assert sorted(results.values(), key=str) == [2, "stale"], results
+    assert sorted(results.values(), key=str) == [2, ErrorCode.STALE_ANSWER], results
     winner = next(empathy for empathy, outcome in results.items() if outcome == 2)
     stored = Judgement.objects.get(assignment=assignment)
     assert (stored.revision, stored.empathy) == (2, winner)

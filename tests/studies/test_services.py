@@ -6,6 +6,7 @@ import pytest
 from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
 from django.utils import timezone
 
+from studies.errors import ErrorCode
 from studies.models import (
     Annotator,
     Assignment,
@@ -494,7 +495,7 @@ def test_judgement_record_refuses_a_stale_revision_and_writes_nothing(loaded_stu
         judgement_record(
             assignment=assignment, reflection=reflection, answer=no, expected_revision=0
         )
-    assert info.value.code == "stale"
+    assert info.value.code == ErrorCode.STALE_ANSWER
     stored = Judgement.objects.get()
     assert (stored.coherent, stored.empathy, stored.revision) == (True, 4, 1)
     # Without an expected revision (the API, imports, older clients) it just saves.

@@ -20,6 +20,7 @@ import pytest
 from django.db.models import Count
 
 from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
 from studies.models import Annotator, Assignment, Judgement, Reflection, Study
 from studies.services import (
     Answer,
@@ -165,7 +166,7 @@ def test_a_study_annotated_honestly_ends_with_exact_overlap_workload_and_recurre
     for annotator in annotators:
         with pytest.raises(NoWorkAvailable) as excinfo:
             assignment_claim(annotator=annotator, now=after)
-        assert excinfo.value.finished is True
+        assert excinfo.value.code == ErrorCode.STAGES_COMPLETED
         assert str(excinfo.value) == "You have completed every stage of this study."
     assert Assignment.objects.count() == 2 * PER_GROUP * 2 * M
 

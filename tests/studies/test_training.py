@@ -6,6 +6,7 @@ every bad input (the message, and that nothing was written)."""
 import pytest
 from django.urls import reverse
 
+from studies.errors import ErrorCode
 from studies.models import (
     Assignment,
     CrowdEntry,
@@ -16,10 +17,9 @@ from studies.models import (
     TrainingItem,
 )
 from studies.selectors import study_progress
-from studies.selectors.training import training_outcomes, training_status
+from studies.selectors.training import TrainingStatus, training_outcomes, training_status
 from studies.services.crowd import PROLIFIC_COMPLETE_URL
 from studies.services.training import (
-    TrainingProblem,
     TrainingRefused,
     training_outcome,
     training_score_passes,
@@ -154,7 +154,7 @@ def test_passing_unlocks_the_batches(client, trainee):
     assert response.url.startswith("/s/pilot/b/")
     attempt = TrainingAttempt.objects.get(annotator=trainee)
     assert (attempt.status, attempt.n_right, attempt.n_items) == ("passed", 5, 5)
-    assert training_outcome(annotator=trainee).status == "passed"
+    assert training_outcome(annotator=trainee).status == TrainingStatus.PASSED
 
 
 def test_failing_then_passing_on_the_second_attempt(client, trainee):
@@ -163,7 +163,7 @@ def test_failing_then_passing_on_the_second_attempt(client, trainee):
     page = client.get(QUIZ).content.decode()
     assert "Not passed yet" in page and "<strong>3 of 5</strong> (60 %; 80 % needed)" in page
     assert "Try again (attempt 2 of 2)" in page and "1 more attempt" in page
-    assert training_outcome(annotator=trainee).status == "not_started"
+    assert training_outcome(annotator=trainee).status == TrainingStatus.NOT_STARTED
     assert client.get("/s/pilot/").url == QUIZ
     # 4 of 5 = exactly 80 %: passed
     take_attempt(client, [*RIGHT_ANSWERS[:4], WRONG_ANSWER])
@@ -186,7 +186,7 @@ def test_failing_twice_ends_with_a_thank_you_page(client, trainee):
     assert "<strong>2 of 5</strong> (40 %; 80 % needed)" in page
     assert "crowd-return" not in page  # an invited annotator is not sent anywhere
     assert "Try again" not in page
-    assert training_outcome(annotator=trainee).status == "failed"
+    assert training_outcome(annotator=trainee).status == TrainingStatus.FAILED
 
 
 @pytest.mark.parametrize("platform", ["prolific", "mturk"])
@@ -214,7 +214,7 @@ def test_a_crowd_worker_who_fails_is_returned_screened_out_with_the_stages_code(
     assert CrowdEntry.objects.get(annotator=worker).outcome == "screened_out"
     # One attempt allowed here: one failed attempt is the end (also as the export and
     # the progress table read it).
-    assert training_outcomes(study=open_study) == {worker.pk: "failed"}
+    assert training_outcomes(study=open_study) == {worker.pk: TrainingStatus.FAILED}
     page = client.get(QUIZ).content.decode()
     assert "Thank you for taking part" in page
     name = "Prolific" if platform == "prolific" else "MTurk"
@@ -238,7 +238,7 @@ def test_answering_a_practice_item_twice_is_refused(client, trainee):
     before = counts()
     response = client.post(item(1), WRONG_ANSWER)
     assert response.status_code == 409
-    assert TrainingRefused.MESSAGES[TrainingProblem.ANSWERED] in response.content.decode()
+    assert TrainingRefused.MESSAGES[ErrorCode.PRACTICE_ITEM_ANSWERED] in response.content.decode()
     assert counts() == before
     assert TrainingAnswer.objects.get().is_right  # the first answer stands
 
@@ -251,7 +251,7 @@ def test_practice_items_are_answered_in_order(client, trainee):
     before = counts()
     response = client.post(item(3), RIGHT_ANSWERS[2])
     assert response.status_code == 409
-    assert TrainingRefused.MESSAGES[TrainingProblem.NOT_NEXT] in response.content.decode()
+    assert TrainingRefused.MESSAGES[ErrorCode.PRACTICE_ITEM_NOT_NEXT] in response.content.decode()
     assert counts() == before
     assert client.get(item(3))["Location"] == item(2)
     assert client.get(QUIZ)["Location"] == item(2)
@@ -288,7 +288,7 @@ def test_answering_after_failing_is_refused(client, trainee):
     take_attempt(client, [WRONG_ANSWER] * 5)
     take_attempt(client, [WRONG_ANSWER] * 5)
     before = counts()
-    message = TrainingRefused.MESSAGES[TrainingProblem.OVER]
+    message = TrainingRefused.MESSAGES[ErrorCode.QUIZ_OVER]
     response = client.post(item(1), RIGHT_ANSWERS[0])
     assert response.status_code == 409 and message in response.content.decode()
     response = client.post(item(1), RIGHT_ANSWERS[0], **HX)
@@ -302,7 +302,7 @@ def test_answering_after_failing_is_refused(client, trainee):
 def test_answering_before_starting_an_attempt_is_refused(client, trainee):
     response = client.post(item(1), RIGHT_ANSWERS[0])
     assert response.status_code == 409
-    assert TrainingRefused.MESSAGES[TrainingProblem.NOT_STARTED] in response.content.decode()
+    assert TrainingRefused.MESSAGES[ErrorCode.QUIZ_NOT_STARTED] in response.content.decode()
     assert counts() == (0, 0, 0)
 
 
@@ -320,7 +320,7 @@ def test_starting_a_second_attempt_during_one_is_refused(client, trainee):
     client.post(QUIZ)
     response = client.post(QUIZ, follow=True)
     # Back to the attempt in progress, told why.
-    assert TrainingRefused.MESSAGES[TrainingProblem.IN_PROGRESS] in response.content.decode()
+    assert TrainingRefused.MESSAGES[ErrorCode.QUIZ_IN_PROGRESS] in response.content.decode()
     assert response.redirect_chain[-1][0] == item(1)
     assert TrainingAttempt.objects.count() == 1
 
@@ -342,12 +342,12 @@ def test_the_score_passes_at_or_above_the_pass_mark_without_rounding(
 @pytest.mark.parametrize(
     ("statuses", "outcome"),
     [
-        ([], "not_started"),
-        (["in_progress"], "in_progress"),
-        (["failed"], "not_started"),
-        (["failed", "in_progress"], "in_progress"),
-        (["failed", "failed"], "failed"),
-        (["failed", "passed"], "passed"),
+        ([], TrainingStatus.NOT_STARTED),
+        (["in_progress"], TrainingStatus.IN_PROGRESS),
+        (["failed"], TrainingStatus.NOT_STARTED),
+        (["failed", "in_progress"], TrainingStatus.IN_PROGRESS),
+        (["failed", "failed"], TrainingStatus.FAILED),
+        (["failed", "passed"], TrainingStatus.PASSED),
     ],
 )
 def test_the_outcome_of_attempts(statuses, outcome):
