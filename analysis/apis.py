@@ -27,7 +27,7 @@ from .item_export import items_parameters_clean
 from .item_views import items_response
 from .models import AnalysisRun
 from .parameters import MAX_BOOTSTRAP_RESAMPLES
-from .selectors import analysis_run_get, analysis_run_list
+from .selectors.judgements import analysis_run_get, analysis_run_list
 from .services import analysis_run_enqueue
 
 TAGS = ["analysis"]

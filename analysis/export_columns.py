@@ -1,5 +1,5 @@
 """The full export's annotator-quality columns: the dashboard's quality panel
-(:func:`analysis.quality.quality_block`) per annotator, registered with
+(:func:`analysis.report.quality.quality_block`) per annotator, registered with
 :mod:`studies.exports.annotator_columns` when the app starts (``analysis.apps``).
 
 The numbers describe the annotator over the whole study, as the quality panel
@@ -15,9 +15,9 @@ from studies.exports.annotator_columns import AnnotatorColumns
 from studies.models import Study
 
 from .parameters import DEFAULT_PARAMETERS
-from .quality import quality_block
-from .report import judgements_with_categories, no_judgements_frame
-from .selectors import assignments_frame, judgements_frame
+from .report.build import judgements_with_categories, no_judgements_frame
+from .report.quality import quality_block
+from .selectors.judgements import assignments_frame, judgements_frame
 
 #: The report's per-annotator keys, in column order (``annotator_`` + key): their
 #: names are export columns, which category slugs may not take (``studies.columns``).

@@ -25,8 +25,8 @@ from studies.models import Reflection, Study
 
 from .metrics.protocol.items import item_table
 from .parameters import analysis_parameters_clean
-from .report import judgements_with_categories
-from .selectors import judgements_frame, report_categories
+from .report.build import judgements_with_categories
+from .selectors.judgements import judgements_frame, report_categories
 
 COLUMNS = (
     "stage",

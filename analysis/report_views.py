@@ -12,7 +12,7 @@ from studies.models import Study
 
 from .models import AnalysisRun
 from .plots import PLOTS
-from .report_csv import table_csv
+from .report.tidy_csv import table_csv
 from .tables import report_tables
 from .views import staff_page
 

@@ -16,9 +16,8 @@ from studies.models import Assignment, Study
 
 from .models import AnalysisRun
 from .parameters import analysis_parameters_clean
-from .questionnaire_selectors import questionnaire_data
-from .report import report_build
-from .selectors import (
+from .report.build import report_build
+from .selectors.judgements import (
     assignments_frame,
     automatic_scores_frame,
     description_codings,
@@ -28,6 +27,7 @@ from .selectors import (
     stage_names,
     stages_without_categories,
 )
+from .selectors.questionnaires import questionnaire_data
 
 logger = logging.getLogger(__name__)
 

@@ -26,7 +26,7 @@ from .explanations import EXPLANATIONS, glossary
 from .forms import ComputeScoresForm, RunParametersForm
 from .models import AnalysisRun
 from .plots import PLOTS
-from .selectors import annotator_ids_by_pseudonym, automatic_evaluators_list
+from .selectors.judgements import annotator_ids_by_pseudonym, automatic_evaluators_list
 from .services import analysis_run_enqueue, tasks_run_in_process
 from .tables import quality_table, report_tables
 

@@ -1,6 +1,9 @@
 """The import contracts of `make lint` (``[tool.importlinter]`` in pyproject.toml):
 analysis builds on studies and never the reverse, the project package sits above both,
-and no package's modules import each other in a cycle, lazily or not."""
+no package's modules import each other in a cycle, lazily or not, and inside each app
+the interfaces sit above the services, the services above the selectors, the selectors
+above the models and the models above the protocol (in analysis: the pure report and
+metrics)."""
 
 import shutil
 import subprocess
@@ -29,7 +32,7 @@ def lint_imports(cwd: Path) -> subprocess.CompletedProcess:
 def test_the_code_keeps_the_import_contracts():
     done = lint_imports(ROOT)
     assert done.returncode == 0, done.stdout + done.stderr
-    assert "Contracts: 2 kept, 0 broken." in done.stdout
+    assert "Contracts: 4 kept, 0 broken." in done.stdout
 
 
 @pytest.fixture
@@ -59,3 +62,28 @@ def test_a_lazy_import_of_the_tasks_in_the_services_is_a_cycle(copy_of_the_code)
     done = lint_imports(copy_of_the_code)
     assert done.returncode == 1
     assert "No cycles are allowed in analysis." in done.stdout
+
+
+def test_a_selector_that_calls_a_service_breaks_the_layers_of_studies(copy_of_the_code):
+    _add_function(
+        copy_of_the_code / "studies/selectors/progress.py", "from studies.services import stages"
+    )
+    done = lint_imports(copy_of_the_code)
+    assert done.returncode == 1
+    assert "studies.selectors is not allowed to import studies.services" in done.stdout
+
+
+def test_a_model_that_reads_a_selector_breaks_the_layers_of_studies(copy_of_the_code):
+    _add_function(copy_of_the_code / "studies/models/study.py", "from studies import selectors")
+    done = lint_imports(copy_of_the_code)
+    assert done.returncode == 1
+    assert "studies.models is not allowed to import studies.selectors" in done.stdout
+
+
+def test_a_report_that_reads_the_database_breaks_the_layers_of_analysis(copy_of_the_code):
+    _add_function(
+        copy_of_the_code / "analysis/report/build.py", "from analysis.selectors import judgements"
+    )
+    done = lint_imports(copy_of_the_code)
+    assert done.returncode == 1
+    assert "analysis.report is not allowed to import analysis.selectors" in done.stdout

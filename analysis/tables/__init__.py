@@ -1,6 +1,6 @@
 """The stored JSON report as tables, built once and rendered everywhere: the dashboard
-(HTML), the CSV downloads (:mod:`analysis.report_csv`), the terminal summary
-(:mod:`analysis.summary`) and the figures (:mod:`analysis.plots`). Pure functions of
+(HTML), the CSV downloads (:mod:`analysis.report.tidy_csv`), the terminal summary
+(:mod:`analysis.report.text`) and the figures (:mod:`analysis.plots`). Pure functions of
 the report dict, no ORM.
 
 * :mod:`.format`: how numbers are written (decimals, p-values, intervals, dashes);

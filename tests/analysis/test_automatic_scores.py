@@ -21,7 +21,7 @@ from django.urls import reverse
 
 from analysis.importers import AutomaticScoresImportError, automatic_scores_import
 from analysis.models import AutomaticScore
-from analysis.selectors import automatic_scores_frame
+from analysis.selectors.judgements import automatic_scores_frame
 from studies.datafiles.materials import materials_import
 from studies.models import BatchItem, Reflection, Study
 from tests.conftest import materials_doc

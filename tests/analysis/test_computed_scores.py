@@ -350,7 +350,7 @@ def test_the_database_keeps_computed_scores_to_the_computed_metrics(text_study):
 
 
 def test_computed_scores_feed_the_report_like_imported_ones(text_study):
-    from analysis.selectors import automatic_scores_frame
+    from analysis.selectors.judgements import automatic_scores_frame
 
     automatic_scores_compute(study=text_study, metrics=["rouge_l"])
     frame = automatic_scores_frame(study_id=text_study.pk)

@@ -24,8 +24,8 @@ from analysis.plots import (
     annotator_consistency_svg,
     label_distribution_svg,
 )
-from analysis.report import Category, report_build
-from analysis.report_descriptions import Codings
+from analysis.report.build import Category, report_build
+from analysis.report.descriptions import Codings
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
 from studies.models import Assignment, Batch, Reflection, Study
 from studies.selectors import study_progress
@@ -57,7 +57,7 @@ CATEGORIES = [
 
 
 def judgement_frame(*, raters: int = 3) -> pd.DataFrame:
-    """A small judgements frame as ``analysis.selectors.judgements_frame`` returns it:
+    """A small judgements frame as ``analysis.selectors.judgements.judgements_frame`` returns it:
     two stages, two groups of ``raters`` annotators who all judge every item; per stage
     two human reflections (the same two in both stages) and four synthetic ones."""
     rows = []

@@ -458,7 +458,7 @@ def test_majority_agreement_ratio_leaves_out_items_with_one_rater():
 def test_the_report_counts_flagged_items_among_items_with_two_raters():
     from types import SimpleNamespace
 
-    from analysis.report import _error_categories
+    from analysis.report.build import _error_categories
 
     # p: 3 raters, two name parroting; r and s: one rater each (r names it).
     cell = pd.DataFrame(

@@ -15,7 +15,7 @@ from analysis.metrics.protocol.quality import (
     FLAG_OUTLIER,
     agreement_with_group,
 )
-from analysis.report import no_judgements_frame
+from analysis.report.build import no_judgements_frame
 
 
 def frame(rows, *, seconds=None):

@@ -10,8 +10,8 @@ from statsmodels.stats import inter_rater
 
 from analysis.models import AutomaticScore
 from analysis.parameters import analysis_parameters_clean
-from analysis.report import report_build
-from analysis.selectors import judgements_frame, report_categories
+from analysis.report.build import report_build
+from analysis.selectors.judgements import judgements_frame, report_categories
 from analysis.services import analysis_run_compute
 from studies.models import Assignment, Judgement, Reflection
 from studies.services import assignment_reject

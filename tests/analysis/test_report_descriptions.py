@@ -15,9 +15,9 @@ from django.utils import timezone
 
 from analysis.explanations import explain_undefined
 from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
-from analysis.selectors import description_codings
+from analysis.report.text import report_summary_lines
+from analysis.selectors.judgements import description_codings
 from analysis.services import analysis_run_compute
-from analysis.summary import report_summary_lines
 from studies.models import (
     Assignment,
     Batch,

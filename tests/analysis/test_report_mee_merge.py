@@ -4,7 +4,7 @@ by ``most_evident_error_merge`` and used by the merged variants, whose keys stay
 import pytest
 from django.core.exceptions import ValidationError
 
-from analysis.report import REPORT_VERSION
+from analysis.report.build import REPORT_VERSION
 from analysis.services import analysis_run_compute
 from studies.models import Study
 from studies.protocol import default_mee_merge

@@ -13,9 +13,9 @@ from django.db.models import F
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
-from analysis.report import REPORT_VERSION
+from analysis.report.build import REPORT_VERSION
+from analysis.report.text import report_summary_lines
 from analysis.services import analysis_run_compute, analysis_run_create
-from analysis.summary import report_summary_lines
 from studies.models import Annotator, Assignment, Judgement, Reflection
 from tests.api.conftest import token_client
 from tests.factories import StaffUserFactory

@@ -8,8 +8,8 @@ from collections import Counter
 import pandas as pd
 
 from analysis.metrics import questionnaire_summary, screened_out_summary
-from analysis.questionnaire_selectors import questionnaire_data
-from analysis.report import REPORT_VERSION, report_build
+from analysis.report.build import REPORT_VERSION, report_build
+from analysis.selectors.questionnaires import questionnaire_data
 from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
 from tests.studies.questionnaire_helpers import after_stage, consent, ids, screening
@@ -189,7 +189,7 @@ def test_a_study_without_questionnaires_has_empty_blocks(study):
 
 
 def test_the_dashboard_shows_the_questionnaire_table_and_its_csv(client, study):
-    from analysis.report_questionnaires import QuestionnaireData
+    from analysis.report.questionnaires import QuestionnaireData
     from tests.analysis.test_dashboard import done_run
     from tests.factories import StaffUserFactory
 

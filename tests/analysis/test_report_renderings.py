@@ -21,9 +21,9 @@ from django.urls import reverse
 from analysis.explanations import explain_undefined
 from analysis.parameters import analysis_parameters_clean
 from analysis.plots import annotator_consistency_svg, label_distribution_svg
-from analysis.report import report_build
-from analysis.report_csv import table_csv
-from analysis.summary import report_summary_lines, table_lines
+from analysis.report.build import report_build
+from analysis.report.text import report_summary_lines, table_lines
+from analysis.report.tidy_csv import table_csv
 from analysis.tables import (
     DASH,
     Measure,

@@ -9,8 +9,8 @@ import pytest
 from django.utils import timezone
 
 from analysis.models import AutomaticScore
-from analysis.report import REPORT_VERSION
-from analysis.report_systems import SYSTEM_REPORT_KEYS
+from analysis.report.build import REPORT_VERSION
+from analysis.report.systems import SYSTEM_REPORT_KEYS
 from analysis.services import analysis_run_compute
 from studies.models import Reflection
 

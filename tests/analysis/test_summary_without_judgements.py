@@ -6,8 +6,8 @@ import statistics
 
 import pytest
 
+from analysis.report.text import report_summary_lines
 from analysis.services import analysis_run_compute
-from analysis.summary import report_summary_lines
 from studies.models import Assignment
 from studies.services import assignment_reject
 from tests.analysis.test_report_quality import FAST, timed_study  # noqa: F401

@@ -15,9 +15,9 @@ from analysis.explanations import EXPLANATIONS
 from analysis.models import AnalysisRun
 from analysis.parameters import analysis_parameters_clean
 from analysis.plots import systems_svg
-from analysis.report import report_build
-from analysis.report_csv import table_csv
-from analysis.summary import report_summary_lines, table_lines
+from analysis.report.build import report_build
+from analysis.report.text import report_summary_lines, table_lines
+from analysis.report.tidy_csv import table_csv
 from analysis.tables import (
     evaluator_source_table,
     evaluator_systems_table,

@@ -4,7 +4,7 @@ import gc
 
 import pytest
 
-from analysis.summary import report_summary_lines
+from analysis.report.text import report_summary_lines
 from analysis.tables import collector_paused
 
 

@@ -12,8 +12,8 @@ from django.core.management.base import CommandError
 from django.db import IntegrityError, transaction
 from django.urls import reverse
 
-from analysis.questionnaire_selectors import questionnaire_data
-from analysis.report import report_build
+from analysis.report.build import report_build
+from analysis.selectors.questionnaires import questionnaire_data
 from studies.models import (
     Annotator,
     AnnotatorSession,

@@ -10,8 +10,8 @@ import pytest
 from django.core.cache import cache
 from django.urls import reverse
 
-from analysis.questionnaire_selectors import questionnaire_data
-from analysis.report import report_build
+from analysis.report.build import report_build
+from analysis.selectors.questionnaires import questionnaire_data
 from studies.models import Annotator, QuestionAnswer, QuestionnaireResponse, Study
 from studies.services import annotators_create
 from tests.factories import StaffUserFactory

@@ -7,8 +7,8 @@ from django.core.management.base import BaseCommand, CommandError
 from analysis.management.options import add_judgement_options
 from analysis.models import AnalysisRun
 from analysis.parameters import DEFAULT_PARAMETERS
+from analysis.report.text import report_summary_lines
 from analysis.services import analysis_run_compute
-from analysis.summary import report_summary_lines
 from studies.models import Study
 
 

@@ -117,7 +117,7 @@ def item_table(*, judgements: pd.DataFrame, categories: Sequence[str]) -> pd.Dat
     id), ``group``, ``rater``, ``coherent`` (bool), ``empathy`` (1–5 or
     missing), ``mee`` (the named most evident error's slug, or missing) and one
     boolean column per slug in ``categories`` (the report's analysed frame,
-    :func:`analysis.report.judgements_with_categories`); optionally ``described``
+    :func:`analysis.report.build.judgements_with_categories`); optionally ``described``
     (bool: the answer has a description; absent: none has).
 
     Returns a DataFrame with :data:`ITEM_COLUMNS`, sorted by stage position,

@@ -17,8 +17,8 @@ from typing import Any
 
 import pandas as pd
 
-from . import metrics
-from .metrics.protocol.items import ITEM_TABLE_INPUT
+from .. import metrics
+from ..metrics.protocol.items import ITEM_TABLE_INPUT
 
 SYSTEM_REPORT_KEYS = (
     "systems",
@@ -77,9 +77,9 @@ def systems_build(
     seed: int,
 ) -> dict[str, Any]:
     """The six system-level keys from the analysed judgements
-    (:func:`analysis.report.judgements_with_categories`), the automatic scores
+    (:func:`analysis.report.build.judgements_with_categories`), the automatic scores
     and the reflections' generation metadata (JSON text indexed by reflection id,
-    :func:`analysis.selectors.generation_metadata`)."""
+    :func:`analysis.selectors.judgements.generation_metadata`)."""
     slugs = list(slugs)
     # Only the columns used here, and the grouping keys as categoricals: every slice
     # and groupby below then moves and hashes less (categories in sorted, str order).

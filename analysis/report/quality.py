@@ -1,5 +1,5 @@
 """The annotators' quality (the report's ``quality`` block) computed in one place:
-:func:`analysis.report.report_build` calls it for the dashboard's quality panel and
+:func:`analysis.report.build.report_build` calls it for the dashboard's quality panel and
 :mod:`analysis.export_columns` for the full export's annotator columns."""
 
 from __future__ import annotations
@@ -8,7 +8,7 @@ from collections.abc import Mapping
 
 import pandas as pd
 
-from .metrics.protocol.quality import (
+from ..metrics.protocol.quality import (
     DEFAULT_AGREEMENT_FLOOR,
     DEFAULT_FAST_SECONDS,
     annotator_quality,

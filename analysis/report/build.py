@@ -24,17 +24,17 @@ import pandas as pd
 
 from studies.protocol import category_selected, default_mee_merge
 
-from . import metrics
-from .quality import quality_block
-from .report_descriptions import (
+from .. import metrics
+from .descriptions import (
     Codings,
     codebook_entries,
     descriptions_build,
     generation_categories_null,
     stage_categories_null,
 )
-from .report_questionnaires import QuestionnaireData, questionnaires_build
-from .report_systems import systems_build, systems_empty
+from .quality import quality_block
+from .questionnaires import QuestionnaireData, questionnaires_build
+from .systems import systems_build, systems_empty
 
 REPORT_VERSION = 5
 
@@ -215,18 +215,18 @@ def report_build(
     stages_without_categories: Sequence[str] = (),
 ) -> dict:
     """The full report. ``frame`` comes from
-    :func:`analysis.selectors.judgements_frame` (already filtered to what
+    :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
     counts), ``categories`` are the study's error categories in display order,
     ``mee_merge`` the study's most-evident-error merge (``Study.mee_merge``; default
     the protocol's hallucinatory merge), ``scores`` the automatic-evaluator scores
     (``stage``, ``reflection_id``, ``evaluator``, ``score``), ``generation`` the
     reflections' generation metadata as JSON text indexed by reflection id
-    (:func:`analysis.selectors.generation_metadata`). ``progress`` is called with
+    (:func:`analysis.selectors.judgements.generation_metadata`). ``progress`` is called with
     the fraction done after each group × stage. ``assignments``
-    (:func:`analysis.selectors.assignments_frame`, every assignment whatever its
+    (:func:`analysis.selectors.judgements.assignments_frame`, every assignment whatever its
     status) and ``stages`` (the study's stage names by position) feed ``quality``
     and ``waiting_periods``; without them both are empty. ``codings``
-    (:func:`analysis.selectors.description_codings`) feed ``descriptions``; in the
+    (:func:`analysis.selectors.judgements.description_codings`) feed ``descriptions``; in the
     ``stages_without_categories`` (free-text stages) the category statistics are null."""
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
     resamples = int(parameters.get("bootstrap_resamples", 1000))

@@ -17,7 +17,7 @@ from collections.abc import Iterator
 
 from studies.datafiles.spreadsheet import cell_escape
 
-from .tables import Table
+from ..tables import Table
 
 NUMBER_COLUMNS = ["statistic", "value", "ci_low", "ci_high", "band"]
 

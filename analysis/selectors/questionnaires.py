@@ -1,11 +1,11 @@
 """The study's questionnaires and their answers as the report reads them (one query per
-table, no per-row Python), beside :mod:`analysis.selectors`."""
+table, no per-row Python), beside :mod:`analysis.selectors.judgements`."""
 
 import pandas as pd
 
 from studies.models import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
 
-from .report_questionnaires import QuestionnaireData
+from ..report.questionnaires import QuestionnaireData
 
 
 def questionnaire_frames(*, study_id: int) -> tuple[pd.DataFrame, pd.DataFrame, pd.DataFrame]:

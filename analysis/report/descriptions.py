@@ -16,12 +16,12 @@ from dataclasses import dataclass, field
 import numpy as np
 import pandas as pd
 
-from .metrics.protocol.descriptions import description_summary, no_codings
+from ..metrics.protocol.descriptions import description_summary, no_codings
 
 
 @dataclass(frozen=True)
 class Codings:
-    """What :func:`analysis.selectors.description_codings` reads: the primary and the
+    """What :func:`analysis.selectors.judgements.description_codings` reads: the primary and the
     second coder's codings (long form, see :mod:`analysis.metrics.protocol.descriptions`)
     and the codebook as (slug, label) in display order."""
 
@@ -37,7 +37,7 @@ def descriptions_build(
 ) -> dict:
     """``descriptions.<group>.<stage>`` for every analysed group × stage: ``cells``
     maps each (group, stage), in reading order, to its rows of ``data`` (a boolean
-    mask, as :func:`analysis.report.report_build` slices them)."""
+    mask, as :func:`analysis.report.build.report_build` slices them)."""
     codings = codings or Codings()
     slugs = [slug for slug, _ in codings.codebook]
     # Only the columns read here: slicing a million rows then moves little.

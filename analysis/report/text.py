@@ -3,7 +3,7 @@ analysed, then every table of :mod:`analysis.tables` with the dashboard's number
 
 from __future__ import annotations
 
-from .tables import Table, collector_paused, quality_table, report_tables, waiting_table
+from ..tables import Table, collector_paused, quality_table, report_tables, waiting_table
 
 
 def table_lines(table: Table) -> list[str]:

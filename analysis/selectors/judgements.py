@@ -31,10 +31,10 @@ from studies.models import (
     Stage,
 )
 
-from .metrics.protocol.descriptions import CODING_COLUMNS, PRIMARY, SECOND
-from .models import AutomaticScore
-from .report import Category
-from .report_descriptions import Codings
+from ..metrics.protocol.descriptions import CODING_COLUMNS, PRIMARY, SECOND
+from ..models import AutomaticScore
+from ..report.build import Category
+from ..report.descriptions import Codings
 
 JUDGEMENT_COLUMNS = {
     "id": "judgement_id",
@@ -302,7 +302,7 @@ def automatic_evaluators_list(*, study_id: int) -> list[dict]:
 
 def analysis_run_list(*, study_id: int):
     """The study's runs, newest first, without their (large) reports."""
-    from .models import AnalysisRun
+    from ..models import AnalysisRun
 
     return (
         AnalysisRun.objects.filter(study_id=study_id)
@@ -314,6 +314,6 @@ def analysis_run_list(*, study_id: int):
 
 def analysis_run_get(*, run_id: int):
     """One run with its report, or None."""
-    from .models import AnalysisRun
+    from ..models import AnalysisRun
 
     return AnalysisRun.objects.select_related("study").filter(pk=run_id).first()

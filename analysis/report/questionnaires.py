@@ -1,5 +1,5 @@
 """The report's questionnaire blocks, from the frames of
-:func:`analysis.questionnaire_selectors.questionnaire_frames` (the statistics live in
+:func:`analysis.selectors.questionnaires.questionnaire_frames` (the statistics live in
 :mod:`analysis.metrics.protocol.questionnaires`).
 
 * ``questionnaires``: ``{questionnaire: {question: {group: entry}}}``; an entry
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 
 import pandas as pd
 
-from . import metrics
+from .. import metrics
 
 
 @dataclass(frozen=True)
