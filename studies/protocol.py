@@ -167,7 +167,7 @@ def stage_finished(
     *, open_: int, submitted: int, m: int, batch_possible: bool, left: bool = False
 ) -> bool:
     """The one rule of "this stage is finished for the annotator" (its inputs counted
-    by the caller: for one annotator in ``studies.services.stages``, for everyone
+    by the caller: for one annotator in ``studies.selectors.stages``, for everyone
     at once in ``studies.selectors.progress``): nothing of theirs is open in it, and they
     submitted ``m`` batches, or no batch of it can ever be theirs (``batch_possible``:
     a batch they never had still lacks k submitted annotators of their group), or they

@@ -22,12 +22,24 @@ from ..models import (
 from ..personal_data import PURGED_PREFIX
 from .progress import GroupProgress, StageProgress, StudyProgress, study_progress
 from .readiness import stage_code_warnings, study_missing_for_opening, study_opening_message
+from .stages import (
+    StageState,
+    StageStatus,
+    annotator_stage_states,
+    annotators_stage_states,
+    stage_unlock_time,
+)
 
 __all__ = [
     "GroupProgress",
     "StageProgress",
+    "StageState",
+    "StageStatus",
     "StudyProgress",
+    "annotator_stage_states",
+    "annotators_stage_states",
     "stage_code_warnings",
+    "stage_unlock_time",
     "study_missing_for_opening",
     "study_opening_message",
     "study_progress",

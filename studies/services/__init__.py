@@ -28,10 +28,6 @@ from .privacy import study_personal_data_counts, study_purge_personal_data
 from .stages import (
     NoWorkAvailable,
     StageLocked,
-    StageState,
-    StageStatus,
-    annotator_stage_states,
-    stage_unlock_time,
     wait_exemption_grant,
 )
 from .studies import (
@@ -56,14 +52,11 @@ __all__ = [
     "NoWorkAvailable",
     "SimulationSummary",
     "StageLocked",
-    "StageState",
-    "StageStatus",
     "StaleAnswer",
     "annotator_complete_tutorial",
     "annotator_consent",
     "annotator_decline",
     "annotator_needs_consent",
-    "annotator_stage_states",
     "annotator_validate",
     "annotators_create",
     "answer_encode",
@@ -81,7 +74,6 @@ __all__ = [
     "error_category_next_bit",
     "judgement_record",
     "judgement_record_item",
-    "stage_unlock_time",
     "study_category_bits",
     "study_create",
     "study_open",

@@ -36,14 +36,9 @@ from ..models import (
     Study,
 )
 from ..protocol import shuffled_order
+from ..selectors.stages import StageStatus, annotator_stage_states, claimable_batches
 from .lifecycle import assignment_expire, assignments_expire_overdue
-from .stages import (
-    NoWorkAvailable,
-    StageLocked,
-    StageStatus,
-    _claimable_batches,
-    annotator_stage_states,
-)
+from .stages import NoWorkAvailable, StageLocked
 
 CLAIM_ATTEMPTS = 5
 
@@ -282,7 +277,7 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         )
 
     candidates = list(
-        _claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(
+        claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(
             "id", "n_active", "context_id", "context__external_id"
         )
     )

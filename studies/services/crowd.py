@@ -38,8 +38,8 @@ from django.urls import reverse
 from django.utils import timezone
 
 from ..models import Annotator, CrowdEntry, Stage
+from ..selectors.stages import StageStatus, annotator_stage_states, annotators_stage_states
 from .lifecycle import assignments_expire_overdue
-from .stages import StageStatus, annotator_stage_states
 
 PROLIFIC_COMPLETE_URL = "https://app.prolific.com/submissions/complete"
 MTURK_SUBMIT_PATH = "/mturk/externalSubmit"
@@ -300,8 +300,6 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
     allow-list of participant ids). The one place platform ids leave the system
     (README); staff need the "export platform ids for payment" permission. A fixed
     number of queries, whatever the number of workers."""
-    from .stages_bulk import annotators_stage_states
-
     if stage.study.purged_at is not None:  # their ids were erased
         return []
     entered = CrowdEntry.objects.filter(stage=stage).values("annotator_id")

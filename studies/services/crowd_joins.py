@@ -13,6 +13,7 @@ from django.utils.html import format_html
 
 from ..errors import ErrorCode
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
+from ..selectors.stages import StageStatus, annotator_stage_states
 from ..times import time_html
 
 # --- joining a stage ---------------------------------------------------------------------
@@ -150,7 +151,6 @@ def crowd_join(
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
     study's crowd group row, so concurrent joins of one worker resolve one by one.
     """
-    from .stages import StageStatus, annotator_stage_states
     from .studies import annotators_create
 
     now = now or timezone.now()

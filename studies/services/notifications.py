@@ -11,7 +11,7 @@ from ..models import (
     StageUnlockNotice,
     Study,
 )
-from .stages import StageStatus, annotator_stage_states
+from ..selectors.stages import StageStatus, annotator_stage_states
 
 
 def unlock_notifications_send(*, now: datetime | None = None, base_url: str = "") -> int:

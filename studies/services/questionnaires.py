@@ -33,6 +33,7 @@ from ..models import (
     QuestionnaireResponse,
     ScreeningTally,
 )
+from ..selectors.stages import StageStatus, annotator_stage_states
 from .questionnaire_answers import (  # noqa: F401 (the answering half, re-exported)
     ANSWERED_ALREADY,
     CHANGED_MEANWHILE,
@@ -140,8 +141,6 @@ def questionnaire_step(
     )
     if not pending:
         return None
-    from .stages import StageStatus, annotator_stage_states
-
     done = {
         s.stage.pk
         for s in annotator_stage_states(annotator=annotator, now=now)

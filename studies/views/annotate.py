@@ -19,14 +19,12 @@ from ..protocol import (
     DESCRIPTION_MIN_LENGTH,
     selected_categories,
 )
-from ..selectors import item_panel_reads
+from ..selectors import StageStatus, annotator_stage_states, item_panel_reads
 from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
     StageLocked,
-    StageStatus,
     StaleAnswer,
-    annotator_stage_states,
     assignment_claim,
     assignment_submit,
     assignments_expire_overdue,

@@ -10,13 +10,11 @@ from django.views.decorators.http import require_POST
 from ..forms import ConsentForm
 from ..models import Annotator, ConsentVersion, Study
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
-from ..selectors import annotator_by_token
+from ..selectors import StageStatus, annotator_by_token, annotator_stage_states
 from ..services import (
-    StageStatus,
     annotator_complete_tutorial,
     annotator_consent,
     annotator_decline,
-    annotator_stage_states,
     consent_version_current,
 )
 from ..services.crowd_joins import (

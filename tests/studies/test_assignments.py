@@ -20,13 +20,11 @@ from studies.models import (
     Study,
     WaitExemption,
 )
-from studies.selectors import study_progress
+from studies.selectors import StageStatus, annotator_stage_states, stage_unlock_time, study_progress
 from studies.services import (
     Answer,
     NoWorkAvailable,
     StageLocked,
-    StageStatus,
-    annotator_stage_states,
     annotators_create,
     assignment_claim,
     assignment_expire,
@@ -35,7 +33,6 @@ from studies.services import (
     assignments_expire_overdue,
     consent_version_current,
     judgement_record,
-    stage_unlock_time,
     study_create,
     unlock_notifications_send,
     wait_exemption_grant,

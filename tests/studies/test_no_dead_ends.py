@@ -8,9 +8,8 @@ import pytest
 from django.utils import timezone
 
 from studies.models import Assignment, CrowdEntry, Judgement, Stage, Study
-from studies.selectors import study_progress
+from studies.selectors import annotator_stage_states, study_progress
 from studies.services import (
-    annotator_stage_states,
     annotators_create,
     assignment_claim,
     consent_version_current,

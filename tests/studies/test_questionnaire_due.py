@@ -10,7 +10,7 @@ from .test_crowd_entry import finish_stage
 
 
 def test_the_stage_questionnaire_asks_only_those_who_submitted_a_batch(loaded_study, monkeypatch):
-    from studies.services import stages
+    from studies.selectors import stages
 
     Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN, batches_per_stage=1)
     loaded_study.refresh_from_db()
@@ -21,5 +21,5 @@ def test_the_stage_questionnaire_asks_only_those_who_submitted_a_batch(loaded_st
     consent(idle)
     monkeypatch.setattr(stages, "_possible_batches", lambda **kw: Assignment.objects.none())
     states = stages.annotator_stage_states(annotator=idle)
-    assert states[0].status == "done"  # no batch can be theirs
+    assert states[0].status == stages.StageStatus.DONE  # no batch can be theirs
     assert questionnaire_step(annotator=idle) is None

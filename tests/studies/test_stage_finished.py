@@ -7,9 +7,8 @@ from django.utils import timezone
 
 from studies.models import Assignment, Judgement, Study
 from studies.protocol import stage_finished
-from studies.selectors import study_progress
+from studies.selectors import annotator_stage_states, study_progress
 from studies.services import (
-    annotator_stage_states,
     annotators_create,
     assignment_claim,
     consent_version_current,

@@ -10,14 +10,13 @@ from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studies.models import Annotator, CrowdEntry, Study
+from studies.selectors import annotator_stage_states, annotators_stage_states
 from studies.services import (
-    annotator_stage_states,
     annotators_create,
     assignment_claim,
     consent_version_current,
 )
 from studies.services.crowd import stage_platform_ids_ready
-from studies.services.stages_bulk import annotators_stage_states
 from tests.studies.test_crowd_entry import finish_stage, prolific, stage
 
 pytestmark = pytest.mark.usefixtures("empty_cache")
