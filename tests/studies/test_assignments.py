@@ -6,6 +6,8 @@ from datetime import timedelta
 import pytest
 from django.core import mail
 from django.core.exceptions import ValidationError
+from django.db import connection
+from django.test.utils import CaptureQueriesContext
 from django.utils import timezone
 
 from studies.datafiles.materials import materials_import
@@ -505,3 +507,18 @@ def test_unlock_email_goes_once_to_annotators_with_an_address(open_study):
     assert message.to == ["someone@example.org"]
     assert f"https://study.example/i/{with_mail.access_token}/" in message.body
     assert StageUnlockNotice.objects.get().annotator == with_mail
+
+
+def test_the_unlock_email_job_reads_everyone_in_a_fixed_number_of_queries(open_study):
+    (waiting,) = consented(open_study, email="someone@example.org")
+    last = finish_stage_1(waiting).submitted_at
+
+    def queries() -> int:
+        with CaptureQueriesContext(connection) as captured:
+            assert unlock_notifications_send(now=last) == 0  # nobody's wait is over yet
+        return len(captured)
+
+    few = queries()
+    consented(open_study, count=2, email="someone@example.org")
+    consented(open_study, "Expert", count=3, email="someone@example.org")
+    assert queries() == few
