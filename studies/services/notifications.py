@@ -11,42 +11,55 @@ from ..models import (
     StageUnlockNotice,
     Study,
 )
-from ..selectors.stages import StageStatus, annotator_stage_states
+from ..selectors.stages import StageStatus, annotators_stage_states
 
 
 def unlock_notifications_send(*, now: datetime | None = None, base_url: str = "") -> int:
     """E-mail each annotator (with a stored address) whose waiting period for their
-    next stage has ended, once per stage. Returns the number of e-mails sent."""
+    next stage has ended, once per stage. Returns the number of e-mails sent.
+
+    The states are read per open study for all its annotators at once
+    (``annotators_stage_states``), so the queries grow with the studies, not with
+    the people."""
     now = now or timezone.now()
     sent = 0
-    annotators = (
-        Annotator.objects.filter(is_active=True, study__status=Study.Status.OPEN)
-        .exclude(email="")
-        .select_related("study")
-    )
-    for annotator in annotators.iterator(chunk_size=500):
-        notified = set(annotator.unlock_notices.values_list("stage_id", flat=True))
-        for state in annotator_stage_states(annotator=annotator, now=now):
-            if (
-                state.status in (StageStatus.OPEN, StageStatus.BUSY)
-                and state.unlocks_at is not None
-                and state.stage.min_wait.total_seconds() > 0
-                and state.unlocks_at <= now
-                and state.stage.pk not in notified
-            ):
-                link = base_url + reverse("studies:invitation", args=[annotator.access_token])
-                send_mail(
-                    subject=f"{annotator.study.title}: the next stage is open for you",
-                    message=(
-                        f"Hello {annotator.pseudonym},\n\n{state.stage.public_name} of "
-                        f'"{annotator.study.title}" is now open for you. Continue with your '
-                        f"personal link:\n{link}\n\nThank you for taking part."
-                    ),
-                    from_email=None,
-                    recipient_list=[annotator.email],
-                )
-                StageUnlockNotice.objects.create(
-                    annotator=annotator, stage=state.stage, sent_at=now
-                )
-                sent += 1
+    for study in Study.objects.filter(status=Study.Status.OPEN).order_by("pk"):
+        annotators = Annotator.objects.filter(study=study, is_active=True).exclude(email="")
+        people = {a.pk: a for a in annotators.order_by("pk")}
+        if not people:
+            continue
+        states = annotators_stage_states(study=study, annotators=annotators, now=now)
+        notified = set(
+            StageUnlockNotice.objects.filter(annotator__in=annotators).values_list(
+                "annotator_id", "stage_id"
+            )
+        )
+        for pk, annotator in people.items():
+            for state in states.get(pk, ()):
+                if (
+                    state.status in (StageStatus.OPEN, StageStatus.BUSY)
+                    and state.unlocks_at is not None
+                    and state.stage.min_wait.total_seconds() > 0
+                    and state.unlocks_at <= now
+                    and (pk, state.stage.pk) not in notified
+                ):
+                    _unlock_mail_send(annotator, study, state.stage, base_url=base_url)
+                    StageUnlockNotice.objects.create(
+                        annotator=annotator, stage=state.stage, sent_at=now
+                    )
+                    sent += 1
     return sent
+
+
+def _unlock_mail_send(annotator: Annotator, study: Study, stage, *, base_url: str) -> None:
+    link = base_url + reverse("studies:invitation", args=[annotator.access_token])
+    send_mail(
+        subject=f"{study.title}: the next stage is open for you",
+        message=(
+            f"Hello {annotator.pseudonym},\n\n{stage.public_name} of "
+            f'"{study.title}" is now open for you. Continue with your '
+            f"personal link:\n{link}\n\nThank you for taking part."
+        ),
+        from_email=None,
+        recipient_list=[annotator.email],
+    )
