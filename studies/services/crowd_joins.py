@@ -11,6 +11,7 @@ from django.db import transaction
 from django.utils import timezone
 from django.utils.html import format_html
 
+from ..locks import groups_locked, studies_locked
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..times import time_html
 
@@ -142,7 +143,8 @@ def crowd_join(
       platform id alone resumes nobody.
 
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
-    study's crowd group row, so concurrent joins of one worker resolve one by one.
+    study's crowd group row, so concurrent joins of one worker resolve one by one,
+    and, first, the study's row (a new annotator locks it: ``annotators_create``).
     """
     from .stages import annotator_stage_states
     from .studies import annotators_create
@@ -156,7 +158,8 @@ def crowd_join(
             f"This link did not come from the crowd platform's task for {stage.public_name}. "
             "Please open it from that task on the platform."
         )
-    group = AnnotatorGroup.objects.select_for_update().get(pk=study.crowd_group_id)
+    studies_locked().filter(pk=study.pk).first()
+    group = groups_locked().get(pk=study.crowd_group_id)
     annotator = Annotator.objects.filter(
         study=study, platform=identity.platform, platform_participant_id=identity.participant_id
     ).first()
