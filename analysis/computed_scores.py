@@ -21,6 +21,7 @@ from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from studies.locks import studies_locked
 from studies.models import BatchItem, Reflection, Study
 
 from .metrics.overlap import METRICS, SCORERS, computed_metric_named
@@ -199,7 +200,7 @@ def automatic_scores_compute(*, study: Study, metrics, replace: bool = False) ->
     """
     automatic_scores_metrics_clean(metrics)  # a bad name fails before the lock
     with transaction.atomic(durable=True):
-        study = Study.objects.select_for_update().get(pk=study.pk)
+        study = studies_locked().get(pk=study.pk)
         metrics = automatic_scores_compute_check(study=study, metrics=metrics, replace=replace)
         keys, references, hypotheses, missing = _pairs(study)
         summary = ComputeSummary(metrics=metrics, reflections=len(keys), without_reference=missing)

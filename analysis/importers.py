@@ -41,6 +41,7 @@ from studies.datafiles import (
     read_text,
     storable_problem,
 )
+from studies.locks import studies_locked
 from studies.models import BatchItem, DialogueContext, Reflection, Stage, Study
 
 from .computed_scores import automatic_scores_make_room
@@ -305,7 +306,7 @@ def automatic_scores_import(
     # All or nothing, and never part of a larger transaction (which would hold the
     # study's lock and the written rows beyond the import).
     with transaction.atomic(durable=True):
-        study = Study.objects.select_for_update().get(pk=study.pk)
+        study = studies_locked().get(pk=study.pk)
         # Check every row that parsed too, so one attempt lists every problem.
         resolved = _resolve(study, rows, problems)
         problems.raise_if_any()

@@ -12,6 +12,7 @@ from django.db.models import Case, F, Max, Min, Q, When
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from studies.locks import Aggregate, rows_locked, studies_locked
 from studies.models import Assignment, Study
 
 from .models import AnalysisRun
@@ -260,8 +261,11 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
     message with another id is a duplicate and does nothing, so a run sent more than
     once (``analysis_run_dispatch``) is computed once."""
     with transaction.atomic():
+        # The study's row, then the run's (``studies.locks``'s order).
+        study_id = AnalysisRun.objects.filter(pk=run_id).values_list("study_id", flat=True)
+        studies_locked().filter(pk__in=study_id).first()
         run = (
-            AnalysisRun.objects.select_for_update()
+            rows_locked(AnalysisRun.objects.all(), aggregate=Aggregate.ANALYSIS_RUN)
             .select_related("study")
             .filter(pk=run_id)
             .first()

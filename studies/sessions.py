@@ -18,6 +18,7 @@ from django.contrib.sessions.backends import db
 from django.utils import timezone
 
 from .hot_path import session_row
+from .locks import sessions_locked
 from .models import AnnotatorSession
 
 SESSION_ANNOTATORS = "annotators"  # {study slug: annotator id}; one browser, several studies
@@ -54,8 +55,7 @@ def sessions_sign_out_study(*, slug: str) -> int:
     inside a transaction; locks those session rows."""
     store = SessionStore()
     changed, emptied = [], []
-    sessions = AnnotatorSession.objects.select_for_update().filter(annotators__has_key=slug)
-    for session in sessions.order_by("pk"):
+    for session in sessions_locked().filter(annotators__has_key=slug):
         session.annotators = {k: v for k, v in session.annotators.items() if k != slug}
         data = session.get_decoded()
         signed_in = {k: v for k, v in data.pop(SESSION_ANNOTATORS, {}).items() if k != slug}

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.db.models import F, Q
 
 from ..errors import ErrorCode
+from ..locks import Aggregate, assignments_locked, lock_record
 from ..models import Assignment, Judgement
 from ..models.work import FIRST_REVISION
 from .sql import (
@@ -198,7 +199,9 @@ def answer_save(
     takes answers (``FOR NO KEY UPDATE``: a concurrent submit or expiry waits, or, if
     it came first, this finds the row no longer open), write the answer if the
     revision matches, and start the assignment on its first answer. When it writes
-    nothing, ``_answer_save_orm`` finds out why under the same lock.
+    nothing, ``_answer_save_orm`` finds out why under the same lock. That lock is the
+    only one a save takes: ``ASSIGNMENT`` in ``studies.locks``'s order, the statement's
+    SQL standing for ``assignments_locked(no_key=True)``.
 
     ``encode(stage_id)`` checks the answer against the protocol and what the
     assignment's stage asks, and returns it as stored (the same whichever stage
@@ -267,6 +270,7 @@ def _answer_save_at_once(
         params["expected"] = expected
     if of_stages is not None:
         params["stages"] = of_stages
+    lock_record(Aggregate.ASSIGNMENT)
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, params)
         rows = rows_by_name(cursor)
@@ -288,7 +292,7 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
     cannot slip in between the status check and the write."""
     closed, now, number, reflection_id = None, save.now, save.number, save.reflection_id
     with transaction.atomic():
-        locked = Assignment.objects.select_for_update(no_key=True).filter(pk=save.assignment_id)
+        locked = assignments_locked(no_key=True).filter(pk=save.assignment_id)
         if save.annotator_id is not None:
             locked = locked.filter(annotator_id=save.annotator_id)
         assignment = locked.first()

@@ -27,6 +27,7 @@ from django.db.models import Count
 from django.utils import timezone
 
 from ..errors import ErrorCode
+from ..locks import annotators_locked, batches_locked, stages_locked, studies_locked
 from ..models import (
     Annotator,
     Assignment,
@@ -115,10 +116,16 @@ def assignment_create(
 
     Checks the pairing, overlap k and workload m, but not stage order or waiting
     periods: annotators get work only through ``assignment_claim``, which does.
-    Locks the batch row so concurrent calls count the same slots.
+    Locks the batch row so concurrent calls count the same slots, and, first, its
+    study's and stage's rows.
     """
     now = now or timezone.now()
-    batch = Batch.objects.select_for_update().select_related("stage__study").get(pk=batch.pk)
+    stage_id, study_id = (
+        Batch.objects.filter(pk=batch.pk).values_list("stage_id", "stage__study_id").get()
+    )
+    studies_locked().filter(pk=study_id).first()
+    stages_locked().filter(pk=stage_id).first()
+    batch = batches_locked().select_related("stage__study").get(pk=batch.pk)
     annotator = Annotator.objects.select_related("study").get(pk=annotator.pk)
     if batch.stage.study_id != annotator.study_id:
         raise ValidationError({"batch": "This batch belongs to another study."})
@@ -238,11 +245,7 @@ def assignment_claim(*, annotator: Annotator, now: datetime | None = None) -> As
 
 @transaction.atomic(durable=True)  # never inside another transaction: the claim retries
 def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
-    annotator = (
-        Annotator.objects.select_for_update(of=("self",))
-        .select_related("study", "group")
-        .get(pk=annotator.pk)
-    )
+    annotator = annotators_locked().select_related("study", "group").get(pk=annotator.pk)
     study = annotator.study
     if study.status != Study.Status.OPEN:
         raise NoWorkAvailable(ErrorCode.STUDY_NOT_OPEN, "This study is not open at the moment.")
@@ -330,7 +333,7 @@ def _lock_and_take_slot(
     """
     savepoint = transaction.savepoint()
     try:
-        batch = Batch.objects.select_for_update(skip_locked=not wait).filter(pk=batch_id).first()
+        batch = batches_locked(skip_locked=not wait).filter(pk=batch_id).first()
         if batch is None:
             transaction.savepoint_rollback(savepoint)
             return _BUSY

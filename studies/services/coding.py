@@ -21,6 +21,7 @@ from django.utils import timezone
 
 from ..columns import RESERVED_CODE_SLUGS
 from ..limits import cap_message
+from ..locks import coders_locked, description_codings_locked, studies_locked
 from ..models import Code, Coder, DescriptionCoding, Judgement, Study
 from ..permissions import user_is_active_staff
 
@@ -52,7 +53,7 @@ def coder_join(*, study: Study, user) -> Coder:
     coders joining at once exactly one is first."""
     if problem := coder_user_problem(user):
         raise ValidationError({"user": problem})
-    Study.objects.select_for_update().get(pk=study.pk)
+    studies_locked().get(pk=study.pk)
     coder = Coder.objects.filter(study=study, user=user).first()
     if coder is None:
         first = not Coder.objects.filter(study=study).exists()
@@ -64,7 +65,7 @@ def coder_join(*, study: Study, user) -> Coder:
 def coder_make_primary(*, coder: Coder) -> Coder:
     """Make ``coder`` the study's primary coder (the one the analysis reports); the
     previous primary, if any, stops being primary. Locks the study's coders."""
-    coders = Coder.objects.select_for_update().filter(study_id=coder.study_id)
+    coders = coders_locked().filter(study_id=coder.study_id)
     list(coders)  # take the locks
     coders.exclude(pk=coder.pk).filter(is_primary=True).update(is_primary=False)
     Coder.objects.filter(pk=coder.pk).update(is_primary=True)
@@ -173,7 +174,7 @@ def coding_save(
         errors["codes"] = "Choose at least one code, or mark the description uninformative."
     if errors:
         raise ValidationError(errors)
-    coding, _ = DescriptionCoding.objects.select_for_update().get_or_create(
+    coding, _ = description_codings_locked().get_or_create(
         judgement=judgement,
         coder=coder,
         defaults={"coded_at": now or timezone.now(), "uninformative": uninformative},

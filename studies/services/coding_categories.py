@@ -14,6 +14,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Max
 
+from ..locks import studies_locked
 from ..models import MAX_CATEGORY_BIT, Assignment, Code, ErrorCategory, Study
 from .coding import reserved_slug_message
 from .studies import error_category_next_bit, study_create
@@ -100,7 +101,7 @@ def codes_to_categories(
     asking for categories has answers, a slug or label is taken or reserved, a code
     has no definition, no category would catch the attention check, or the bits run
     out. Locks the study row."""
-    Study.objects.select_for_update().get(pk=study.pk)
+    studies_locked().get(pk=study.pk)
     codes = sorted(codes, key=lambda c: c.label)
     problems = _codes_problems(codes=codes, study=study, attention_check=attention_check)
     if problems:

@@ -37,6 +37,7 @@ from django.db import transaction
 from django.urls import reverse
 from django.utils import timezone
 
+from ..locks import annotators_locked, crowd_entries_locked
 from ..models import Annotator, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states, annotators_stage_states
 from .lifecycle import assignments_expire_overdue
@@ -149,7 +150,7 @@ def crowd_entry_close(
         raise ValidationError(f"Unknown outcome {outcome!r}.")
     if not annotator.platform:
         return None
-    entry = CrowdEntry.objects.select_for_update().filter(annotator=annotator, stage=stage).first()
+    entry = crowd_entries_locked().filter(annotator=annotator, stage=stage).first()
     if entry is None:
         return None
     if not entry.outcome:
@@ -210,11 +211,7 @@ def crowd_stage_end_early(*, annotator: Annotator, states, now: datetime | None 
     now = now or timezone.now()
     released = assignments_expire_overdue(study_id=annotator.study_id, now=now)
     with transaction.atomic(durable=True):
-        annotator = (
-            Annotator.objects.select_for_update(of=("self",))
-            .select_related("study")
-            .get(pk=annotator.pk)
-        )
+        annotator = annotators_locked().select_related("study").get(pk=annotator.pk)
         states = annotator_stage_states(annotator=annotator, now=now)
         state = _part_to_end(annotator=annotator, states=states)
         if state is None:

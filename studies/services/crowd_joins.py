@@ -12,6 +12,7 @@ from django.utils import timezone
 from django.utils.html import format_html
 
 from ..errors import ErrorCode
+from ..locks import groups_locked, studies_locked
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states
 from ..times import time_html
@@ -149,7 +150,8 @@ def crowd_join(
       platform id alone resumes nobody.
 
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
-    study's crowd group row, so concurrent joins of one worker resolve one by one.
+    study's crowd group row, so concurrent joins of one worker resolve one by one,
+    and, first, the study's row (a new annotator locks it: ``annotators_create``).
     """
     from .studies import annotators_create
 
@@ -166,7 +168,8 @@ def crowd_join(
             f"This link did not come from the crowd platform's task for {stage.public_name}. "
             "Please open it from that task on the platform.",
         )
-    group = AnnotatorGroup.objects.select_for_update().get(pk=study.crowd_group_id)
+    studies_locked().filter(pk=study.pk).first()
+    group = groups_locked().get(pk=study.crowd_group_id)
     annotator = Annotator.objects.filter(
         study=study, platform=identity.platform, platform_participant_id=identity.participant_id
     ).first()

@@ -9,6 +9,7 @@ from django.db import transaction
 from django.utils import timezone
 
 from ..limits import cap_message
+from ..locks import assignments_locked
 from ..models import (
     Assignment,
     ErrorCategory,
@@ -52,11 +53,7 @@ def assignment_submit(*, assignment: Assignment, now: datetime | None = None) ->
 
 
 def _submit(*, assignment_id: int, now: datetime) -> Assignment:
-    assignment = (
-        Assignment.objects.select_for_update(of=("self",))
-        .select_related("stage__study")
-        .get(pk=assignment_id)
-    )
+    assignment = assignments_locked().select_related("stage__study").get(pk=assignment_id)
     if assignment.submitted_at is not None:
         # Submitted already (a double click, a retried request), perhaps rejected since
         # for its attention check, which the annotator is not told.
@@ -126,7 +123,7 @@ def assignment_reject(
     cap = Assignment._meta.get_field("rejection_reason").max_length
     if len(reason) > cap:
         raise ValidationError({"reason": cap_message(cap, len(reason))})
-    assignment = Assignment.objects.select_for_update().get(pk=assignment.pk)
+    assignment = assignments_locked().get(pk=assignment.pk)
     if assignment.status not in Assignment.ACTIVE:
         raise ValidationError(
             f"Only assigned, in-progress or submitted work can be rejected; this one is "

@@ -8,6 +8,7 @@ from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 
+from ..locks import studies_locked
 from ..models import PersonalDataPurge, Study
 from ..personal_data import PERSONAL_ROWS, personal_fields
 
@@ -43,7 +44,7 @@ def study_purge_personal_data(
     Locks the study row."""
     now = now or timezone.now()
     with transaction.atomic(durable=True):
-        study = Study.objects.select_for_update().get(pk=study.pk)
+        study = studies_locked().get(pk=study.pk)
         if study.status != Study.Status.CLOSED:
             raise ValidationError(
                 f"Close the study before deleting its personal data (it is "

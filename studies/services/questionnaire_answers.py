@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
-from django.db import IntegrityError, connection, transaction
+from django.db import IntegrityError, transaction
 from django.utils import timezone
 
+from ..locks import annotators_locked, questionnaire_lock
 from ..models import (
     Annotator,
     Question,
@@ -41,17 +42,6 @@ CHANGED_MEANWHILE = (
     "The questionnaire changed while you were answering, so nothing was saved: please "
     "reload the page and answer again."
 )
-
-
-def questionnaire_lock(*, questionnaire: Questionnaire, share: bool) -> bool:
-    """Lock ``questionnaire``'s row until the transaction ends: FOR SHARE while answers
-    are written, FOR UPDATE while the admin checks and changes its questions (each
-    waits for the other). False when the row is gone."""
-    table = connection.ops.quote_name(Questionnaire._meta.db_table)
-    mode = "SHARE" if share else "UPDATE"
-    with connection.cursor() as cursor:
-        cursor.execute(f"SELECT 1 FROM {table} WHERE id = %s FOR {mode}", [questionnaire.pk])
-        return cursor.fetchone() is not None
 
 
 @dataclass(frozen=True)
@@ -159,8 +149,10 @@ def questionnaire_respond(
     dated by the day only, and clears the person's personal data but their platform
     id (``studies.services.screening``); a crowd worker's stage entry is closed as
     screened out. Answering twice is refused. One transaction, holding the
-    questionnaire FOR SHARE: a refusal writes nothing, and a clash with a change made
-    meanwhile is refused with a message (``CHANGED_MEANWHILE``), never an error page."""
+    questionnaire FOR SHARE (and, when screened out, then the annotator's row, before
+    their crowd entry's: ``studies.locks``): a refusal writes nothing, and a clash
+    with a change made meanwhile is refused with a message (``CHANGED_MEANWHILE``),
+    never an error page."""
     if questionnaire.study_id != annotator.study_id:
         raise ValidationError("This questionnaire belongs to another study.")
     now = now or timezone.now()
@@ -178,6 +170,7 @@ def questionnaire_respond(
                 submitted_at=time_day(now) if screened_out else now,
             )
             if screened_out:
+                annotators_locked().filter(pk=annotator.pk).first()
                 screening_tally(questionnaire=questionnaire, cleaned=cleaned)
                 questionnaire_screened_out_return(annotator=annotator, now=now)
                 screened_out_forget(annotator=annotator)

@@ -9,6 +9,7 @@ from django.db.models import Max
 from django.utils import timezone
 
 from ..errors import ErrorCode
+from ..locks import groups_locked, studies_locked
 from ..models import (
     CHECK_MESSAGES,
     MAX_CATEGORY_BIT,
@@ -101,7 +102,7 @@ def study_open(*, study: Study) -> Study:
     from ..selectors.readiness import study_missing_for_opening, study_opening_message
 
     with transaction.atomic():
-        study = Study.objects.select_for_update().get(pk=study.pk)
+        study = studies_locked().get(pk=study.pk)
         if study.purged_at is not None:
             raise ValidationError(
                 CHECK_MESSAGES["study_purged_stays_closed"], code=ErrorCode.STUDY_PURGED
@@ -129,7 +130,7 @@ def consent_version_sync(*, study: Study, user=None) -> ConsentVersion | None:
     """
     if not study.information_sheet.strip() or not study.consent_text.strip():
         return None
-    Study.objects.select_for_update().filter(pk=study.pk).first()
+    studies_locked().filter(pk=study.pk).first()
     latest = consent_version_current(study=study)
     sheet, statement = _normalised(study.information_sheet), _normalised(study.consent_text)
     if (
@@ -161,11 +162,13 @@ def _normalised(text: str) -> str:
 def annotators_create(*, group: AnnotatorGroup, count: int, email: str = "") -> list[Annotator]:
     """Create ``count`` pseudonymous annotators numbered after the group's highest.
 
-    Locks the group row so concurrent calls cannot hand out the same number.
+    Locks the group row so concurrent calls cannot hand out the same number, and,
+    first, the study's row.
     """
     if not 1 <= count <= 1000:
         raise ValidationError({"count": "Create between 1 and 1000 annotators at a time."})
-    group = AnnotatorGroup.objects.select_for_update().select_related("study").get(pk=group.pk)
+    studies_locked().filter(pk=group.study_id).first()
+    group = groups_locked().select_related("study").get(pk=group.pk)
     start = (group.annotators.aggregate(m=Max("number"))["m"] or 0) + 1
     annotators = [
         Annotator(

@@ -24,6 +24,7 @@ from django.db.models import Prefetch
 from django.utils import timezone
 
 from ..errors import ErrorCode
+from ..locks import annotators_locked, studies_locked
 from ..models import (
     Annotator,
     Assignment,
@@ -143,8 +144,10 @@ def training_outcome(*, annotator: Annotator) -> TrainingOutcome | None:
 # --- writes ---------------------------------------------------------------------------
 
 
-def _locked_annotator(annotator_id: int) -> Annotator:
-    return Annotator.objects.select_for_update().select_related("study").get(pk=annotator_id)
+def _locked_annotator(annotator: Annotator) -> Annotator:
+    """The annotator's row, locked after their study's (also locked)."""
+    studies_locked().filter(pk=annotator.study_id).first()
+    return annotators_locked().select_related("study").get(pk=annotator.pk)
 
 
 @transaction.atomic
@@ -153,7 +156,7 @@ def training_attempt_start(*, annotator: Annotator, now: datetime | None = None)
     written) when the study has no quiz, the annotator passed, has an attempt in
     progress or has used every attempt. Locks the annotator's row, so two tabs cannot
     start two attempts."""
-    annotator = _locked_annotator(annotator.pk)
+    annotator = _locked_annotator(annotator)
     n_items = TrainingItem.objects.filter(study_id=annotator.study_id).count()
     outcome = training_outcome(annotator=annotator)
     if outcome is None or n_items == 0:
@@ -224,7 +227,7 @@ def training_answer_record(
     ``training_answer_target`` says. Either way nothing is written. Locks the
     annotator's row, so two tabs answer one after the other."""
     now = now or timezone.now()
-    annotator = _locked_annotator(annotator.pk)
+    annotator = _locked_annotator(annotator)
     attempt, item = training_answer_target(annotator=annotator, number=number)
     settings = training_answer_settings(study=annotator.study)
     encoded = answer_encode(

@@ -13,6 +13,7 @@ from django.db import connection, transaction
 from django.utils import timezone
 
 from studies.errors import ErrorCode
+from studies.locks import assignments_locked
 from studies.models import (
     Annotator,
     AnnotatorSession,
@@ -386,7 +387,7 @@ def test_a_save_waiting_behind_a_submit_is_refused_once_the_submit_commits(annot
     def submit_holding_the_lock():
         try:
             with transaction.atomic():
-                Assignment.objects.select_for_update().get(pk=assignment.pk)
+                assignments_locked().get(pk=assignment.pk)
                 locked.set()
                 time.sleep(0.5)  # the save arrives and waits for the lock
                 Assignment.objects.filter(pk=assignment.pk).update(
@@ -512,7 +513,7 @@ def test_two_revisions_of_the_same_shown_answer_one_wins_one_is_stale(annotator)
     def hold_the_lock():
         try:
             with transaction.atomic():
-                Assignment.objects.select_for_update().get(pk=assignment.pk)
+                assignments_locked().get(pk=assignment.pk)
                 locked.set()
                 release.wait(5)
         finally:

@@ -62,8 +62,8 @@ def test_an_answer_waits_for_an_admin_change_and_is_checked_against_it(study):
     from django.core.exceptions import ValidationError
     from django.db import transaction
 
+    from studies.locks import questionnaire_lock
     from studies.models import Choice, QuestionAnswer
-    from studies.services.questionnaires import questionnaire_lock
 
     q = screening(study)
     m = ids(q)

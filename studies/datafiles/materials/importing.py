@@ -6,6 +6,7 @@ from dataclasses import dataclass
 from django.db import transaction
 from django.db.models import Count
 
+from ...locks import studies_locked
 from ...models import Batch, BatchItem, DialogueContext, Reflection, Study
 from ...protocol import ATTENTION_SOURCE
 from .. import DataFileError, Problems, read_text
@@ -79,7 +80,7 @@ def materials_import(*, study: Study, content, fmt: str) -> ImportSummary:
     # All or nothing, and never part of a larger transaction (which would hold the
     # study's lock and the written rows beyond the import).
     with transaction.atomic(durable=True):
-        study = Study.objects.select_for_update().get(pk=study.pk)
+        study = studies_locked().get(pk=study.pk)
         # Check everything that parsed too, so one attempt lists every problem.
         stages = materials_check(study, specs, problems)
         problems.raise_if_any()
