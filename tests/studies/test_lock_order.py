@@ -17,6 +17,7 @@ from analysis.services import analysis_run_create, analysis_run_execute
 from studies.datafiles.materials import materials_import
 from studies.locks import Aggregate, annotators_locked, locks_recorded
 from studies.models import Annotator, Batch, CrowdEntry, Study
+from studies.selectors.stages import annotator_stage_states
 from studies.services import (
     Answer,
     annotators_create,
@@ -31,7 +32,6 @@ from studies.services import (
 )
 from studies.services.crowd import crowd_stage_end_early
 from studies.services.questionnaires import questionnaire_respond
-from studies.services.stages import annotator_stage_states
 from studies.services.training import training_answer_record, training_attempt_start
 from tests.conftest import materials_doc
 
