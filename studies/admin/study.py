@@ -28,7 +28,7 @@ from ..models import (
     Reflection,
     Study,
 )
-from ..permissions import user_may_read_judgements
+from ..permissions import user_may_export
 from ..selectors import (
     stage_code_warnings,
     study_has_judgements,
@@ -281,7 +281,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             if request.method == "GET":
                 for warning in stage_code_warnings(study=study):
                     messages.warning(request, warning)
-        extra_context["can_export"] = user_may_read_judgements(request.user)
+        extra_context["can_export"] = user_may_export(request.user)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _study_for(self, request, study_id: int, *perms: str) -> Study:
@@ -326,9 +326,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
     def export_view(self, request: HttpRequest, study_id: int):
         """A form whose GET goes to the streaming download (studies:export)."""
         study = get_object_or_404(Study, pk=study_id)
-        if not self.has_view_permission(request, study) or not user_may_read_judgements(
-            request.user
-        ):
+        if not user_may_export(request.user):
             raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
@@ -346,7 +344,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
         return TemplateResponse(request, "admin/studies/study/export.html", context)
 
     def has_export_permission(self, request) -> bool:
-        return user_may_read_judgements(request.user)
+        return user_may_export(request.user)
 
     @admin.action(description="Export the annotations (published CSV)", permissions=["export"])
     def export_annotations(self, request, queryset):
