@@ -42,6 +42,7 @@ from ..services import (
     error_categories_create_defaults,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_platform_ids_ready
+from ..services.in_use import INSTRUMENT_FIELDS, locked_reason, study_instrument_is_locked
 from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
@@ -73,16 +74,9 @@ def _count(model, field: str):
     )
 
 
-# The study's wording of the questions: locked once annotation started.
-INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels", "mee_merge")
-
-
 class StudyForm(LockedOnceUsedForm):
     """Once annotators answered, the instrument's fields are shown read-only and a
     change to one is refused with a message, like the other locked fields."""
-
-    locked_fields = INSTRUMENT_FIELDS
-    locked_reason = "annotators have already answered this study's questions"
 
     class Meta:
         model = Study
@@ -97,20 +91,17 @@ class StudyForm(LockedOnceUsedForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._locked = bool(self.instance.pk) and study_has_judgements(study_id=self.instance.pk)
-        for name in self.locked_fields if self._locked else ():
+        locked = bool(self.instance.pk) and study_instrument_is_locked(study=self.instance)
+        for name in INSTRUMENT_FIELDS if locked else ():
             if name in self.fields:
                 self.fields[name].widget.attrs["readonly"] = True
-                self.fields[name].help_text = f"Locked: {self.locked_reason}."
+                self.fields[name].help_text = f"Locked: {locked_reason(model=Study)}."
         if "crowd_group" in self.fields:
             self.fields["crowd_group"].queryset = (
                 self.instance.groups.all() if self.instance.pk else AnnotatorGroup.objects.none()
             )
             if not self.instance.pk:
                 self.fields["crowd_group"].help_text = "Save the study with its groups first."
-
-    def is_locked(self) -> bool:
-        return self._locked
 
     def clean(self):
         cleaned = super().clean()
