@@ -20,7 +20,7 @@ from studies.apis import study_or_404
 from studies.apis.common import TAG_DATA
 from studies.apis.exports import FILE_PARAMETER, CsvRenderer, XlsxRenderer
 from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
-from studies.permissions import JUDGEMENT_READ_PERMS
+from studies.permissions import user_may_export
 
 from .item_export import COLUMNS as ITEM_COLUMNS
 from .item_export import items_parameters_clean
@@ -175,7 +175,7 @@ class ItemExportApi(ResearcherApi):
     list)."""
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
-    read_perms = JUDGEMENT_READ_PERMS
+    may = staticmethod(user_may_export)
 
     class InputSerializer(serializers.Serializer):
         exclude_source = serializers.ListField(child=serializers.CharField(), required=False)

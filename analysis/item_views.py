@@ -3,30 +3,28 @@ admin export page's form (``items_csv``), and the streamed response the API send
 (``items_response``): CSV, spreadsheet-safe CSV or an Excel workbook, written as the
 annotation export writes them (``studies.views.exports.rows_response``)."""
 
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from studies.exports.options import flag_clean
 from studies.models import Study
-from studies.permissions import user_may_read_judgements
+from studies.permissions import user_may_export
+from studies.views.common import staff_page
 from studies.views.exports import rows_response
 
 from .item_export import items_filename, items_parameters_clean, items_rows
-from .views import staff_page
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_may_export)
 def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The item-level export, streamed: ``?exclude_source=NAME`` (repeatable) and
     ``include_expired=1`` choose the judgements as the analysis parameters do;
     ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export. Rows per item and
     group are row-level data: they need what the annotation export and the admin's
-    judgement list need (``studies.permissions``)."""
-    if not user_may_read_judgements(request.user):
-        raise PermissionDenied
+    judgement list need (``user_may_export``)."""
     study = get_object_or_404(Study, slug=slug)
     try:
         include_expired = flag_clean(request.GET.get("include_expired", ""))

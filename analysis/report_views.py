@@ -9,12 +9,13 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from studies.models import Study
+from studies.permissions import user_is_researcher
+from studies.views.common import staff_page
 
 from .models import AnalysisRun
 from .plots import PLOTS
 from .report.tidy_csv import table_csv
 from .tables import report_tables
-from .views import staff_page
 
 
 def _done_run(study: Study, run_id: int) -> AnalysisRun:
@@ -32,7 +33,7 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_is_researcher)
 def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     run = _done_run(study, run_id)
@@ -42,7 +43,7 @@ def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_is_researcher)
 def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> HttpResponse:
     """One table of a run's report as tidy CSV (raw numbers, empty = null)."""
     study = get_object_or_404(Study, slug=slug)
@@ -55,7 +56,7 @@ def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> Ht
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_is_researcher)
 def plot_svg(request: HttpRequest, slug: str, run_id: int, plot: str) -> HttpResponse:
     """One figure of a run's report as SVG; ``?download=1`` as an attachment,
     ``?by=source`` splits the label distribution by source."""

@@ -5,11 +5,9 @@ Staff only. Pages render with htmx partials when ``request.htmx`` and work as pl
 forms and links without JavaScript (POST/redirect/GET).
 """
 
-from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import get_object_or_404, redirect, render
@@ -17,8 +15,9 @@ from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from studies.models import Study
-from studies.permissions import user_may_read_judgements, user_may_read_studies
+from studies.permissions import user_is_researcher, user_may_export
 from studies.selectors import study_progress
+from studies.views.common import staff_page
 
 from .computed_scores import WRITE_PERMS as SCORES_WRITE_PERMS
 from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
@@ -33,27 +32,6 @@ from .tables import quality_table, report_tables
 RUN_PERM = "analysis.add_analysisrun"
 RUNS_LISTED = 20
 ACTIVE = (AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING)
-
-
-def staff_page(view):
-    """Researchers only: anonymous visitors (annotators included: their sessions carry
-    no user) go to the admin login, signed-in users who are not active staff allowed to
-    see studies get a 403. htmx requests from an expired login redirect the whole page."""
-
-    @wraps(view)
-    def wrapper(request: HttpRequest, *args, **kwargs):
-        user = request.user
-        if not user.is_authenticated:
-            if request.htmx:
-                response = HttpResponse(status=204)
-                response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
-                return response
-            return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-        if not (user.is_active and user.is_staff) or not user_may_read_studies(user):
-            raise PermissionDenied
-        return view(request, *args, **kwargs)
-
-    return wrapper
 
 
 def _runs(study: Study) -> list[AnalysisRun]:
@@ -177,7 +155,7 @@ def _can_run(request) -> bool:
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_is_researcher)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
     study = get_object_or_404(Study, slug=slug)
     return _render_dashboard(request, study)
@@ -254,7 +232,7 @@ def _render_dashboard(
             for table in tables
         ],
         # The exports are rows of judgements; the rest of the page is aggregates.
-        "exports": _export_links(study, shown) if user_may_read_judgements(request.user) else [],
+        "exports": _export_links(study, shown) if user_may_export(request.user) else [],
         **_scores_context(request, study, scores_form),
         **_status_context(study, newest, shown_id=shown.pk if shown else None),
     }
@@ -262,7 +240,7 @@ def _render_dashboard(
 
 
 @require_POST
-@staff_page
+@staff_page(may=user_is_researcher)
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a run with the form's parameters (nothing is queued on bad ones). htmx
     gets the run panel back, polling the new run; a plain form is redirected to the
@@ -301,7 +279,7 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
-@staff_page
+@staff_page(may=user_is_researcher)
 def scores_compute(request: HttpRequest, slug: str) -> HttpResponse:
     """Compute BLEU-4 / ROUGE-L scores on the worker (nothing is queued when refused).
     htmx gets the scores panel back; a plain form is redirected to the dashboard."""
@@ -337,7 +315,7 @@ def _report_url(study: Study, run: AnalysisRun) -> str:
 
 
 @require_GET
-@staff_page
+@staff_page(may=user_is_researcher)
 def run_status(request: HttpRequest, slug: str) -> HttpResponse:
     """The newest run's status, polled every 2 s while it is queued or running. When
     the run the page started (``follow``) is done, the whole page goes to its report."""

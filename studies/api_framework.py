@@ -23,7 +23,7 @@ from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
 from .errors import API_ERROR_CODES, ErrorCode
-from .permissions import user_has_any_perm, user_may_read_studies
+from .permissions import refusal_message, user_is_researcher
 
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 # Ids in filters are database keys (bigint): larger numbers cannot match anything.
@@ -33,9 +33,9 @@ MAX_ID = 2**63 - 1
 
 
 class ResearcherPermission(permissions.BasePermission):
-    """Active staff allowed to see studies (as on the dashboard), plus the view's
-    ``read_perms`` (one of them: rows of judgements or assignments need what the
-    admin's list of them needs, :mod:`studies.permissions`) and, for writes, the model
+    """Researchers (``user_is_researcher``, as on the dashboard) for whom the view's
+    ``may`` holds (a predicate of :mod:`studies.permissions`: rows of judgements or
+    assignments need what the admin's list of them needs) and, for writes, the model
     permissions the admin asks for the same action (``required_perms``, all of them).
     Annotators have no API access: their sessions carry no user, so they get a 401
     like anyone without credentials."""
@@ -44,13 +44,10 @@ class ResearcherPermission(permissions.BasePermission):
 
     def has_permission(self, request, view) -> bool:
         user = request.user
-        if not (user and user.is_authenticated and user.is_active and user.is_staff):
+        if not (user and user_is_researcher(user)):
             return False
-        if not user_may_read_studies(user):
-            return False
-        read_perms = getattr(view, "read_perms", ())
-        if read_perms and not user_has_any_perm(user, read_perms):
-            self.message = f"Your account lacks the permission {read_perms[0]}."
+        if not view.may(user):
+            self.message = refusal_message(view.may)
             return False
         missing = [perm for perm in getattr(view, "required_perms", ()) if not user.has_perm(perm)]
         if missing:
@@ -63,8 +60,8 @@ class ResearcherPermission(permissions.BasePermission):
 # takes each view's docstring as its description.)
 class ResearcherApi(APIView):
     permission_classes = [ResearcherPermission]
-    #: Row-level reads: one of these on top of reading studies (studies.permissions).
-    read_perms: tuple[str, ...] = ()
+    #: Who may call it: a predicate of studies.permissions (row-level reads narrow it).
+    may = staticmethod(user_is_researcher)
     #: Model permissions needed on top of reading studies (writes).
     required_perms: tuple[str, ...] = ()
 

@@ -16,6 +16,9 @@ everywhere else too:
   judgements (descriptions are judgement data) and hold *add description coding*;
   growing the codebook there also needs *add code*. The codes download needs what the
   annotation exports need (``user_may_export``: it holds the descriptions).
+
+Staff pages ask one of these predicates through ``studies.views.common.staff_page``,
+API views through ``studies.api_framework.ResearcherPermission`` (the view's ``may``).
 """
 
 from collections.abc import Iterable
@@ -43,23 +46,41 @@ CODE_ADD_PERM = "studies.add_code"
 
 
 def user_is_active_staff(user) -> bool:
-    """Staff pages and coders: an active staff account."""
+    """Coders: an active staff account."""
     return bool(user.is_active and user.is_staff)
 
 
+def user_is_researcher(user) -> bool:
+    """Active staff allowed to see studies: the dashboard, the analysis reports and
+    every API endpoint."""
+    return user_is_active_staff(user) and user_may_read_studies(user)
+
+
 def user_may_export(user) -> bool:
-    """The annotation exports and every other download holding judgement rows."""
-    return (
-        user_is_active_staff(user)
-        and user_may_read_studies(user)
-        and user_may_read_judgements(user)
-    )
+    """Rows of judgements: the annotation exports, every other download holding
+    judgement rows, and the judgements API."""
+    return user_is_researcher(user) and user_may_read_judgements(user)
+
+
+def user_may_read_assignments(user) -> bool:
+    """Rows of assignments: the assignments API."""
+    return user_is_researcher(user) and user_has_any_perm(user, ASSIGNMENT_READ_PERMS)
 
 
 def user_may_code_descriptions(user) -> bool:
-    return bool(
-        user_is_active_staff(user)
-        and user_may_read_studies(user)
-        and user_may_read_judgements(user)
-        and user.has_perm(CODING_PERM)
-    )
+    return user_may_export(user) and user.has_perm(CODING_PERM)
+
+
+#: The permission a researcher refused by a row-level rule is told they lack.
+_LACKING = {
+    user_may_export: JUDGEMENT_READ_PERMS[0],
+    user_may_read_assignments: ASSIGNMENT_READ_PERMS[0],
+}
+
+
+def refusal_message(may) -> str:
+    """Why a researcher is refused by ``may`` (one of the predicates above)."""
+    lacking = _LACKING.get(may)
+    if lacking is None:
+        return "Your account lacks the permission for this."
+    return f"Your account lacks the permission {lacking}."

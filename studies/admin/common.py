@@ -3,12 +3,12 @@
 from contextvars import ContextVar
 
 from django import forms
-from django.core.exceptions import ValidationError
 from django.db import models
 
 from ..durations import HumanDurationField
 from ..models import ErrorCategory, Judgement, Study
 from ..protocol import selected_categories
+from ..services.in_use import locked_fields, locked_fields_validate
 
 # Every duration of the admin reads and shows as people write it ("3 days").
 HUMAN_DURATIONS = {models.DurationField: {"form_class": HumanDurationField}}
@@ -33,15 +33,9 @@ class ReadOnlyAdminMixin:
 
 
 class LockedOnceUsedForm(forms.ModelForm):
-    """A form whose ``locked_fields`` cannot change once the row is in use (annotated,
-    referenced), so that data already collected keeps its meaning.
-
-    Subclasses name the fields and define ``is_locked(self) -> bool``, which says
-    whether the instance is in use.
-    """
-
-    locked_fields: tuple[str, ...] = ()
-    locked_reason = "it is already in use"
+    """A form of a model with fields locked once the row is in use
+    (``studies.services.in_use``): a change to one of them is refused with the
+    service's message, and nothing is saved."""
 
     def _differs_from_stored(self, name: str) -> bool:
         """Compared with the row as stored, not with ``changed_data``: a field with a
@@ -52,13 +46,13 @@ class LockedOnceUsedForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if self.instance.pk and self.is_locked():
+        if self.instance.pk:
             changed = [
-                f for f in self.locked_fields if f in self.fields and self._differs_from_stored(f)
+                name
+                for name in locked_fields(model=self._meta.model)
+                if name in self.fields and self._differs_from_stored(name)
             ]
-            if changed:
-                labels = ", ".join(str(self.fields[f].label) for f in changed)
-                raise ValidationError(f"{labels} cannot change: {self.locked_reason}.")
+            locked_fields_validate(instance=self.instance, changed=changed)
         return cleaned
 
 

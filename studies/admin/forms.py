@@ -12,11 +12,11 @@ from ..models import (
     Study,
     new_crowd_code,
 )
-from ..selectors import error_category_is_used
 from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import stage_codes_validate
+from ..services.in_use import error_category_delete_validate
 from .common import LockedOnceUsedForm
 
 
@@ -27,8 +27,6 @@ class StageForm(LockedOnceUsedForm):
     those of the study's other stages (``stage_codes_validate``; the inline's formset
     compares the rows of one save with each other instead)."""
 
-    locked_fields = ("position", "no_answer", "empathy_after_yes")
-    locked_reason = "annotators already work in this stage"
     #: Whether ``clean`` compares the codes with the stored stages (not in the inline).
     codes_against_stored = True
 
@@ -62,9 +60,6 @@ class StageForm(LockedOnceUsedForm):
                     " Left empty, the stage has none, and its crowd workers wait for a "
                     "batch to come free instead."
                 )
-
-    def is_locked(self) -> bool:
-        return self.instance.assignments.exists()
 
     def clean(self):
         cleaned = super().clean()
@@ -130,21 +125,12 @@ class StageFormSet(forms.BaseInlineFormSet):
 
 
 class AnnotatorGroupForm(LockedOnceUsedForm):
-    locked_fields = ("pseudonym_prefix",)
-    locked_reason = "the group's annotators are already named with it"
-
     class Meta:
         model = AnnotatorGroup
         fields = ("study", "name", "pseudonym_prefix")
 
-    def is_locked(self) -> bool:
-        return self.instance.annotators.exists()
-
 
 class ErrorCategoryForm(LockedOnceUsedForm):
-    locked_fields = ("slug", "catches_attention_check")
-    locked_reason = "judgements already chose this category"
-
     class Meta:
         model = ErrorCategory
         fields = (
@@ -152,18 +138,12 @@ class ErrorCategoryForm(LockedOnceUsedForm):
             "example_explanation", "catches_attention_check",
         )  # fmt: skip
 
-    def is_locked(self) -> bool:
-        return error_category_is_used(category=self.instance)
-
 
 class ErrorCategoryFormSet(forms.BaseInlineFormSet):
     def clean(self):
         super().clean()
         for form in self.deleted_forms:
-            if form.instance.pk and error_category_is_used(category=form.instance):
-                raise ValidationError(
-                    f'"{form.instance.label}" cannot be deleted: judgements already chose it.'
-                )
+            error_category_delete_validate(category=form.instance)
 
 
 def _save_categories(formset, study: Study) -> None:

@@ -9,27 +9,15 @@ from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
 
 
 class DialogueContextForm(LockedOnceUsedForm):
-    locked_fields = ("turns",)
-    locked_reason = "annotators have already judged reflections of this context"
-
     class Meta:
         model = DialogueContext
         fields = ("study", "external_id", "turns")
 
-    def is_locked(self) -> bool:
-        return Judgement.objects.filter(reflection__context=self.instance).exists()
-
 
 class ReflectionForm(LockedOnceUsedForm):
-    locked_fields = ("context", "text", "source", "kind")
-    locked_reason = "annotators have already judged this reflection"
-
     class Meta:
         model = Reflection
         fields = ("context", "kind", "source", "text", "generation")
-
-    def is_locked(self) -> bool:
-        return self.instance.judgements.exists()
 
 
 class ReflectionInline(admin.TabularInline):

@@ -28,7 +28,7 @@ from ..models import (
     Reflection,
     Study,
 )
-from ..permissions import user_may_read_judgements
+from ..permissions import user_may_export
 from ..selectors import (
     stage_code_warnings,
     study_has_judgements,
@@ -42,6 +42,7 @@ from ..services import (
     error_categories_create_defaults,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_platform_ids_ready
+from ..services.in_use import INSTRUMENT_FIELDS, locked_reason, study_instrument_is_locked
 from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
@@ -73,16 +74,9 @@ def _count(model, field: str):
     )
 
 
-# The study's wording of the questions: locked once annotation started.
-INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels", "mee_merge")
-
-
 class StudyForm(LockedOnceUsedForm):
     """Once annotators answered, the instrument's fields are shown read-only and a
     change to one is refused with a message, like the other locked fields."""
-
-    locked_fields = INSTRUMENT_FIELDS
-    locked_reason = "annotators have already answered this study's questions"
 
     class Meta:
         model = Study
@@ -97,20 +91,17 @@ class StudyForm(LockedOnceUsedForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        self._locked = bool(self.instance.pk) and study_has_judgements(study_id=self.instance.pk)
-        for name in self.locked_fields if self._locked else ():
+        locked = bool(self.instance.pk) and study_instrument_is_locked(study=self.instance)
+        for name in INSTRUMENT_FIELDS if locked else ():
             if name in self.fields:
                 self.fields[name].widget.attrs["readonly"] = True
-                self.fields[name].help_text = f"Locked: {self.locked_reason}."
+                self.fields[name].help_text = f"Locked: {locked_reason(model=Study)}."
         if "crowd_group" in self.fields:
             self.fields["crowd_group"].queryset = (
                 self.instance.groups.all() if self.instance.pk else AnnotatorGroup.objects.none()
             )
             if not self.instance.pk:
                 self.fields["crowd_group"].help_text = "Save the study with its groups first."
-
-    def is_locked(self) -> bool:
-        return self._locked
 
     def clean(self):
         cleaned = super().clean()
@@ -281,7 +272,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             if request.method == "GET":
                 for warning in stage_code_warnings(study=study):
                     messages.warning(request, warning)
-        extra_context["can_export"] = user_may_read_judgements(request.user)
+        extra_context["can_export"] = user_may_export(request.user)
         return super().change_view(request, object_id, form_url, extra_context)
 
     def _study_for(self, request, study_id: int, *perms: str) -> Study:
@@ -326,9 +317,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
     def export_view(self, request: HttpRequest, study_id: int):
         """A form whose GET goes to the streaming download (studies:export)."""
         study = get_object_or_404(Study, pk=study_id)
-        if not self.has_view_permission(request, study) or not user_may_read_judgements(
-            request.user
-        ):
+        if not user_may_export(request.user):
             raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
@@ -346,7 +335,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
         return TemplateResponse(request, "admin/studies/study/export.html", context)
 
     def has_export_permission(self, request) -> bool:
-        return user_may_read_judgements(request.user)
+        return user_may_export(request.user)
 
     @admin.action(description="Export the annotations (published CSV)", permissions=["export"])
     def export_annotations(self, request, queryset):

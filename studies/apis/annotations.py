@@ -13,7 +13,7 @@ from ..api_framework import (
     paginated_response,
 )
 from ..models import Assignment, Reflection
-from ..permissions import ASSIGNMENT_READ_PERMS, JUDGEMENT_READ_PERMS
+from ..permissions import user_may_export, user_may_read_assignments
 from ..protocol import selected_categories
 from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
 from ..services import assignment_reject
@@ -24,7 +24,7 @@ class AssignmentListApi(ResearcherApi):
     """The study's assignments by id: who (pseudonym) has which batch, its status and
     timestamps, whether it recurs and whether the attention check passed."""
 
-    read_perms = ASSIGNMENT_READ_PERMS
+    may = staticmethod(user_may_read_assignments)
     pagination_class = PageNumberPagination
 
     class FilterSerializer(serializers.Serializer):
@@ -100,7 +100,7 @@ class JudgementListApi(ResearcherApi):
     the answer (coherent, error categories, most evident error, the 1–5 rating) and the
     time spent."""
 
-    read_perms = JUDGEMENT_READ_PERMS
+    may = staticmethod(user_may_export)
     pagination_class = IdCursorPagination
 
     class FilterSerializer(serializers.Serializer):

@@ -11,7 +11,7 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from ..api_framework import ResearcherApi, error_responses
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import FILES, FORMATS, export_options_clean
-from ..permissions import JUDGEMENT_READ_PERMS
+from ..permissions import user_may_export
 from ..views.exports import export_response
 from .common import TAG_DATA, study_or_404
 
@@ -64,7 +64,7 @@ class AnnotationExportApi(ResearcherApi):
     audit format, as CSV (texts exactly as stored, or spreadsheet-safe) or as an Excel
     workbook; same options as `manage.py export_annotations`."""
 
-    read_perms = JUDGEMENT_READ_PERMS
+    may = staticmethod(user_may_export)
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
     content_negotiation_class = ExportNegotiation
 

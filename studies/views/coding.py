@@ -4,11 +4,9 @@ the description uninformative), grows the codebook in place, and moves on. htmx 
 the panel; every control is also a plain form or link. Each coder sees and writes only
 their own coding (``studies.services.coding``)."""
 
-from functools import wraps
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.contrib.auth.views import redirect_to_login
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
 from django.http import HttpRequest, HttpResponse
@@ -26,6 +24,7 @@ from ..selectors.coding import (
     stage_description_sources,
 )
 from ..services.coding import code_create, coder_join, coding_save
+from .common import staff_page
 from .exports import bad_request, rows_response
 
 #: Number keys toggle the first ten codes: 1-9, then 0.
@@ -33,30 +32,8 @@ SHORTCUT_KEYS = "1234567890"
 NO_JUDGEMENT_MESSAGE = "Choose a description to code."
 
 
-def _staff_page(may):
-    """Staff for whom ``may(user)`` holds; others signed in get a 403, visitors the
-    admin login (htmx: a whole-page redirect)."""
-
-    def decorator(view):
-        @wraps(view)
-        def wrapper(request: HttpRequest, *args, **kwargs):
-            if not request.user.is_authenticated:
-                if request.htmx:
-                    response = HttpResponse(status=204)
-                    response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
-                    return response
-                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-            if not may(request.user):
-                raise PermissionDenied
-            return view(request, *args, **kwargs)
-
-        return wrapper
-
-    return decorator
-
-
 #: The coding page and its codebook form (``user_may_code_descriptions``).
-coding_page = _staff_page(user_may_code_descriptions)
+coding_page = staff_page(may=user_may_code_descriptions)
 
 
 def _stage(slug: str, position: int) -> Stage:
@@ -289,7 +266,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 
 
 @require_GET
-@_staff_page(user_may_export)
+@staff_page(may=user_may_export)
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's codes (``?stage=POSITION`` for one stage;
     ``?file=csv|csv-spreadsheet-safe|xlsx``, ``file_clean``)."""

@@ -1,4 +1,5 @@
-"""Who is asking: the annotator signed in to a study through their link."""
+"""Who is asking: the annotator signed in to a study through their link, or the
+staff member on a staff page (``staff_page``)."""
 
 import logging
 from enum import IntEnum
@@ -6,8 +7,12 @@ from functools import wraps
 
 from django.conf import settings
 from django.contrib import messages
+from django.contrib.auth.views import redirect_to_login
 from django.core.cache import cache
+from django.core.exceptions import PermissionDenied
+from django.http import HttpResponse
 from django.shortcuts import redirect, render
+from django.urls import reverse
 from redis.exceptions import RedisError
 
 from ..csp import response_allow_form_action, response_allow_framing
@@ -204,3 +209,30 @@ def response_for_study_frame(response, study):
         response_allow_framing(response, origins=origins)
         setattr(response, CROSS_SITE_COOKIES, study.slug)
     return response
+
+
+# --- staff pages ---------------------------------------------------------------------------
+
+
+def staff_page(*, may):
+    """Staff pages and downloads, for users for whom ``may(user)`` holds (a predicate
+    of ``studies.permissions``). Anonymous visitors (annotators included: their
+    sessions carry no user) go to the admin login, an htmx request from an expired
+    login redirecting the whole page; signed-in users refused by ``may`` get a 403."""
+
+    def decorator(view):
+        @wraps(view)
+        def wrapper(request, *args, **kwargs):
+            if not request.user.is_authenticated:
+                if request.htmx:
+                    response = HttpResponse(status=204)
+                    response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
+                    return response
+                return redirect_to_login(request.get_full_path(), reverse("admin:login"))
+            if not may(request.user):
+                raise PermissionDenied
+            return view(request, *args, **kwargs)
+
+        return wrapper
+
+    return decorator

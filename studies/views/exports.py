@@ -4,8 +4,7 @@ or as an Excel workbook)."""
 import tempfile
 from collections.abc import Callable, Iterable
 
-from django.contrib.admin.views.decorators import staff_member_required
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
@@ -22,6 +21,7 @@ from ..exports import (
 from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
 from ..permissions import user_may_export
+from .common import staff_page
 
 
 def rows_response(
@@ -74,14 +74,11 @@ def bad_request(exc: ValidationError) -> HttpResponseBadRequest:
 
 
 @require_GET
-@staff_member_required
+@staff_page(may=user_may_export)
 def export_annotations(request, slug: str):
     """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx&stage=...&group=...
     &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
-    user = request.user
-    if not user_may_export(user):
-        raise PermissionDenied  # an export is rows of judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
         options = export_options_clean(study=study, data=request.GET)
@@ -91,13 +88,10 @@ def export_annotations(request, slug: str):
 
 
 @require_GET
-@staff_member_required
+@staff_page(may=user_may_export)
 def export_questionnaires(request, slug: str):
     """The questionnaire answers (``studies.exports.questionnaires``):
     ``?file=csv|csv-spreadsheet-safe|xlsx``."""
-    user = request.user
-    if not user_may_export(user):
-        raise PermissionDenied  # answers, like judgements (studies.permissions)
     study = get_object_or_404(Study, slug=slug)
     try:
         file = file_clean(request.GET.get("file"))

@@ -386,11 +386,49 @@ def test_download_refuses_bad_options_with_a_message(annotated_study, staff_clie
 
 def test_download_is_for_staff_only(annotated_study, client):
     url = reverse("studies:export", args=["pilot"])
-    assert client.get(url).status_code == 302  # to the admin login
-    user = get_user_model().objects.create_user("plain", password="pw")
-    client.force_login(user)
     response = client.get(url)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    user = get_user_model().objects.create_user("plain", password="pw")
+    client.force_login(user)
+    assert client.get(url).status_code == 403  # signed in: refused, as on every staff page
+
+
+#: Every staff download holding judgement rows (``user_may_export``).
+DOWNLOADS = {
+    "annotations": "studies:export",
+    "questionnaire answers": "studies:export_questionnaires",
+    "codes": "studies:coding_export",
+    "items": "analysis:items_csv",
+}
+
+
+def _user(name: str, *codenames: str, is_staff: bool = True):
+    user = get_user_model().objects.create_user(name, password="pw", is_staff=is_staff)
+    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
+    return user
+
+
+@pytest.mark.parametrize("download", DOWNLOADS)
+def test_every_download_asks_the_export_rule(annotated_study, client, download):
+    """Visitors go to the login; signed-in users without ``user_may_export`` (not
+    staff, or lacking the right to see studies or judgements) get a 403; researchers
+    who may read judgements get the file."""
+    url = reverse(DOWNLOADS[download], args=["pilot"])
+    response = client.get(url)
+    assert response.status_code == 302 and "/admin/login/" in response["Location"]
+    refused = [
+        _user("plain", "view_study", "view_judgement", is_staff=False),
+        _user("intern"),
+        _user("viewer", "view_study"),
+        _user("rows", "view_judgement"),
+    ]
+    for user in refused:
+        client.force_login(user)
+        assert client.get(url).status_code == 403, user.username
+    client.force_login(_user("researcher", "change_study", "view_judgement"))
+    response = client.get(url)
+    assert response.status_code == 200
+    assert response["Content-Disposition"].startswith("attachment;")
 
 
 def test_an_annotator_session_cannot_export(annotated_study, client):

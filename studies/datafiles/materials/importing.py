@@ -9,6 +9,7 @@ from django.db.models import Count
 from ...locks import studies_locked
 from ...models import Batch, BatchItem, DialogueContext, Reflection, Study
 from ...protocol import ATTENTION_SOURCE
+from ...services.in_use import batch_is_locked
 from .. import DataFileError, Problems, read_text
 from .checking import materials_check
 from .parsing import ContextSpec, Item, parse_csv, parse_json, same_generation
@@ -166,7 +167,7 @@ def _write_context(
         current = list(batch.items.order_by("position").values_list("reflection_id", flat=True))
         if current == wanted:
             continue
-        if batch.assignments.exists():
+        if batch_is_locked(batch=batch):
             problems.add(
                 spec.where,
                 f"the batch for stage {stage_name!r} already has annotators; its reflections "
