@@ -5,7 +5,7 @@ from dataclasses import dataclass
 
 from django.db.models import QuerySet
 
-from ..models import Code, Coder, DescriptionCoding, Judgement, Stage
+from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
 
 # The order coders meet descriptions in (and the export lists them in).
 DESCRIPTION_ORDER = ("assignment__batch__context__external_id", "reflection_id", "pk")
@@ -90,3 +90,55 @@ def coding_position(*, descriptions: QuerySet[Judgement], coder: Coder | None) -
         else []
     )
     return CodingPosition(ids=ids, coded_ids=frozenset(coded))
+
+
+# --- the coding page (studies/views/coding.py) ---------------------------------------------
+
+
+def coding_stage(*, slug: str, position: int) -> Stage | None:
+    """The stage at ``position`` of the study ``slug``, with its study."""
+    return Stage.objects.select_related("study").filter(study__slug=slug, position=position).first()
+
+
+def coder_of(*, study: Study, user) -> Coder | None:
+    """``user``'s coder row in ``study``; None until their first coding."""
+    return Coder.objects.filter(study=study, user=user).first()
+
+
+def study_code(*, study_id: int, slug: str) -> Code | None:
+    return Code.objects.filter(study=study_id, slug=slug).first()
+
+
+def study_codes(*, study: Study, slugs) -> list[Code]:
+    """The codes of ``study`` among ``slugs`` (unknown slugs are left out)."""
+    return list(Code.objects.filter(study=study, slug__in=slugs))
+
+
+def codebook(*, study: Study) -> list[Code]:
+    """The study's codes in the order they were added: a code keeps its number key
+    as the codebook grows."""
+    return list(Code.objects.filter(study=study).order_by("pk"))
+
+
+def code_place(*, code: Code) -> int:
+    """``code``'s place in ``codebook`` (0 for the first code added)."""
+    return Code.objects.filter(study=code.study_id, pk__lt=code.pk).count()
+
+
+def description_for_coding(*, judgement_id: int) -> Judgement:
+    """The answer with what its panel shows: the reflection, the conversation and the
+    group."""
+    return Judgement.objects.select_related(
+        "reflection", "assignment__batch__context", "assignment__group"
+    ).get(pk=judgement_id)
+
+
+def judgement_by_id(*, judgement_id: int | None) -> Judgement | None:
+    return Judgement.objects.filter(pk=judgement_id).first() if judgement_id else None
+
+
+def own_coding(*, judgement_id: int, coder: Coder) -> tuple[DescriptionCoding | None, set[str]]:
+    """``coder``'s coding of the answer and the slugs of its codes."""
+    coding = DescriptionCoding.objects.filter(judgement_id=judgement_id, coder=coder).first()
+    slugs = set(coding.codes.values_list("slug", flat=True)) if coding else set()
+    return coding, slugs

@@ -9,19 +9,29 @@ from urllib.parse import urlencode
 from django.contrib import messages
 from django.core.exceptions import PermissionDenied, ValidationError
 from django.db import transaction
-from django.http import HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.http import Http404, HttpRequest, HttpResponse
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_http_methods, require_POST
 
 from ..exports import codes_filename, codes_rows, file_clean
-from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
+from ..models import Stage
 from ..permissions import CODE_ADD_PERM, user_may_code_descriptions, user_may_export
+from ..selectors import study_by_slug
 from ..selectors.coding import (
     CodingPosition,
+    code_place,
+    codebook,
+    coder_of,
     coding_position,
+    coding_stage,
+    description_for_coding,
     descriptions_filtered,
+    judgement_by_id,
+    own_coding,
     stage_description_sources,
+    study_code,
+    study_codes,
 )
 from ..services.coding import code_create, coder_join, coding_save
 from .common import staff_page
@@ -37,9 +47,10 @@ coding_page = staff_page(may=user_may_code_descriptions)
 
 
 def _stage(slug: str, position: int) -> Stage:
-    return get_object_or_404(
-        Stage.objects.select_related("study"), study__slug=slug, position=position
-    )
+    stage = coding_stage(slug=slug, position=position)
+    if stage is None:
+        raise Http404("No such stage.")
+    return stage
 
 
 def _filters(data, *, stage: Stage) -> dict[str, str]:
@@ -48,7 +59,7 @@ def _filters(data, *, stage: Stage) -> dict[str, str]:
     code = (data.get("code") or "").strip()
     if source and source not in stage_description_sources(stage=stage):
         source = ""
-    if code and not Code.objects.filter(study=stage.study_id, slug=code).exists():
+    if code and study_code(study_id=stage.study_id, slug=code) is None:
         code = ""
     return {key: value for key, value in (("source", source), ("code", code)) if value}
 
@@ -61,11 +72,7 @@ def _url(stage: Stage, filters: dict[str, str], item: int | None = None) -> str:
 
 def _position(*, stage, coder, filters) -> CodingPosition:
     """Where ``coder`` is in the stage's descriptions under ``filters``."""
-    code = (
-        Code.objects.filter(study=stage.study, slug=filters["code"]).first()
-        if "code" in filters
-        else None
-    )
+    code = study_code(study_id=stage.study_id, slug=filters["code"]) if "code" in filters else None
     descriptions = descriptions_filtered(
         stage=stage, coder=coder, source=filters.get("source", ""), code=code
     )
@@ -83,21 +90,13 @@ def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, erro
         chosen = None  # another description: the posted ticks were not for it
     item = None
     if item_id is not None:
-        item = Judgement.objects.select_related(
-            "reflection", "assignment__batch__context", "assignment__group"
-        ).get(pk=item_id)
-    own = (
-        DescriptionCoding.objects.filter(judgement_id=item_id, coder=coder).first()
-        if coder and item_id
-        else None
+        item = description_for_coding(judgement_id=item_id)
+    own, own_codes = (
+        own_coding(judgement_id=item_id, coder=coder) if coder and item_id else (None, set())
     )
     if chosen is None:
-        chosen = {
-            "codes": set(own.codes.values_list("slug", flat=True)) if own else set(),
-            "uninformative": bool(own and own.uninformative),
-        }
-    # In the order they were added: a code keeps its number key as the codebook grows.
-    codebook = list(Code.objects.filter(study=study).order_by("pk"))
+        chosen = {"codes": own_codes, "uninformative": bool(own and own.uninformative)}
+    codes = codebook(study=study)
     previous = position.neighbour(item_id, -1) if item_id else None
     following = position.neighbour(item_id, +1) if item_id else None
     return {
@@ -112,7 +111,7 @@ def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, erro
         # (code, its number key, ticked for this description)
         "codebook": [
             (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "", c.slug in chosen["codes"])
-            for i, c in enumerate(codebook)
+            for i, c in enumerate(codes)
         ],
         "number": (position.index(item_id) or 0) + 1,
         "position": position,
@@ -150,14 +149,14 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     stage = _stage(slug, position)
     data = request.POST if request.method == "POST" else request.GET
     filters = _filters(data, stage=stage)
-    coder = Coder.objects.filter(study=stage.study, user=request.user).first()
+    coder = coder_of(study=stage.study, user=request.user)
     item_id = _item_id(data.get("item") or data.get("judgement"))
     if request.method == "GET":
         context = _panel_context(
             request, stage=stage, coder=coder, filters=filters, item_id=item_id
         )
         return _render(request, context)
-    judgement = Judgement.objects.filter(pk=_item_id(request.POST.get("judgement"))).first()
+    judgement = judgement_by_id(judgement_id=_item_id(request.POST.get("judgement")))
     if judgement is None:
         context = _panel_context(
             request,
@@ -170,7 +169,7 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
         return _render(request, context, status=422)
     slugs = request.POST.getlist("codes")
     uninformative = request.POST.get("uninformative") in ("on", "1", "true")
-    codes = list(Code.objects.filter(study=stage.study, slug__in=slugs))
+    codes = study_codes(study=stage.study, slugs=slugs)
     chosen = {"codes": set(slugs), "uninformative": uninformative}
     unknown = set(slugs) - {c.slug for c in codes}
     # The next description comes from the list as it was before saving: the save may
@@ -243,7 +242,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
                 "code_errors": errors,
             }
             return render(request, "studies/coding/_code_form.html", context, status=422)
-        coder = Coder.objects.filter(study=stage.study, user=request.user).first()
+        coder = coder_of(study=stage.study, user=request.user)
         context = _panel_context(
             request, stage=stage, coder=coder, filters=filters, item_id=item_id
         )
@@ -252,7 +251,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
     if not request.htmx:
         messages.success(request, f'Added the code "{code.label}".')
         return redirect(_url(stage, filters, item_id))
-    index = Code.objects.filter(study=stage.study, pk__lt=code.pk).count()
+    index = code_place(code=code)
     context = {
         "stage": stage,
         "filters": filters,
@@ -270,10 +269,14 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's codes (``?stage=POSITION`` for one stage;
     ``?file=csv|csv-spreadsheet-safe|xlsx``, ``file_clean``)."""
-    study = get_object_or_404(Study, slug=slug)
+    study = study_by_slug(slug=slug)
+    if study is None:
+        raise Http404("No such study.")
     stage = None
     if request.GET.get("stage"):
-        stage = get_object_or_404(study.stages, position=_item_id(request.GET["stage"]) or 0)
+        stage = coding_stage(slug=slug, position=_item_id(request.GET["stage"]) or 0)
+        if stage is None:
+            raise Http404("No such stage.")
     try:
         file = file_clean(request.GET.get("file"))
     except ValidationError as exc:
