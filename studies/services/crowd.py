@@ -29,6 +29,7 @@ https://docs.aws.amazon.com/AWSMechTurk/latest/AWSMechanicalTurkRequester/mturk-
 
 from dataclasses import dataclass, replace
 from datetime import datetime
+from typing import ClassVar
 from urllib.parse import urlencode
 
 from django.conf import settings
@@ -61,9 +62,12 @@ class CrowdReturn:
     return the task on the platform). ``code``: the code shown, "" when none.
     """
 
+    #: For templates, which compare ``outcome`` with its members.
+    Outcome: ClassVar[type[CrowdEntry.Outcome]] = CrowdEntry.Outcome
+
     platform: str
     platform_name: str
-    outcome: str
+    outcome: CrowdEntry.Outcome
     stage_position: int
     code: str
     url: str
