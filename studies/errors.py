@@ -96,6 +96,18 @@ class ErrorCode(models.TextChoices):
         "An earlier practice item is still unanswered.",
     )
 
+    # --- links (annotator pages) --------------------------------------------------------
+    LINK_UNKNOWN = "link_unknown", "No active invitation has this link."
+    JOIN_WITHOUT_STAGE = (
+        "join_without_stage",
+        "A study-wide join link of an earlier version, which names no stage.",
+    )
+    JOIN_KEY_UNKNOWN = "join_key_unknown", "The join link names no stage of the study."
+    JOIN_RATE_LIMITED = (
+        "join_rate_limited",
+        "Too many people joined from one network in the last few minutes.",
+    )
+
     # --- crowd workers joining through a link (annotator pages) -----------------------
     CROWD_IDS_MISSING = (
         "crowd_ids_missing",

@@ -10,6 +10,7 @@ it they are skipped with a reason, except in CI (CI=true), where that is a failu
 
 import json
 import os
+import re
 import zlib
 from datetime import timedelta
 
@@ -203,3 +204,10 @@ def annotated_study(loaded_study):
     annotate_study(loaded_study)
     assert Assignment.objects.filter(status=Assignment.Status.SUBMITTED).count() == 36
     return loaded_study
+
+
+def refusal_code(response) -> str:
+    """The ``ErrorCode`` a refusal page carries in its markup (``data-code``)."""
+    found = re.search(r'data-code="([a-z_]+)"', response.content.decode())
+    assert found, "the page carries no refusal code"
+    return found.group(1)

@@ -7,9 +7,7 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 #: ``x.status == "done"``, ``outcome != 'partial'``, ``state in ("open", …)`` and the
 #: template forms of the same.
-BARE = re.compile(
-    r"""\b(status|outcome|state)\s*(==|!=|\bin\b)\s*[\(\[]?\s*["'][a-z_]+["']"""
-)
+BARE = re.compile(r"""\b(status|outcome|state)\s*(==|!=|\bin\b)\s*[\(\[]?\s*["'][a-z_]+["']""")
 
 
 def bare_comparisons() -> list[str]:

@@ -7,6 +7,7 @@ from django.shortcuts import get_object_or_404, redirect, render
 from django.utils import timezone
 from django.views.decorators.http import require_POST
 
+from ..errors import ErrorCode
 from ..forms import ConsentForm
 from ..models import Annotator, ConsentVersion, Study
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
@@ -44,15 +45,20 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
     """Sign the holder of an invitation link in to their study (no password)."""
     annotator = annotator_by_token(token=token)
     if annotator is None:
-        return render(request, "studies/invalid_link.html", status=404)
+        return render(
+            request, "studies/invalid_link.html", {"code": ErrorCode.LINK_UNKNOWN}, status=404
+        )
     session_sign_in(request, annotator)
     annotator.last_seen_at = timezone.now()
     annotator.save(update_fields=["last_seen_at"])
     return redirect("studies:home", slug=annotator.study.slug)
 
 
-def _refused(request, message: str, status: int) -> HttpResponse:
-    return render(request, "studies/invalid_link.html", {"reason": message}, status=status)
+def _refused(request, code: ErrorCode, message: str, status: int) -> HttpResponse:
+    """The refusal page: ``message`` for the person, ``code`` in its markup for programs."""
+    return render(
+        request, "studies/invalid_link.html", {"reason": message, "code": code}, status=status
+    )
 
 
 def join_without_key(request: HttpRequest, slug: str) -> HttpResponse:
@@ -60,6 +66,7 @@ def join_without_key(request: HttpRequest, slug: str) -> HttpResponse:
     get_object_or_404(Study, slug=slug)
     return _refused(
         request,
+        ErrorCode.JOIN_WITHOUT_STAGE,
         "This link does not name a stage of the study. Please start again from the crowd "
         "platform's page for this study; if that does not help, write to the research team.",
         404,
@@ -78,6 +85,7 @@ def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
     if stage is None:
         return _refused(
             request,
+            ErrorCode.JOIN_KEY_UNKNOWN,
             "This link is not (or no longer) a way into this study. Please start again from "
             "the crowd platform's page for this study.",
             404,
@@ -96,6 +104,7 @@ def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
     if not join_rate_allows(request):
         return _refused(
             request,
+            ErrorCode.JOIN_RATE_LIMITED,
             "Too many people joined from your network in the last few minutes. Please wait a "
             "few minutes and open the link again.",
             429,
@@ -109,7 +118,7 @@ def _join(request: HttpRequest, study: Study, key: str) -> HttpResponse:
             joined_before=join_cookie_annotator(request, study),
         )
     except CrowdRefusal as refusal:
-        return _refused(request, refusal.message, refusal.status)
+        return _refused(request, refusal.code, refusal.message, refusal.status)
     session_sign_in(request, annotator)
     annotator.last_seen_at = timezone.now()
     annotator.save(update_fields=["last_seen_at"])

@@ -7,9 +7,11 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from studies.errors import ErrorCode
 from studies.models import Annotator, Assignment, CrowdEntry, Judgement, Stage, Study
 from studies.services import annotators_create, assignment_claim, consent_version_current
 from studies.sessions import SESSION_ANNOTATORS
+from tests.conftest import refusal_code
 
 pytestmark = pytest.mark.usefixtures("empty_cache")
 
@@ -127,8 +129,10 @@ def test_an_unknown_join_key_and_the_old_study_link_are_refused(client, crowd_st
     wrong = client.get("/s/pilot/join/not-a-key?PROLIFIC_PID=a&STUDY_ID=b&SESSION_ID=c")
     assert wrong.status_code == 404
     assert "is not (or no longer) a way into this study" in wrong.content.decode()
+    assert refusal_code(wrong) == ErrorCode.JOIN_KEY_UNKNOWN
     old = client.get("/s/pilot/join?PROLIFIC_PID=a&STUDY_ID=b&SESSION_ID=c")
     assert old.status_code == 404 and "does not name a stage" in old.content.decode()
+    assert refusal_code(old) == ErrorCode.JOIN_WITHOUT_STAGE
     assert snapshot() == ([], [], 0)
 
 
@@ -170,12 +174,14 @@ def test_a_later_stage_waits_for_the_first_and_its_pause(client, crowd_study):
     assert early.status_code == 403 and "once you have finished the stage before" in (
         early.content.decode()
     )
+    assert refusal_code(early) == ErrorCode.STAGE_LOCKED
     submitted = timezone.now() - timedelta(days=1)
     finish_stage(annotator, when=submitted)
     before = snapshot()
     waiting = client.get(prolific(crowd_study, 2, "p1", "second-session"))
     page = waiting.content.decode()
     assert waiting.status_code == 403 and "Stage 2 opens for you at" in page
+    assert refusal_code(waiting) == ErrorCode.STAGE_WAITING
     assert snapshot() == before
     Stage.objects.filter(pk=stage(crowd_study, 2).pk).update(min_wait=timedelta(hours=1))
     ok = client.get(prolific(crowd_study, 2, "p1", "second-session"))
@@ -203,6 +209,7 @@ def test_joins_are_rate_limited_per_client_address(client, crowd_study, settings
     refused = client.get(prolific(crowd_study, 1, "p9"), REMOTE_ADDR="10.0.0.9")
     assert refused.status_code == 429
     assert "Too many people joined from your network" in refused.content.decode()
+    assert refusal_code(refused) == ErrorCode.JOIN_RATE_LIMITED
     assert snapshot() == before
     assert client.get(prolific(crowd_study, 1, "p9"), REMOTE_ADDR="10.0.0.10").status_code == 302
 
@@ -360,6 +367,7 @@ def test_resuming_needs_the_same_platform_study_as_the_entry(client, client_fact
     thief = client_factory()
     response = thief.get(prolific(crowd_study, 1, "victim", "se1", study_id="OTHER"))
     assert response.status_code == 403 and "started Stage 1 already" in response.content.decode()
+    assert refusal_code(response) == ErrorCode.CROWD_STARTED_ELSEWHERE
     assert snapshot() == before
     assert thief.get(prolific(crowd_study, 1, "victim", "se1", study_id="PS1")).status_code == 302
 
@@ -374,11 +382,13 @@ def test_a_stage_pinned_to_its_platform_tasks_honours_only_them(
     wrong = client_factory().get(prolific(crowd_study, 1, "p9", study_id="MADEUP"))
     assert wrong.status_code == 403
     assert "did not come from the crowd platform&#x27;s task for Stage 1" in wrong.content.decode()
+    assert refusal_code(wrong) == ErrorCode.CROWD_WRONG_TASK
     assert snapshot() == ([], [], 0)
     finished_first_stage(client, crowd_study)
     before = snapshot()
     thief = client_factory().get(prolific(crowd_study, 2, "p1", "fake", study_id="FAKE2"))
     assert thief.status_code == 403 and "task for Stage 2" in thief.content.decode()
+    assert refusal_code(thief) == ErrorCode.CROWD_WRONG_TASK
     assert snapshot() == before
     genuine = client_factory().get(prolific(crowd_study, 2, "p1", "p1-second", study_id="PS2"))
     assert genuine.status_code == 302

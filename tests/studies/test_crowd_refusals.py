@@ -10,9 +10,11 @@ import pytest
 from django.contrib.sessions.models import Session
 from django.utils import timezone
 
+from studies.errors import ErrorCode
 from studies.middleware import TOKEN_PARAMETER
 from studies.models import Annotator, Assignment, Study
 from studies.services import NoWorkAvailable, annotators_create
+from tests.conftest import refusal_code
 from tests.studies.test_crowd_entry import finish_stage, mturk, prolific, snapshot
 
 pytestmark = pytest.mark.usefixtures("empty_cache")
@@ -29,6 +31,7 @@ def test_a_worker_removed_by_the_research_team_is_refused(client, client_factory
     response = client_factory().get(prolific(crowd_study, 1, "p1", "s1"))
     assert response.status_code == 403
     assert "ended by the research team" in response.content.decode()
+    assert refusal_code(response) == ErrorCode.PARTICIPATION_ENDED
     assert written() == before
 
 
@@ -50,6 +53,7 @@ def test_a_later_stage_without_work_left_for_the_worker_is_refused(
     page = response.content.decode()
     assert response.status_code == 403
     assert "There is no work left for you in Stage 2" in page
+    assert refusal_code(response) == ErrorCode.CROWD_NO_WORK_LEFT
     assert written() == before
 
 
@@ -62,6 +66,7 @@ def test_a_study_that_is_not_open_refuses_crowd_workers(client, crowd_study, sta
         response = client.get(link)
         assert response.status_code == 403
         assert "not taking part through a crowd platform right now" in response.content.decode()
+        assert refusal_code(response) == ErrorCode.CROWD_CLOSED
     assert written() == before
 
 
