@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "csp",
+    # The project itself: its management commands (build_docs).
+    "annotation_site",
     "studies",
     "analysis",
 ]
@@ -144,6 +146,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+# The built documentation site, served under /docs/ (`manage.py build_docs` writes it;
+# docs/operators/deployment.md, "The documentation site").
+DOCS_ROOT = env("DJANGO_DOCS_ROOT", default=str(BASE_DIR / "site"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
