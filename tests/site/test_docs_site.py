@@ -140,3 +140,34 @@ def test_a_broken_link_fails_the_build_and_the_site_served_stays(tmp_path, setti
         docs_site_build(site_dir=site_dir)
     assert [p.name for p in site_dir.iterdir()] == ["sitemap.xml"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["project", "site"]
+
+
+def test_the_admin_pages_link_the_formats_they_take_to_their_documentation(
+    staff_client, loaded_study, docs_site
+):
+    pages = [
+        f"/admin/studies/study/{loaded_study.pk}/import-materials/",
+        f"/admin/studies/study/{loaded_study.pk}/export/",
+        f"/admin/analysis/automaticscore/import/{loaded_study.pk}/",
+    ]
+    linked = set()
+    for url in pages:
+        page = staff_client.get(url)
+        assert page.status_code == 200, url
+        html = page.content.decode()
+        assert "README" not in html, url
+        links = re.findall(r'href="(/docs/[^"]*)"', html)
+        assert links, f"{url} links no documentation page"
+        linked.update(links)
+    assert linked == {
+        "/docs/analysts/imports/",
+        "/docs/analysts/exports/",
+        "/docs/analysts/exports/#item-level-export",
+        "/docs/analysts/questionnaires/",
+        "/docs/analysts/automatic-scores/",
+    }
+    for link in linked:
+        path, _, anchor = link.partition("#")
+        target = staff_client.get(path)
+        assert target.status_code == 200, link
+        assert not anchor or f'id="{anchor}"' in target.content.decode(), link
