@@ -55,7 +55,8 @@ class RunSerializer(serializers.Serializer):
 
 class RunDetailSerializer(RunSerializer):
     result = serializers.JSONField(
-        allow_null=True, help_text="The JSON report (documentation: /docs/analysts/report/); null until done."
+        allow_null=True,
+        help_text="The JSON report (documentation: /docs/analysts/report/); null until done.",
     )
 
     class Meta:
