@@ -9,7 +9,7 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: install demo test drills lint format migrate serve worker beat screenshots clean
+.PHONY: install demo test drills lint format migrate docs docs-serve serve worker beat screenshots clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -27,12 +27,12 @@ migrate: install
 
 # The demo study, then the web server, a Celery worker and beat (annotation_site/stack.py);
 # an automatic analysis follows a submission within about a minute. Ctrl-C stops all.
-demo: migrate
+demo: migrate docs
 	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
 	@# exec: the runner's parent is make itself, so it stops when make is killed.
 	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT) --demo
 
-serve: migrate
+serve: migrate docs
 	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT)
 
 worker: install
@@ -45,7 +45,7 @@ beat: install
 test: install
 	$(BIN)/python -m pytest $(PYTEST_ARGS)
 
-# The fault drills (tests/drills, README "Fault drills"): they start private PostgreSQL,
+# The fault drills (tests/drills, docs/operators/fault-drills.md): they start private PostgreSQL,
 # Redis, gunicorn and Celery processes and kill them; never the shared services.
 drills: install
 	$(BIN)/python -m pytest tests/drills -m drill $(PYTEST_ARGS)
@@ -61,6 +61,20 @@ lint: install
 	schema=$$(mktemp --suffix=.yml) && \
 	  $(BIN)/python manage.py spectacular --validate --fail-on-warn --file $$schema; \
 	  status=$$?; rm -f $$schema; exit $$status
+	@# The documentation site (mkdocs.yml): strict, so a broken link or #anchor fails
+	@# (not --quiet: MkDocs counts only the warnings it prints).
+	site=$$(mktemp -d) && \
+	  NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs build --strict --site-dir $$site; \
+	  status=$$?; rm -rf $$site; exit $$status
+
+# The documentation site into site/ (or DJANGO_DOCS_ROOT), which the application serves
+# under /docs/; `make demo` and `make serve` build it first. docs-serve: a live preview
+# while writing (http://127.0.0.1:8001/).
+docs: install
+	$(BIN)/python manage.py build_docs
+
+docs-serve: install
+	NO_MKDOCS_2_WARNING=1 $(BIN)/mkdocs serve --dev-addr 127.0.0.1:8001
 
 format: install
 	$(BIN)/ruff check --fix .
@@ -86,4 +100,4 @@ screenshots: install
 # Stops the embedded servers (a running `make demo` loses them) and removes their data.
 clean:
 	if [ -x $(BIN)/python ]; then $(BIN)/python -m annotation_site.embedded stop; fi
-	rm -rf $(VENV) .embedded staticfiles .pytest_cache .ruff_cache
+	rm -rf $(VENV) .embedded staticfiles site .pytest_cache .ruff_cache

@@ -116,7 +116,7 @@ class AnalysisRunAdmin(admin.ModelAdmin):
 
 class ImportScoresForm(DataFileUploadForm):
     extensions = (".csv",)
-    file = forms.FileField(help_text="A .csv file of scores (see the README).")
+    file = forms.FileField(help_text="A .csv file of scores, in the format linked above.")
     replace = forms.BooleanField(
         required=False,
         label="Replace computed metrics",

@@ -1,4 +1,4 @@
-"""The REST API of analysis runs (interfaces only; README "API").
+"""The REST API of analysis runs (interfaces only; docs/developers/api.md).
 
 Starting a run goes through ``analysis_run_enqueue``, the service the dashboard and
 the admin action use, so parameters obey ``analysis_parameters_clean`` everywhere.
@@ -55,7 +55,8 @@ class RunSerializer(serializers.Serializer):
 
 class RunDetailSerializer(RunSerializer):
     result = serializers.JSONField(
-        allow_null=True, help_text="The JSON report (README: Analysis); null until done."
+        allow_null=True,
+        help_text="The JSON report (documentation: /docs/analysts/report/); null until done.",
     )
 
     class Meta:
@@ -153,8 +154,8 @@ class AnalysisRunListApi(ResearcherApi):
 
 
 class AnalysisRunDetailApi(ResearcherApi):
-    """One run; `result` is the JSON report (README: Analysis), null until the run is
-    done."""
+    """One run; `result` is the JSON report (documentation: /docs/analysts/report/), null
+    until the run is done."""
 
     @extend_schema(
         tags=TAGS,

@@ -1,7 +1,7 @@
 """Automatic scores computed here: BLEU-4 and ROUGE-L of every synthetic reflection
 against its context's human reflection (``analysis.metrics.overlap``), stored as the
-automatic scores of the evaluators ``bleu`` and ``rouge_l`` (README "Computing BLEU
-and ROUGE-L").
+automatic scores of the evaluators ``bleu`` and ``rouge_l`` (docs/analysts/automatic-scores.md,
+"Computing BLEU-4 and ROUGE-L").
 
 One rule keeps computed and imported scores of a metric apart: the study holds a
 metric's scores from one origin only. Computing a metric replaces its earlier computed

@@ -1,5 +1,5 @@
 """The item-level export: one CSV row per (stage, item, group) of the judgements the
-report analyses, the file people feed to metric studies (README "Item-level export").
+report analyses, the file people feed to metric studies (docs/analysts/exports.md).
 
 The judgements are the report's (``selectors.judgements_frame``, i.e.
 ``Judgement.objects.analysed`` with the same parameters: excluded sources, expired

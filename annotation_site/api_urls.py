@@ -1,4 +1,4 @@
-"""The REST API under /api/ (README "API"); the views live in each app's apis.py."""
+"""The REST API under /api/ (docs/developers/api.md); the views live in each app's apis.py."""
 
 from csp.decorators import csp_replace
 from django.urls import path, re_path

@@ -42,6 +42,8 @@ INSTALLED_APPS = [
     "drf_spectacular_sidecar",
     "django_htmx",
     "csp",
+    # The project itself: its management commands (build_docs).
+    "annotation_site",
     "studies",
     "analysis",
 ]
@@ -104,8 +106,8 @@ EMBEDDED_SERVICES = [
 if not DEBUG and EMBEDDED_SERVICES:
     raise ImproperlyConfigured(
         f"With DJANGO_DEBUG=false, set {', '.join(EMBEDDED_SERVICES)}: the embedded PostgreSQL "
-        "and Redis are for the demo, tests and development only (README, Running the full "
-        "stack)."
+        "and Redis are for the demo, tests and development only (docs/operators/deployment.md, "
+        "Running the full stack)."
     )
 
 # PostgreSQL 15 to 18, the only engine: DATABASE_URL, else the embedded server.
@@ -144,6 +146,9 @@ USE_TZ = True
 STATIC_URL = "static/"
 STATICFILES_DIRS = [BASE_DIR / "static"]
 STATIC_ROOT = env("DJANGO_STATIC_ROOT", default=str(BASE_DIR / "staticfiles"))
+# The built documentation site, served under /docs/ (`manage.py build_docs` writes it;
+# docs/operators/deployment.md, "The documentation site").
+DOCS_ROOT = env("DJANGO_DOCS_ROOT", default=str(BASE_DIR / "site"))
 STORAGES = {
     "default": {"BACKEND": "django.core.files.storage.FileSystemStorage"},
     "staticfiles": {
@@ -164,7 +169,7 @@ DEFAULT_FROM_EMAIL = env("DJANGO_DEFAULT_FROM_EMAIL", default="studies@localhost
 # Absolute address of the site, for links in e-mails sent by background jobs.
 SITE_URL = env("DJANGO_SITE_URL", default="http://127.0.0.1:8000").rstrip("/")
 
-# HTTPS (README "Deployment settings"); `manage.py check --deploy` is clean with the
+# HTTPS (docs/operators/security.md); `manage.py check --deploy` is clean with the
 # production defaults. Plain-HTTP runs on loopback (the fault drills, the benchmarks)
 # turn the redirect, HSTS and secure cookies off through the environment.
 # https://docs.djangoproject.com/en/5.2/ref/middleware/#http-strict-transport-security
@@ -186,7 +191,7 @@ if not SECURE_HSTS_PRELOAD:
 if env.bool("DJANGO_BEHIND_PROXY", default=False):
     SECURE_PROXY_SSL_HEADER = ("HTTP_X_FORWARDED_PROTO", "https")
 
-# The REST API under /api/ (README "API"): researchers only, JSON in and out.
+# The REST API under /api/ (docs/developers/api.md): researchers only, JSON in and out.
 # https://www.django-rest-framework.org/api-guide/settings/
 REST_FRAMEWORK = {
     # Token first: its WWW-Authenticate header makes DRF answer 401, not 403, to
@@ -334,7 +339,7 @@ CELERY_BEAT_SCHEDULE = {
 # (studies.models.Assignment.overdue_q), like a batch whose time ran out.
 ASSIGNMENT_UNANSWERED_RELEASE = env.int("ASSIGNMENT_UNANSWERED_RELEASE", default=10 * 60)
 
-# --- Crowd platforms (README "Crowd studies on Prolific and MTurk") ----------------
+# --- Crowd platforms (docs/researchers/crowd.md) ---------------------------------
 # Django's cache, shared by every web process: CACHE_URL (e.g. redis://127.0.0.1:6379/1),
 # else the embedded Redis.
 # https://django-environ.readthedocs.io/en/latest/types.html#environ-env-cache-url

@@ -1,5 +1,5 @@
 """`make demo` and `make serve`: the web server, a Celery worker and Celery beat in one
-terminal, as the production section of the README runs them, with their output
+terminal, as production runs them (docs/operators/deployment.md), with their output
 prefixed by their names.
 
 One Ctrl-C (or a SIGTERM) stops all three. They also end when this runner ends, how

@@ -2,7 +2,9 @@ from django.conf import settings
 from django.contrib import admin
 from django.shortcuts import redirect
 from django.templatetags.static import static
-from django.urls import include, path
+from django.urls import include, path, re_path
+
+from annotation_site.docs_site import docs_page
 
 admin.site.site_header = "Reflection coherence studies"
 admin.site.site_title = "Reflection studies admin"
@@ -19,6 +21,8 @@ urlpatterns = [
     path("admin/", admin.site.urls),
     path("api/", include("annotation_site.api_urls")),
     path("dashboard/", include("analysis.urls")),
+    # The documentation site, as `manage.py build_docs` built it (annotation_site/docs_site.py).
+    re_path(r"^docs/(?P<path>.*)$", docs_page, name="docs"),
     path("", include("studies.urls")),
 ]
 

@@ -1,6 +1,6 @@
 """Text-overlap metrics of a reflection against a reference (the human reflection of
 its context), each a plain call of a vetted package with its defaults, so that the
-numbers are reproducible from released data (README "Computing BLEU-4 and ROUGE-L"):
+numbers are reproducible from released data (docs/analysts/automatic-scores.md):
 
 * ``bleu``: BLEU-4, NLTK's ``sentence_bleu([reference.split()], hypothesis.split())``:
   whitespace tokens, uniform 4-gram weights, no smoothing; 0–1.

@@ -1,6 +1,6 @@
 """PostgreSQL and Redis for a checkout with nothing configured: the demo, the test suite
 and a developer's server use them when ``DATABASE_URL``, ``CELERY_BROKER_URL`` or
-``CACHE_URL`` is unset (README "The embedded services").
+``CACHE_URL`` is unset (docs/operators/embedded-services.md).
 
 Both servers come from wheels that ``make install`` installs, keep their files in the
 checkout (``.embedded/``, or ``EMBEDDED_SERVICES_DIR``) and listen on Unix sockets only.

@@ -1,4 +1,4 @@
-"""Capture the README screenshots from a running demo (`make screenshots`).
+"""Capture the documentation's screenshots from a running demo (`make screenshots`).
 
 Drives Debian's Chromium (no browser download) through Playwright against a server
 started on a free loopback port with the demo study loaded.

@@ -159,7 +159,7 @@ def _save_categories(formset, study: Study) -> None:
 
 class ImportMaterialsForm(DataFileUploadForm):
     extensions = tuple(f".{fmt}" for fmt in MATERIALS_FORMATS)
-    file = forms.FileField(help_text="A .json or .csv materials file (see the README).")
+    file = forms.FileField(help_text="A .json or .csv materials file, in a format linked above.")
 
 
 class CreateAnnotatorsForm(forms.Form):

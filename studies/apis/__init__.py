@@ -1,4 +1,4 @@
-"""The REST API of studies (interfaces only; README "API").
+"""The REST API of studies (interfaces only; docs/developers/api.md).
 
 Each view validates its input with a nested serializer, calls a selector or one
 service, and renders with an output serializer. Annotators appear by pseudonym only:

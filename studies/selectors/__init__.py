@@ -73,7 +73,7 @@ def error_category_is_used(*, category: ErrorCategory) -> bool:
     )
 
 
-# --- the REST API (studies/apis.py) ---------------------------------------------------------
+# --- the REST API (studies/apis/) -------------------------------------------------------------
 # Querysets in a stable order (pagination needs one), each list in a fixed number of
 # queries. Annotators appear by pseudonym only: these never load their rows, so no
 # e-mail, platform id or access token can reach a response.

@@ -299,7 +299,7 @@ def stage_platform_ids_ready(*, stage: Stage, platform: str, now=None) -> list[s
     open but who have not entered it yet: they finished the stage before and their
     wait has passed. Ready for the platform's allow-list (Prolific: a custom
     allow-list of participant ids). The one place platform ids leave the system
-    (README); staff need the "export platform ids for payment" permission. A fixed
+    (docs/researchers/crowd.md); staff need the "export platform ids for payment" permission. A fixed
     number of queries, whatever the number of workers."""
     if stage.study.purged_at is not None:  # their ids were erased
         return []

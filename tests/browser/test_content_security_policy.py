@@ -1,6 +1,7 @@
 """The Content-Security-Policy in a real browser: the annotator's pages, the dashboard,
-the Django admin and the API documentation pages run without a single violation
-(reported by Chromium on the console and as ``securitypolicyviolation`` events)."""
+the Django admin, the API documentation pages and the documentation site run without a
+single violation (reported by Chromium on the console and as ``securitypolicyviolation``
+events)."""
 
 import re
 
@@ -113,3 +114,21 @@ def test_the_api_documentation_pages_run_within_their_exception(watched, live_se
     # The one thing blocked, on purpose: Redoc's attribution logo on its vendor's CDN
     # (no page of the site loads anything from elsewhere).
     assert page.violations and all(REDOC_LOGO in v for v in page.violations), page.violations
+
+
+def test_the_documentation_site_runs_without_a_violation(watched, live_server, settings, tmp_path):
+    from annotation_site.docs_site import docs_site_build
+    from tests.factories import StaffUserFactory
+
+    settings.DOCS_ROOT = str(tmp_path / "site")
+    docs_site_build(site_dir=tmp_path / "site")
+    StaffUserFactory(username="dash-researcher")
+    page = watched
+    _log_in(page, live_server, "/docs/")
+    expect(page.get_by_role("heading", name="Reflection coherence studies")).to_be_visible()
+    _visit(page, f"{live_server.url}/docs/researchers/crowd/", heading="Crowd studies")
+    # The theme's scripts at work: the search runs in a worker over the search index.
+    page.get_by_role("textbox", name="Search").first.click()
+    page.keyboard.type("attention check")
+    expect(page.locator(".md-search-result__item").first).to_be_visible()
+    assert page.violations == []

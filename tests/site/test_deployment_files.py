@@ -1,4 +1,4 @@
-"""The deployment files README describes: every long-running process restarts."""
+"""The deployment files the operators' pages describe: every long-running process restarts."""
 
 from pathlib import Path
 

@@ -1,4 +1,4 @@
-"""Behaviour of the write services in studies/services.py."""
+"""Behaviour of the write services in studies/services/."""
 
 from datetime import timedelta
 

@@ -1,6 +1,6 @@
 """Import of study materials (contexts, human/synthetic/attention-check reflections).
 
-Two formats, both documented in the README with examples in ``docs/examples/``:
+Two formats, both documented in docs/analysts/imports.md with examples in ``docs/examples/``:
 
 * JSON: ``{"contexts": [{"id", "turns", "human_reflection", "synthetic": [...],
   "attention_checks": [...]}]}``

@@ -15,7 +15,7 @@ annotators per batch and group and of batches per annotator and stage in the fil
 the database's slot rules hold. An assignment is recurring when its annotator judged
 the dialogue's human reflection in an earlier stage (the analysis's recurrence-free view).
 
-Rules (the README's "Importing published annotations" says the same):
+Rules (docs/analysts/imports.md, "Importing published annotations", says the same):
 
 * Cells are read without their surrounding whitespace, except ``reflection`` and the
   turn texts of ``dialogue_context``, which are kept exactly. ``Yes`` and ``No`` are

@@ -5,7 +5,8 @@ from studies.datafiles.published import annotations_import
 class Command(DataFileImportCommand):
     help = (
         "Create a new, closed study from published annotation data (one CSV row per "
-        "reflection and annotator; README, 'Importing published annotations'). All-or-nothing."
+        "reflection and annotator; the documentation's 'Importing published annotations', "
+        "/docs/analysts/imports/). All-or-nothing."
     )
 
     def add_arguments(self, parser):
