@@ -407,7 +407,7 @@ def test_restored_numbers_are_explained(agreeing_report):
 
 @pytest.mark.django_db
 def test_dashboard_shows_and_downloads_the_restored_numbers(
-    staff_client,  # noqa: F811 (the fixture imported above)
+    staff_client,
     loaded_study,
     agreeing_report,
 ):

@@ -148,7 +148,7 @@ def test_systems_figure_says_when_an_interval_is_missing():
 
 @pytest.mark.django_db
 def test_dashboard_has_a_systems_section_with_figure_pairs_and_comparison(
-    staff_client,  # noqa: F811
+    staff_client,
     loaded_study,
     report,
 ):

@@ -145,7 +145,7 @@ def test_a_service_refuses_a_study_text_over_its_cap():
     assert not Study.objects.filter(slug="long").exists()
 
 
-def test_the_admin_refuses_a_study_text_over_its_cap(staff_client, study):  # noqa: F811
+def test_the_admin_refuses_a_study_text_over_its_cap(staff_client, study):
     url = reverse("admin:studies_study_change", args=[study.pk])
     data = form_data(staff_client.get(url))
     cap = Study._meta.get_field("information_sheet").max_length
@@ -162,7 +162,7 @@ def test_the_admin_refuses_a_study_text_over_its_cap(staff_client, study):  # no
 
 
 def test_the_admin_refuses_an_error_category_definition_over_its_cap(
-    staff_client,  # noqa: F811
+    staff_client,
     study,
 ):
     category = ErrorCategory.objects.filter(study=study).first()
@@ -176,7 +176,7 @@ def test_the_admin_refuses_an_error_category_definition_over_its_cap(
     assert ErrorCategory.objects.get(pk=category.pk).definition == category.definition
 
 
-def test_the_admin_refuses_a_wait_exemption_reason_over_its_cap(staff_client, study):  # noqa: F811
+def test_the_admin_refuses_a_wait_exemption_reason_over_its_cap(staff_client, study):
     annotator = annotators_create(group=study.groups.get(name="Layperson"), count=1)[0]
     url = reverse("admin:studies_annotator_change", args=[annotator.pk])
     data = form_data(staff_client.get(url))
@@ -198,7 +198,7 @@ def test_the_admin_refuses_a_wait_exemption_reason_over_its_cap(staff_client, st
 MEGABYTE = "x" * 1_000_000
 
 
-def test_the_reject_service_refuses_a_reason_over_its_cap(judged):  # noqa: F811
+def test_the_reject_service_refuses_a_reason_over_its_cap(judged):
     with pytest.raises(ValidationError) as excinfo:
         assignment_reject(assignment=judged, reason=MEGABYTE)
     assert excinfo.value.message_dict == {
@@ -210,7 +210,7 @@ def test_the_reject_service_refuses_a_reason_over_its_cap(judged):  # noqa: F811
     assert (judged.status, judged.rejection_reason) == (Assignment.Status.IN_PROGRESS, "")
 
 
-def test_the_admin_reject_action_refuses_a_reason_over_its_cap(staff_client, judged):  # noqa: F811
+def test_the_admin_reject_action_refuses_a_reason_over_its_cap(staff_client, judged):
     url = reverse("admin:studies_assignment_changelist")
     response = staff_client.post(
         url,
@@ -221,7 +221,7 @@ def test_the_admin_reject_action_refuses_a_reason_over_its_cap(staff_client, jud
     assert (judged.status, judged.rejection_reason) == (Assignment.Status.IN_PROGRESS, "")
 
 
-def test_the_api_refuses_a_rejection_reason_over_its_cap(researcher, judged):  # noqa: F811
+def test_the_api_refuses_a_rejection_reason_over_its_cap(researcher, judged):
     api = token_client(researcher)
     annotate(judged)
     response = api.post(

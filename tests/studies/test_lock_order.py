@@ -25,7 +25,6 @@ from studies.services import (
     assignment_create,
     assignment_reject,
     assignment_submit,
-    consent_version_current,
     judgement_record_item,
     study_open,
     study_purge_personal_data,
@@ -34,6 +33,7 @@ from studies.services.crowd import crowd_stage_end_early
 from studies.services.questionnaires import questionnaire_respond
 from studies.services.training import training_answer_record, training_attempt_start
 from tests.conftest import materials_doc
+from tests.studies.test_hot_path import annotator, open_study  # noqa: F401 (fixtures)
 
 from .questionnaire_helpers import ids, screening
 from .test_crowd_entry import prolific
@@ -58,22 +58,6 @@ def assert_in_order(taken: list[Aggregate], expected: list[Aggregate]) -> None:
     assert taken == expected
     firsts = list(dict.fromkeys(taken))
     assert firsts == sorted(firsts), f"out of order: {[a.name for a in taken]}"
-
-
-@pytest.fixture
-def open_study(loaded_study):
-    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.OPEN)
-    loaded_study.refresh_from_db()
-    return loaded_study
-
-
-@pytest.fixture
-def annotator(open_study):
-    annotator = annotators_create(group=open_study.groups.get(name="Layperson"), count=1)[0]
-    annotator.consented_version = consent_version_current(study=open_study)
-    annotator.consented_at = annotator.tutorial_completed_at = timezone.now()
-    annotator.save()
-    return annotator
 
 
 def test_the_order_is_the_one_the_module_states():
@@ -223,7 +207,7 @@ def test_an_answer_that_screens_nobody_out_locks_the_questionnaire_only(annotato
 
 def test_ending_a_crowd_workers_stage_early_locks_the_annotator_then_the_entry(
     client,
-    busy_study,  # noqa: F811 (the fixture)
+    busy_study,
 ):
     worker = worker_with_one_batch(client, busy_study)
     others_hold_the_rest(busy_study)

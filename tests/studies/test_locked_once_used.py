@@ -11,7 +11,6 @@ from django.core.management import CommandError, call_command
 
 from studies.models import (
     AnnotatorGroup,
-    Batch,
     BatchItem,
     DialogueContext,
     ErrorCategory,
@@ -19,28 +18,13 @@ from studies.models import (
     Stage,
     Study,
 )
-from studies.services import Answer, annotators_create, assignment_create, judgement_record
 from studies.services.in_use import (
     error_category_delete_validate,
     locked_fields,
     locked_fields_validate,
 )
 from tests.conftest import materials_doc
-
-
-@pytest.fixture
-def judged(loaded_study):
-    """One stage-1 assignment of a Layperson, every item answered No + off-topic."""
-    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
-    batch = Batch.objects.filter(stage__study=loaded_study, stage__position=1).first()
-    assignment = assignment_create(annotator=annotator, batch=batch)
-    for rid in assignment.order:
-        judgement_record(
-            assignment=assignment,
-            reflection=Reflection.objects.get(pk=rid),
-            answer=Answer(False, frozenset({"off_topic"})),
-        )
-    return assignment
+from tests.studies.test_admin_protection import judged  # noqa: F401 (a fixture)
 
 
 def _rows(assignment) -> dict:
