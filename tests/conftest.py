@@ -40,6 +40,10 @@ def pytest_configure(config):
     if "CACHE_URL" in settings.EMBEDDED_SERVICES:
         test_cache = embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)
         settings.CACHES = {"default": {**settings.CACHES["default"], **test_cache}}
+    # Hashing a password properly takes about a second here, and many fixtures make
+    # users; the tests check who may do what, not the hashing. Set for the whole run
+    # (not per test) so that fixtures shared by a module hash quickly too.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
 def _missing(reason: str) -> None:
