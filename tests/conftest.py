@@ -48,6 +48,22 @@ def pytest_configure(config):
     settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
 
 
+def pytest_collection_modifyitems(items):
+    """In each module, the tests that take rows the module shares (a fixture named
+    ``*_of_the_module``, built in :func:`module_transaction`) run after the others.
+    The shared rows stay until the module's last test; a test that builds the same
+    rows itself (``load_demo``, a study of the same slug) must run before them."""
+    modules = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], len(modules))
+    items.sort(
+        key=lambda item: (
+            modules[item.nodeid.split("::")[0]],
+            any(name.endswith("_of_the_module") for name in item.fixturenames),
+        )
+    )
+
+
 def _missing(reason: str) -> None:
     if IN_CI:
         pytest.fail(f"CI must run this test: {reason}")
