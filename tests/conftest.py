@@ -12,15 +12,17 @@ import json
 import os
 import re
 import zlib
+from contextlib import contextmanager
 from datetime import timedelta
 
 import pytest
 from django.conf import settings
+from django.db import transaction
 
 from annotation_site import embedded
 from annotation_site.embedded import redis as embedded_redis
 from studies.datafiles.materials import materials_import
-from studies.models import Assignment, Batch, Reflection
+from studies.models import Assignment, Batch, Reflection, Study
 from studies.services import (
     Answer,
     annotators_create,
@@ -41,6 +43,26 @@ def pytest_configure(config):
     if "CACHE_URL" in settings.EMBEDDED_SERVICES:
         test_cache = embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)
         settings.CACHES = {"default": {**settings.CACHES["default"], **test_cache}}
+    # Hashing a password properly takes about a second here, and many fixtures make
+    # users; the tests check who may do what, not the hashing. Set for the whole run
+    # (not per test) so that fixtures shared by a module hash quickly too.
+    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
+
+
+def pytest_collection_modifyitems(items):
+    """In each module, the tests that take rows the module shares (a fixture named
+    ``*_of_the_module``, built in :func:`module_transaction`) run after the others.
+    The shared rows stay until the module's last test; a test that builds the same
+    rows itself (``load_demo``, a study of the same slug) must run before them."""
+    modules = {}
+    for item in items:
+        modules.setdefault(item.nodeid.split("::")[0], len(modules))
+    items.sort(
+        key=lambda item: (
+            modules[item.nodeid.split("::")[0]],
+            any(name.endswith("_of_the_module") for name in item.fixturenames),
+        )
+    )
 
 
 def _missing(reason: str) -> None:
@@ -93,9 +115,35 @@ def materials_doc(n_contexts: int = 3, stages=("GPT-2 stage", "GPT-3 stage")) ->
     return {"contexts": contexts}
 
 
-@pytest.fixture
-def study(db):
-    """A draft study with two stages, two groups, the default categories and consent."""
+@contextmanager
+def module_transaction(django_db_blocker):
+    """A transaction around a module's tests, rolled back after the last one.
+
+    Rows built inside it once (with the database unblocked) are seen by every test of
+    the module: pytest-django runs each test in a savepoint nested in it and rolls the
+    savepoint back, so each test starts from the rows as built and may change them.
+    Keep the rows' primary keys, not the instances: a function-scoped fixture fetches
+    them fresh, so nothing a test does to an instance reaches the next test.
+
+    Not for modules with tests that need committed rows (``transaction=True``, a live
+    server, threads) or that build a study of the same slug.
+    """
+    with django_db_blocker.unblock():
+        atomic = transaction.atomic()
+        # Marked as Django's TestCase marks its own transactions, so that services
+        # taking transaction.atomic(durable=True) still run inside it.
+        atomic._from_testcase = True
+        atomic.__enter__()
+    try:
+        yield
+    finally:
+        with django_db_blocker.unblock():
+            transaction.set_rollback(True)
+            atomic.__exit__(None, None, None)
+
+
+def make_study() -> Study:
+    """The ``study`` fixture's study."""
     return study_create(
         slug="pilot",
         title="Pilot study",
@@ -108,10 +156,21 @@ def study(db):
 
 
 @pytest.fixture
-def loaded_study(study):
-    """``study`` with three contexts imported (one batch per stage and context)."""
+def study(db):
+    """A draft study with two stages, two groups, the default categories and consent."""
+    return make_study()
+
+
+def load_materials(study: Study) -> Study:
+    """Imports :func:`materials_doc` into ``study``."""
     materials_import(study=study, content=json.dumps(materials_doc()), fmt="json")
     return study
+
+
+@pytest.fixture
+def loaded_study(study):
+    """``study`` with three contexts imported (one batch per stage and context)."""
+    return load_materials(study)
 
 
 def _form_value(value):
@@ -211,3 +270,23 @@ def refusal_code(response) -> str:
     found = re.search(r'data-code="([a-z_]+)"', response.content.decode())
     assert found, "the page carries no refusal code"
     return found.group(1)
+
+
+@pytest.fixture(scope="module")
+def annotated_study_of_the_module(django_db_setup, django_db_blocker) -> int:
+    """The primary key of an ``annotated_study`` built once per module (see
+    :func:`module_transaction`)."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            study = load_materials(make_study())
+            annotate_study(study)
+            assert Assignment.objects.filter(status=Assignment.Status.SUBMITTED).count() == 36
+        yield study.pk
+
+
+@pytest.fixture
+def shared_annotated_study(db, annotated_study_of_the_module) -> Study:
+    """The module's annotated study, fresh from the database. A module whose tests
+    all take ``annotated_study`` and no other study may define ``annotated_study`` as
+    this one, to build it once."""
+    return Study.objects.get(pk=annotated_study_of_the_module)

@@ -5,6 +5,7 @@ import html
 import re
 from io import StringIO
 
+import pytest
 from django.core.management import call_command
 from django.db.models import Count
 from django.templatetags.static import static
@@ -19,6 +20,25 @@ from studies.services import (
     assignment_claim,
     consent_version_current,
 )
+from tests.conftest import module_transaction
+
+
+@pytest.fixture(scope="module")
+def demo_of_the_module(django_db_setup, django_db_blocker) -> str:
+    """`load_demo` run once for the tests that only use the demo it leaves (see
+    :func:`tests.conftest.module_transaction`); what it printed. The first test
+    runs the command itself, as users do."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            out = StringIO()
+            call_command("load_demo", "--force", stdout=out)
+        yield out.getvalue()
+
+
+@pytest.fixture
+def demo(db, demo_of_the_module) -> str:
+    """What `load_demo` printed; the demo it left is in the database."""
+    return demo_of_the_module
 
 
 def test_the_demo_has_simulated_judgements_of_both_groups_in_both_stages(db):
@@ -52,15 +72,13 @@ def test_the_demo_has_simulated_judgements_of_both_groups_in_both_stages(db):
     assert "Analysis run #" in printed and "/dashboard/demo/" in printed
 
 
-def test_one_demo_annotator_is_still_to_start_and_gets_a_batch(db):
-    out = StringIO()
-    call_command("load_demo", "--force", stdout=out)
+def test_one_demo_annotator_is_still_to_start_and_gets_a_batch(demo):
     newcomer = Annotator.objects.get(study__slug="demo", consented_at__isnull=True)
     assert newcomer.pseudonym == "Layperson 4"
     assert not newcomer.assignments.exists()
     assert "Layperson 4" in [
         line.split()[0] + " " + line.split()[1]
-        for line in out.getvalue().splitlines()
+        for line in demo.splitlines()
         if "not started yet" in line
     ]
     annotator_consent(annotator=newcomer, version=consent_version_current(study=newcomer.study))
@@ -68,22 +86,19 @@ def test_one_demo_annotator_is_still_to_start_and_gets_a_batch(db):
     assert assignment_claim(annotator=newcomer).stage.position == 1
 
 
-def test_the_demo_dashboard_shows_figures_at_once(admin_client, db):
-    call_command("load_demo", "--force", stdout=StringIO())
+def test_the_demo_dashboard_shows_figures_at_once(admin_client, demo):
     page = admin_client.get(reverse("analysis:dashboard", args=["demo"])).content.decode()
     assert "<svg" in page
     assert "Label distribution per group and stage" in page
 
 
-def test_loading_the_demo_again_adds_no_judgements_and_no_run(db):
-    call_command("load_demo", "--force", stdout=StringIO())
+def test_loading_the_demo_again_adds_no_judgements_and_no_run(demo):
     before = (Judgement.objects.count(), AnalysisRun.objects.count())
     call_command("load_demo", "--force", stdout=StringIO())
     assert (Judgement.objects.count(), AnalysisRun.objects.count()) == before
 
 
-def test_the_demo_consent_page_names_the_contact_once(client, db):
-    call_command("load_demo", "--force", stdout=StringIO())
+def test_the_demo_consent_page_names_the_contact_once(client, demo):
     newcomer = Annotator.objects.get(study__slug="demo", consented_at__isnull=True)
     client.get(reverse("studies:invitation", args=[newcomer.access_token]))
     page = client.get(reverse("studies:consent", args=["demo"])).content.decode()
@@ -109,10 +124,9 @@ def _downloads(page: str) -> set[str]:
     return {link for link in links if re.search(r"\.(csv|json|svg)(\?|$)", link)}
 
 
-def test_the_quick_start_demo_has_a_finished_run_and_every_download_answers(admin_client, db):
+def test_the_quick_start_demo_has_a_finished_run_and_every_download_answers(admin_client, demo):
     """What `make demo` leaves, on the settings a fresh checkout runs with: a run that
     finished with its tables, and every file the dashboard and the export page offer."""
-    call_command("load_demo", "--force", stdout=StringIO())
     study = Study.objects.get(slug="demo")
     run = AnalysisRun.objects.get(study=study)
     assert run.status == AnalysisRun.Status.DONE, run.error

@@ -20,6 +20,12 @@ pytestmark = pytest.mark.django_db
 FAST = {"bootstrap_resamples": 50}
 
 
+@pytest.fixture
+def annotated_study(shared_annotated_study):
+    """Built once for the module: every test here takes this study and no other."""
+    return shared_annotated_study
+
+
 def counted_judgements(study, *, include_expired=False, exclude_sources=()):
     statuses = {Assignment.Status.SUBMITTED} | (
         {Assignment.Status.EXPIRED} if include_expired else set()

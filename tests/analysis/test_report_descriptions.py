@@ -27,6 +27,7 @@ from studies.models import (
     Judgement,
     Reflection,
     Stage,
+    Study,
 )
 from studies.services import (
     Answer,
@@ -36,7 +37,7 @@ from studies.services import (
     judgement_record,
 )
 from tests.analysis.test_metrics_descriptions import kappa_by_hand
-from tests.conftest import scripted_answer
+from tests.conftest import load_materials, make_study, module_transaction, scripted_answer
 from tests.factories import StaffUserFactory
 
 pytestmark = pytest.mark.django_db
@@ -64,12 +65,10 @@ def codes_of(judgement_id: int, coder: int) -> list[str]:
     return [code for i, code in enumerate(CODES) if (h >> i) % 3 == 0] or ["vague"]
 
 
-@pytest.fixture
-def coded_study(loaded_study):
+def code_study(study):
     """Three annotators per group judge every batch; stage 1 asks for descriptions.
     Three coders code every description (attention checks included): the one marked
     primary was added second; the second coder is the first added."""
-    study = loaded_study
     Stage.objects.filter(study=study, name=FREE_TEXT_STAGE).update(no_answer="free_text")
     for group in study.groups.order_by("name"):
         for annotator in annotators_create(group=group, count=3):
@@ -97,6 +96,22 @@ def coded_study(loaded_study):
             )
             coding.codes.set([codes[slug] for slug in slugs])
     return study
+
+
+@pytest.fixture(scope="module")
+def coded_study_of_the_module(django_db_setup, django_db_blocker) -> int:
+    """Built once for the module (see :func:`tests.conftest.module_transaction`): every
+    test here takes this study and no other."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            study = code_study(load_materials(make_study()))
+        yield study.pk
+
+
+@pytest.fixture
+def coded_study(db, coded_study_of_the_module):
+    """:func:`code_study`'s study, fresh from the database."""
+    return Study.objects.get(pk=coded_study_of_the_module)
 
 
 def plain_descriptions(study, *, excluded=()) -> dict:

@@ -25,6 +25,13 @@ FAST = {"bootstrap_resamples": 0}
 
 
 @pytest.fixture
+def annotated_study(shared_annotated_study):
+    """Built once for the module; the tests that build a study of their own (its slug)
+    run first (see tests.conftest.pytest_collection_modifyitems)."""
+    return shared_annotated_study
+
+
+@pytest.fixture
 def timed_study(annotated_study):
     """Times per item of 1–5 s (by judgement id) and a second stage claimed 3 or 4
     days (by assignment id) after the first."""

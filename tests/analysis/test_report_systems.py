@@ -20,6 +20,13 @@ pytestmark = pytest.mark.django_db
 FAST = {"bootstrap_resamples": 50}
 
 
+@pytest.fixture
+def annotated_study(shared_annotated_study):
+    """Built once for the module; the tests that build a study of their own (its slug)
+    run first (see tests.conftest.pytest_collection_modifyitems)."""
+    return shared_annotated_study
+
+
 def systems_from_rows(rows):
     """Per (group, stage, source): judgements, items, coherent count, majority
     counts and empathy ratings, from the ORM rows."""

@@ -27,13 +27,6 @@ PERSONAL = {
 }
 
 
-@pytest.fixture(autouse=True)
-def _fast_password_hashing(settings):
-    """Users here sign in by token; hashing their passwords properly would take most
-    of each test's time."""
-    settings.PASSWORD_HASHERS = ["django.contrib.auth.hashers.MD5PasswordHasher"]
-
-
 def token_client(user) -> APIClient:
     client = APIClient()
     client.credentials(HTTP_AUTHORIZATION=f"Token {Token.objects.create(user=user).key}")

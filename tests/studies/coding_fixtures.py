@@ -13,6 +13,7 @@ from studies.services import (
     assignment_submit,
     judgement_record,
 )
+from tests.conftest import load_materials, make_study, module_transaction
 
 CODER_PERMS = ("view_study", "view_judgement", "add_descriptioncoding", "add_code")
 
@@ -54,6 +55,24 @@ def code_first_stage(study) -> Stage:
 @pytest.fixture
 def coding_stage(loaded_study):
     return code_first_stage(loaded_study)
+
+
+@pytest.fixture(scope="module")
+def coding_stage_of_the_module(django_db_setup, django_db_blocker) -> int:
+    """The primary key of a ``coding_stage`` built once per module (see
+    :func:`tests.conftest.module_transaction`)."""
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            stage = code_first_stage(load_materials(make_study()))
+        yield stage.pk
+
+
+@pytest.fixture
+def shared_coding_stage(db, coding_stage_of_the_module) -> Stage:
+    """The module's coding stage, fresh from the database. A module whose tests take
+    ``coding_stage`` and no other study of that slug may define ``coding_stage`` as this
+    one, to build it once."""
+    return Stage.objects.get(pk=coding_stage_of_the_module)
 
 
 def coded_descriptions(stage):

@@ -28,6 +28,13 @@ from tests.studies.coding_fixtures import coded_descriptions, make_staff
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def coding_stage(shared_coding_stage):
+    """Built once for the module: no test here builds another study of its slug."""
+    return shared_coding_stage
+
+
 CHANGELIST = "admin:studies_code_changelist"
 
 

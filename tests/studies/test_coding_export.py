@@ -19,6 +19,12 @@ from tests.studies.coding_fixtures import coded_descriptions
 pytestmark = pytest.mark.django_db
 
 
+@pytest.fixture
+def coding_stage(shared_coding_stage):
+    """Built once for the module: no test here builds another study of its slug."""
+    return shared_coding_stage
+
+
 def rows_of(text: str) -> list[list[str]]:
     return list(csv.reader(io.StringIO(text, newline="")))
 

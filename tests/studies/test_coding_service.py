@@ -16,6 +16,12 @@ pytestmark = pytest.mark.django_db
 
 
 @pytest.fixture
+def coding_stage(shared_coding_stage):
+    """Built once for the module: no test here builds another study of its slug."""
+    return shared_coding_stage
+
+
+@pytest.fixture
 def codebook(coding_stage):
     study = coding_stage.study
     return {

@@ -21,6 +21,13 @@ from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, 
 
 pytestmark = pytest.mark.django_db
 
+
+@pytest.fixture
+def coding_stage(shared_coding_stage):
+    """Built once for the module: no test here builds another study of its slug."""
+    return shared_coding_stage
+
+
 HTMX = {"HTTP_HX_REQUEST": "true"}
 
 
