@@ -8,7 +8,7 @@ table, and return plain Python numbers with ``None`` wherever a statistic is
 undefined. Vetted implementations do the arithmetic (statsmodels for the
 kappas, the ``krippendorff`` package); the hand-written formulas (majority
 agreement ratio, coherence score) are pinned by hand-computed examples in
-``tests/analysis/test_metrics.py``.
+``tests/analysis/metrics/test_metrics.py``.
 """
 
 from __future__ import annotations

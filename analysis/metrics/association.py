@@ -2,7 +2,7 @@
 shares, inter-group correlation, chi-squared and paired Wilcoxon tests.
 
 ``scipy.stats`` does the tests; the label distribution is hand-written and
-pinned by a hand-computed example in ``tests/analysis/test_metrics.py``.
+pinned by a hand-computed example in ``tests/analysis/metrics/test_metrics.py``.
 """
 
 from __future__ import annotations

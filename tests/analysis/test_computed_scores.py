@@ -1,7 +1,7 @@
 """BLEU-4 and ROUGE-L computed here (analysis/metrics/overlap.py, analysis/computed_scores.py):
 the metrics pinned by hand and cross-checked, the service, its one rule with the scores
 import, the command, the dashboard button and the admin action. The real worker runs the
-task in tests/analysis/test_celery_worker.py."""
+task in tests/analysis/test_tasks.py."""
 
 import json
 import math
@@ -444,7 +444,7 @@ def test_import_scores_command_takes_replace(text_study, tmp_path):
 @pytest.fixture
 def eager_tasks(settings):
     """Tasks run in this process (Celery's eager mode). The real worker runs
-    the task in test_celery_worker.py."""
+    the task in tests/analysis/test_tasks.py."""
     # Celery reads its CELERY_ settings live (none is set on its conf), so the
     # settings fixture's undo undoes these too.
     settings.CELERY_TASK_ALWAYS_EAGER = True

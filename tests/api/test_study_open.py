@@ -2,7 +2,7 @@
 
 from studies.errors import ErrorCode
 from studies.models import Study
-from tests.studies.test_opening import TUTORIAL
+from tests.studies.services.test_opening import TUTORIAL
 
 
 def test_opening_a_study_without_a_tutorial_is_refused_listing_what_is_missing(api, loaded_study):

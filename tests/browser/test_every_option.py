@@ -32,8 +32,8 @@ from studies.services import annotators_create, assignment_claim
 from tests.browser.test_annotation_flow import DESKTOP, _expect_item, _save
 from tests.browser.test_training_quiz import KEYS
 from tests.studies.questionnaire_helpers import after_stage, screening
-from tests.studies.test_crowd_entry import finish_stage, prolific
-from tests.studies.test_crowd_partial import consented
+from tests.studies.services.test_crowd_joins import finish_stage, prolific
+from tests.studies.services.test_crowd_partial import consented
 from tests.studies.training_fixtures import quiz_add
 
 CODES = {
