@@ -7,6 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
+from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
 from annotation_site.docs_site import DocsBuildError, docs_site_build
@@ -88,6 +89,14 @@ def test_the_documentation_is_for_staff(client, db, settings, docs_site):
     response = client.get("/docs/researchers/")
     assert response.status_code == 302
     assert response.url.startswith("/admin/login/?next=/docs/researchers/")
+
+
+def test_a_signed_in_user_who_is_not_staff_is_refused(client, db, settings, docs_site):
+    """The one gate of staff pages: a signed-in user it refuses gets a 403, not a login
+    page they are already past."""
+    settings.DOCS_ROOT = str(docs_site)
+    client.force_login(get_user_model().objects.create_user("someone", password="x"))
+    assert client.get("/docs/researchers/").status_code == 403
 
 
 def test_a_server_without_a_built_site_says_how_to_build_it(client, db, settings, tmp_path):
