@@ -22,11 +22,13 @@ import tempfile
 from pathlib import Path
 
 from django.conf import settings
-from django.contrib.admin.views.decorators import staff_member_required
 from django.core.exceptions import SuspiciousFileOperation
 from django.http import FileResponse, Http404, HttpResponse
 from django.shortcuts import redirect, render
 from django.utils._os import safe_join
+
+from studies.permissions import user_is_active_staff
+from studies.views.common import staff_page
 
 #: A directory MkDocs built: it always writes a sitemap. Only such a directory is replaced.
 BUILT_MARKER = "sitemap.xml"
@@ -88,7 +90,7 @@ def _inline_script_hashes(html: bytes) -> list[str]:
     return sorted({f"'sha256-{base64.b64encode(digest).decode()}'" for digest in digests})
 
 
-@staff_member_required
+@staff_page(may=user_is_active_staff)
 def docs_page(request, path: str = ""):
     """A file of the built site: a directory's ``index.html``, a page's assets."""
     root = Path(settings.DOCS_ROOT)
