@@ -303,8 +303,20 @@ def test_the_download_refuses_an_unknown_source(judged, staff_client):
     response = staff_client.get(items_url(judged), {"exclude_source": "BART"})
     assert response.status_code == 400
     assert response.content.decode().startswith(
-        "Nothing exported:\nexcluded_sources: Not a source of this study: BART"
+        "Nothing exported:\nexclude_source: Not a source of this study: BART"
     )
+
+
+def test_the_api_names_the_parameter_it_refuses(judged, staff_client):
+    """The error names the query parameter the client sent, not the analysis's own
+    name for it."""
+    response = staff_client.get(f"/api/studies/{judged.slug}/items/", {"exclude_source": "BART"})
+    assert response.status_code == 400
+    body = response.json()
+    assert body["code"] == "invalid"
+    assert body["errors"] == {
+        "exclude_source": ["Not a source of this study: BART (it has: GPT-2, GPT-3, Human)."]
+    }
 
 
 def test_the_download_refuses_a_flag_that_is_neither_yes_nor_no(judged, staff_client):
