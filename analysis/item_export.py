@@ -56,6 +56,10 @@ TEXT_COLUMNS = frozenset(
 )
 
 
+#: The analysis's parameter names as the item export's page, API and command spell them.
+PARAMETER_NAMES = {"excluded_sources": "exclude_source"}
+
+
 def items_parameters_clean(
     *, study: Study, excluded_sources: Iterable[str] = (), include_expired=False, file="csv"
 ) -> dict:
@@ -70,7 +74,10 @@ def items_parameters_clean(
             study=study,
         )
     except ValidationError as exc:
-        errors.update(exc.message_dict)
+        # Named as the export's callers name it (?exclude_source=, --exclude-source).
+        errors.update(
+            {PARAMETER_NAMES.get(key, key): value for key, value in exc.message_dict.items()}
+        )
     try:
         file = file_clean(file)
     except ValidationError as exc:

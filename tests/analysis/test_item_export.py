@@ -410,7 +410,7 @@ def test_the_api_takes_the_analysis_parameters(judged, client):
 @pytest.mark.parametrize(
     ("query", "field", "message"),
     [
-        ({"exclude_source": "BART"}, "excluded_sources", "Not a source of this study: BART"),
+        ({"exclude_source": "BART"}, "exclude_source", "Not a source of this study: BART"),
         ({"include_expired": "maybe"}, "include_expired", "Must be a valid boolean."),
     ],
 )
