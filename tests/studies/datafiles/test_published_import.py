@@ -8,6 +8,7 @@ import json
 from datetime import timedelta
 from io import StringIO
 
+import django
 import pytest
 from django.apps import apps
 from django.core.management import CommandError, ManagementUtility, call_command
@@ -872,6 +873,10 @@ def test_command_reports_problems_on_stderr_and_exits_non_zero(db, tmp_path, cap
     before = all_counts()
     # run_from_argv closes the connections when done, which would end the test's transaction.
     monkeypatch.setattr(connections, "close_all", lambda: None)
+    # execute() runs django.setup() again, which would bind the logging handlers of the
+    # whole run to this test's captured stderr, closed once the test ends (a later log
+    # line then takes pytest's own stderr down).
+    monkeypatch.setattr(django, "setup", lambda *args, **kwargs: None)
     with pytest.raises(SystemExit) as exit_info:
         ManagementUtility(
             ["manage.py", "import_annotations", str(path), "--study", "paper"]
