@@ -8,6 +8,7 @@ cache entries. Only the browser tests need something more (Debian's Chromium); w
 it they are skipped with a reason, except in CI (CI=true), where that is a failure.
 """
 
+import itertools
 import json
 import os
 import re
@@ -54,15 +55,17 @@ def pytest_collection_modifyitems(items):
     ``*_of_the_module``, built in :func:`module_transaction`) run after the others.
     The shared rows stay until the module's last test; a test that builds the same
     rows itself (``load_demo``, a study of the same slug) must run before them."""
-    modules = {}
-    for item in items:
-        modules.setdefault(item.nodeid.split("::")[0], len(modules))
-    items.sort(
-        key=lambda item: (
-            modules[item.nodeid.split("::")[0]],
-            any(name.endswith("_of_the_module") for name in item.fixturenames),
+    # Only within each run of one module's tests, so the order pytest-django gives
+    # (tests in transactions, then transactional tests, then those without the
+    # database: a transactional test empties the tables) stays as it is.
+    runs = [list(run) for _, run in itertools.groupby(items, key=lambda i: i.nodeid.split("::")[0])]
+    items[:] = [
+        item
+        for run in runs
+        for item in sorted(
+            run, key=lambda i: any(name.endswith("_of_the_module") for name in i.fixturenames)
         )
-    )
+    ]
 
 
 def _missing(reason: str) -> None:
