@@ -14,6 +14,7 @@ from django.urls import reverse
 from ..models import Code, Coder, DescriptionCoding
 from ..services.coding import coder_make_primary, coder_user_problem, reserved_slug_message
 from ..services.coding_categories import codes_to_categories, codes_to_new_study
+from ..services.in_use import code_is_used, coder_is_used, coders_used
 from .common import ReadOnlyAdminMixin
 
 
@@ -87,7 +88,7 @@ class CodeAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         """A code in use stays: removing it would empty codings and change exports."""
-        if obj is not None and obj.codings.exists():
+        if obj is not None and code_is_used(code=obj):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -199,7 +200,7 @@ class CoderAdmin(admin.ModelAdmin):
 
     def has_delete_permission(self, request, obj=None):
         """A coder with codings stays: removing them would delete their codings."""
-        if obj is not None and obj.codings.exists():
+        if obj is not None and coder_is_used(coder=obj):
             return False
         return super().has_delete_permission(request, obj)
 
@@ -207,7 +208,7 @@ class CoderAdmin(admin.ModelAdmin):
     def delete_selected(self, request, queryset):
         """Django's delete action, refused (nothing deleted) while a chosen coder has
         codings."""
-        coding = sorted(str(c) for c in queryset.filter(codings__isnull=False).distinct())
+        coding = sorted(str(c) for c in coders_used(coders=queryset))
         if coding:
             self.message_user(
                 request,

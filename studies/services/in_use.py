@@ -3,7 +3,8 @@ collected keeps its meaning: a study's instrument once annotators answered, a st
 position and answer settings once annotators work in it, a group's pseudonym prefix
 once its annotators are named with it, a category's slug and attention-check role
 once judgements chose it, a dialogue's turns and a reflection once judged, and a
-batch's reflections once handed out. The training quiz's rule of the same kind is
+batch's reflections once handed out; a code or a coder with codings stays. The training
+quiz's rule of the same kind is
 ``training_is_locked``. The admin's forms, the materials import and any other
 interface changing these rows ask here, and refuse before writing anything.
 """
@@ -12,12 +13,14 @@ from collections.abc import Callable, Collection
 from dataclasses import dataclass
 
 from django.core.exceptions import ValidationError
-from django.db.models import Model
+from django.db.models import Model, QuerySet
 from django.utils.text import capfirst
 
 from ..models import (
     AnnotatorGroup,
     Batch,
+    Code,
+    Coder,
     DialogueContext,
     ErrorCategory,
     Judgement,
@@ -95,6 +98,21 @@ LOCKED_ONCE_USED: dict[type[Model], LockedOnceUsed] = {
         lambda reflection: reflection_is_locked(reflection=reflection),
     ),
 }
+
+
+def code_is_used(*, code: Code) -> bool:
+    """A coding gave the code: deleting it would empty codings and change exports."""
+    return code.codings.exists()
+
+
+def coders_used(*, coders: QuerySet[Coder]) -> QuerySet[Coder]:
+    """The coders among ``coders`` who coded descriptions: deleting them would delete
+    their codings."""
+    return coders.filter(codings__isnull=False).distinct()
+
+
+def coder_is_used(*, coder: Coder) -> bool:
+    return coders_used(coders=Coder.objects.filter(pk=coder.pk)).exists()
 
 
 def locked_fields(*, model: type[Model]) -> tuple[str, ...]:
