@@ -151,7 +151,8 @@ def crowd_join(
 
     Raises ``CrowdRefusal`` with the reason; a refusal writes nothing. Locks the
     study's crowd group row, so concurrent joins of one worker resolve one by one,
-    and, first, the study's row (a new annotator locks it: ``annotators_create``).
+    and, first, for a worker not yet known, the study's row (a new annotator locks it:
+    ``annotators_create``).
     """
     from .studies import annotators_create
 
@@ -168,11 +169,17 @@ def crowd_join(
             f"This link did not come from the crowd platform's task for {stage.public_name}. "
             "Please open it from that task on the platform.",
         )
-    studies_locked().filter(pk=study.pk).first()
-    group = groups_locked().get(pk=study.crowd_group_id)
-    annotator = Annotator.objects.filter(
+    known = Annotator.objects.filter(
         study=study, platform=identity.platform, platform_participant_id=identity.participant_id
-    ).first()
+    )
+    if not known.exists():
+        # A newcomer may be created (annotators_create locks the study): the study first,
+        # then the group, as the lock order says. A known worker locks the group only.
+        studies_locked().filter(pk=study.pk).first()
+    group = groups_locked().get(pk=study.crowd_group_id)
+    annotator = (
+        known.first()
+    )  # read again under the lock: a join beside this one may have made them
     if annotator is None:
         if stage.position != 1:
             raise CrowdRefusal(
