@@ -42,7 +42,12 @@ from ..services import (
     error_categories_create_defaults,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_platform_ids_ready
-from ..services.in_use import INSTRUMENT_FIELDS, locked_reason, study_instrument_is_locked
+from ..services.in_use import (
+    INSTRUMENT_FIELDS,
+    locked_reason,
+    study_instrument_is_locked,
+    study_seed_is_locked,
+)
 from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
@@ -199,9 +204,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
 
     def get_readonly_fields(self, request, obj=None):
         locked = ()
-        if obj is not None and obj.contexts.exists():
-            # Attention checks and stored orders were drawn with this seed: keep it
-            # so an audit can reproduce them.
+        if obj is not None and study_seed_is_locked(study=obj):
             locked += ("seed",)
         # The instrument's fields are locked by StudyForm, which refuses a change.
         return locked

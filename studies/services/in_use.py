@@ -3,7 +3,7 @@ collected keeps its meaning: a study's instrument once annotators answered, a st
 position and answer settings once annotators work in it, a group's pseudonym prefix
 once its annotators are named with it, a category's slug and attention-check role
 once judgements chose it, a dialogue's turns and a reflection once judged, and a
-batch's reflections once handed out; a code or a coder with codings stays. The training
+batch's reflections once handed out, the study's seed once it has materials; a code or a coder with codings stays. The training
 quiz's rule of the same kind is
 ``training_is_locked``. The admin's forms, the materials import and any other
 interface changing these rows ask here, and refuse before writing anything.
@@ -36,6 +36,12 @@ INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels"
 
 def study_instrument_is_locked(*, study: Study) -> bool:
     return study_has_judgements(study_id=study.pk)
+
+
+def study_seed_is_locked(*, study: Study) -> bool:
+    """Attention checks and stored orders were drawn with the study's seed once it has
+    materials: it stays, so an audit can reproduce them."""
+    return study.contexts.exists()
 
 
 def stage_is_locked(*, stage: Stage) -> bool:
