@@ -14,13 +14,13 @@ which deletes the other origin's scores of that metric (``automatic_scores_make_
 import logging
 from collections.abc import Sequence
 from dataclasses import dataclass
-from enum import StrEnum
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
 from kombu.exceptions import OperationalError
 
+from studies.errors import ErrorCode
 from studies.locks import studies_locked
 from studies.models import BatchItem, Reflection, Study
 
@@ -39,15 +39,6 @@ WRITE_PERMS = (
 #: The Celery task computing a study's scores (``analysis.tasks``), called by name.
 COMPUTE_TASK = "analysis.compute_scores"
 WRITE_BATCH_SIZE = 1000
-
-
-class Refusal(StrEnum):
-    """Why a computation was refused: the ``code`` of its ``ValidationError``."""
-
-    METRICS = "metrics"
-    NO_REFERENCE = "no_reference"
-    IMPORTED_UNDER_METRIC_NAME = "imported_under_metric_name"
-    QUEUE_DOWN = "queue_down"
 
 
 @dataclass
@@ -81,14 +72,15 @@ def automatic_scores_metrics_clean(metrics) -> tuple[str, ...]:
     asked = list(metrics or ())
     if not asked:
         raise ValidationError(
-            f"Name at least one metric to compute: {', '.join(METRICS)}.", code=Refusal.METRICS
+            f"Name at least one metric to compute: {', '.join(METRICS)}.",
+            code=ErrorCode.SCORES_METRIC_UNKNOWN,
         )
     unknown = [m for m in asked if m not in METRICS]
     if unknown:
         raise ValidationError(
             f"Unknown metric {', '.join(map(repr, unknown))}: the metrics computed here are "
             f"{', '.join(METRICS)}.",
-            code=Refusal.METRICS,
+            code=ErrorCode.SCORES_METRIC_UNKNOWN,
         )
     return tuple(m for m in METRICS if m in asked)
 
@@ -142,7 +134,7 @@ def automatic_scores_compute_check(*, study: Study, metrics, replace: bool) -> t
         raise ValidationError(
             f'The study "{study.slug}" has no human reflections to score against: '
             "import its materials first.",
-            code=Refusal.NO_REFERENCE,
+            code=ErrorCode.SCORES_NO_REFERENCE,
         )
     conflicts = automatic_scores_imported_as_metrics(study=study, metrics=metrics)
     if conflicts and not replace:
@@ -154,7 +146,7 @@ def automatic_scores_compute_check(*, study: Study, metrics, replace: bool) -> t
             f"The study holds imported scores under the name of a metric computed here "
             f"({named}). Replace them to compute the metric here (their scores are deleted), "
             "or rename that evaluator in the file and import it again.",
-            code=Refusal.IMPORTED_UNDER_METRIC_NAME,
+            code=ErrorCode.SCORES_IMPORTED_UNDER_METRIC_NAME,
         )
     return metrics
 
@@ -266,6 +258,6 @@ def automatic_scores_compute_enqueue(*, study: Study, metrics, replace: bool = F
         raise ValidationError(
             "The task queue is unreachable, so nothing was started: try again in a moment, "
             "or run manage.py compute_scores.",
-            code=Refusal.QUEUE_DOWN,
+            code=ErrorCode.SCORES_QUEUE_DOWN,
         ) from exc
     return metrics

@@ -141,6 +141,21 @@ class ErrorCode(models.TextChoices):
         "Other people did every batch of the stage that could be the worker's.",
     )
 
+    # --- computing automatic scores (analysis) ----------------------------------------
+    SCORES_METRIC_UNKNOWN = (
+        "scores_metric_unknown",
+        "No metric, or one that is not computed here, was asked for.",
+    )
+    SCORES_NO_REFERENCE = (
+        "scores_no_reference",
+        "The study has no human reflection to score the others against.",
+    )
+    SCORES_IMPORTED_UNDER_METRIC_NAME = (
+        "scores_imported_under_metric_name",
+        "Scores imported under the metric's name are in the way (replace them to go on).",
+    )
+    SCORES_QUEUE_DOWN = "scores_queue_down", "The task queue could not take the computation."
+
 
 #: The codes an API error body can carry, as the OpenAPI schema documents them.
 API_ERROR_CODES = (

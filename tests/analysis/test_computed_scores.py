@@ -29,6 +29,7 @@ from analysis.metrics.overlap import bleu4, computed_metric_named, rouge_l
 from analysis.models import AutomaticScore
 from annotation_site.celery import app as celery_app
 from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
 from studies.models import BatchItem, Reflection
 from tests.factories import StaffUserFactory
 
@@ -295,7 +296,7 @@ def test_scores_imported_under_a_metrics_name_refuse_the_computation(text_study)
         "The study holds imported scores under the name of a metric computed here "
         "(bleu: imported as 'BLEU'). Replace them",
     )
-    assert exc_info.value.code == computed_scores.Refusal.IMPORTED_UNDER_METRIC_NAME
+    assert exc_info.value.code == ErrorCode.SCORES_IMPORTED_UNDER_METRIC_NAME
     assert stored() == before
 
 

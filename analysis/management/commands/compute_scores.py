@@ -1,8 +1,9 @@
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.computed_scores import Refusal, automatic_scores_compute
+from analysis.computed_scores import automatic_scores_compute
 from analysis.metrics.overlap import METRICS
+from studies.errors import ErrorCode
 from studies.models import Study
 
 
@@ -36,7 +37,7 @@ class Command(BaseCommand):
             summary = automatic_scores_compute(study=study, metrics=metric, replace=replace)
         except ValidationError as exc:
             message = " ".join(exc.messages)
-            if exc.code == Refusal.IMPORTED_UNDER_METRIC_NAME:
+            if exc.code == ErrorCode.SCORES_IMPORTED_UNDER_METRIC_NAME:
                 message += " To replace them: --replace."
             raise CommandError(message) from None
         self.stdout.write(self.style.SUCCESS(str(summary)))
