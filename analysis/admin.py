@@ -13,11 +13,11 @@ from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study
 
-from .computed_scores import WRITE_PERMS as SCORES_WRITE_PERMS
 from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
 from .importers import automatic_scores_import
 from .metrics.overlap import METRICS
 from .models import AnalysisRun, AutomaticScore
+from .permissions import user_may_write_scores
 from .services import analysis_run_enqueue
 
 # The study list's "Run the analysis" action lives here, since analysis builds on
@@ -65,7 +65,7 @@ class StudyAdmin(StudiesStudyAdmin):
             )
 
     def has_compute_scores_permission(self, request) -> bool:
-        return request.user.has_perms(SCORES_WRITE_PERMS)
+        return user_may_write_scores(request.user)
 
 
 @admin.register(AnalysisRun)
@@ -174,7 +174,7 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
         """Reached from the study's admin page; needs the right to change the study and
         to add and change scores."""
         study = get_object_or_404(Study, pk=study_id)
-        if not request.user.has_perms(SCORES_WRITE_PERMS):
+        if not user_may_write_scores(request.user):
             raise PermissionDenied
 
         def do_import(upload):

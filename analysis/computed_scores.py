@@ -29,12 +29,6 @@ from .models import AutomaticScore
 
 logger = logging.getLogger(__name__)
 
-#: Who may write a study's automatic scores: import them, or compute them here.
-WRITE_PERMS = (
-    "studies.change_study",
-    "analysis.add_automaticscore",
-    "analysis.change_automaticscore",
-)
 
 #: The Celery task computing a study's scores (``analysis.tasks``), called by name.
 COMPUTE_TASK = "analysis.compute_scores"

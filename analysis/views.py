@@ -19,17 +19,16 @@ from studies.permissions import user_is_researcher, user_may_export
 from studies.selectors import study_progress
 from studies.views.common import staff_page
 
-from .computed_scores import WRITE_PERMS as SCORES_WRITE_PERMS
 from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
 from .explanations import EXPLANATIONS, glossary
 from .forms import ComputeScoresForm, RunParametersForm
 from .models import AnalysisRun
+from .permissions import user_may_run_analysis, user_may_write_scores
 from .plots import PLOTS
 from .selectors.judgements import annotator_ids_by_pseudonym, automatic_evaluators_list
 from .services import analysis_run_enqueue, tasks_run_in_process
 from .tables import quality_table, report_tables
 
-RUN_PERM = "analysis.add_analysisrun"
 RUNS_LISTED = 20
 ACTIVE = (AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING)
 
@@ -150,10 +149,6 @@ def _report_blocks(study: Study, run: AnalysisRun, tables) -> list[tuple[str, ob
     return blocks
 
 
-def _can_run(request) -> bool:
-    return request.user.has_perm(RUN_PERM)
-
-
 @require_GET
 @staff_page(may=user_is_researcher)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
@@ -197,7 +192,7 @@ def _scores_context(request, study: Study, form=None) -> dict:
         "study": study,
         "evaluators": automatic_evaluators_list(study_id=study.pk),
         "scores_form": form if form is not None else ComputeScoresForm(),
-        "can_compute": request.user.has_perms(SCORES_WRITE_PERMS),
+        "can_compute": user_may_write_scores(request.user),
     }
 
 
@@ -225,7 +220,7 @@ def _render_dashboard(
         "blocks": _report_blocks(study, shown, tables) if shown is not None else [],
         "help": EXPLANATIONS,
         "form": form if form is not None else _form(study, shown),
-        "can_run": _can_run(request),
+        "can_run": user_may_run_analysis(request.user),
         "glossary": glossary(),
         "table_downloads": [
             (reverse("analysis:table_csv", args=[study.slug, shown.pk, table.slug]), table)
@@ -246,7 +241,7 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     gets the run panel back, polling the new run; a plain form is redirected to the
     dashboard."""
     study = get_object_or_404(Study, slug=slug)
-    if not _can_run(request):
+    if not user_may_run_analysis(request.user):
         raise PermissionDenied
     form = RunParametersForm(request.POST, study=study)
     if not form.is_valid():
@@ -284,7 +279,7 @@ def scores_compute(request: HttpRequest, slug: str) -> HttpResponse:
     """Compute BLEU-4 / ROUGE-L scores on the worker (nothing is queued when refused).
     htmx gets the scores panel back; a plain form is redirected to the dashboard."""
     study = get_object_or_404(Study, slug=slug)
-    if not request.user.has_perms(SCORES_WRITE_PERMS):
+    if not user_may_write_scores(request.user):
         raise PermissionDenied
     form = ComputeScoresForm(request.POST)
     metrics = None

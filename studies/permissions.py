@@ -71,6 +71,11 @@ def user_may_code_descriptions(user) -> bool:
     return user_may_export(user) and user.has_perm(CODING_PERM)
 
 
+def user_may_add_codes(user) -> bool:
+    """Coders who may also grow the codebook from the coding page."""
+    return user_may_code_descriptions(user) and user.has_perm(CODE_ADD_PERM)
+
+
 #: The permission a researcher refused by a row-level rule is told they lack.
 _LACKING = {
     user_may_export: JUDGEMENT_READ_PERMS[0],

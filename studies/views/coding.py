@@ -7,7 +7,7 @@ their own coding (``studies.services.coding``)."""
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.http import Http404, HttpRequest, HttpResponse
 from django.shortcuts import redirect, render
@@ -16,7 +16,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..exports import codes_filename, codes_rows, file_clean
 from ..models import Stage
-from ..permissions import CODE_ADD_PERM, user_may_code_descriptions, user_may_export
+from ..permissions import user_may_add_codes, user_may_code_descriptions, user_may_export
 from ..selectors import study_by_slug
 from ..selectors.coding import (
     CodingPosition,
@@ -127,7 +127,7 @@ def _render(request, context, *, status=200) -> HttpResponse:
         stage = context["stage"]
         context |= {
             "sources": stage_description_sources(stage=stage),
-            "can_add_codes": request.user.has_perm(CODE_ADD_PERM),
+            "can_add_codes": user_may_add_codes(request.user),
             "can_download": user_may_export(request.user),
             "code_form": context.get("code_form", {}),
         }
@@ -217,12 +217,10 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
 
 
 @require_POST
-@coding_page
+@staff_page(may=user_may_add_codes)
 def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     """Add a code to the codebook (slug, label, definition, example). htmx: the
     emptied form plus the new code's checkbox (ticked) in the coding form."""
-    if not request.user.has_perm(CODE_ADD_PERM):
-        raise PermissionDenied
     stage = _stage(slug, position)
     filters = _filters(request.POST, stage=stage)
     item_id = _item_id(request.POST.get("item"))
