@@ -1,6 +1,6 @@
 """The item-level export (analysis/item_export.py): its command, the dashboard download
 linked from the admin's export page, and the API. The majority rule itself is pinned in
-test_metrics_items.py; here, that the export shows the report's judgements in the
+tests/analysis/metrics/test_items.py; here, that the export shows the report's judgements in the
 issue's columns and order."""
 
 import csv

@@ -192,7 +192,7 @@ def test_claim_needs_consent_and_an_open_study(open_study, loaded_study):
         assignment_claim(annotator=no_consent, now=T0)
     (annotator,) = consented(open_study)
     Study.objects.filter(pk=open_study.pk).update(status=Study.Status.CLOSED)
-    with pytest.raises(NoWorkAvailable) as info:
+    with pytest.raises(NoWorkAvailable, match="not open") as info:
         assignment_claim(annotator=annotator, now=T0)
     assert info.value.code == ErrorCode.STUDY_NOT_OPEN
     assert not Assignment.objects.exists()
@@ -522,3 +522,18 @@ def test_the_unlock_email_job_reads_everyone_in_a_fixed_number_of_queries(open_s
     consented(open_study, count=2, email="someone@example.org")
     consented(open_study, "Expert", count=3, email="someone@example.org")
     assert queries() == few
+
+
+def test_the_unlock_email_job_mails_everyone_whose_wait_is_over_once(open_study):
+    people = consented(open_study, count=2, email="someone@example.org")
+    (expert,) = consented(open_study, "Expert", email="expert@example.org")
+    last = max(finish_stage_1(a).submitted_at for a in [*people, expert])
+    unlock = last + timedelta(days=3)
+    with CaptureQueriesContext(connection) as captured:
+        assert unlock_notifications_send(now=unlock) == 3
+    assert (
+        sorted(m.to[0] for m in mail.outbox) == ["expert@example.org"] + ["someone@example.org"] * 2
+    )
+    notices = [q for q in captured if q["sql"].startswith("INSERT")]
+    assert len(notices) == 3  # one notice per e-mail
+    assert unlock_notifications_send(now=unlock + timedelta(hours=1)) == 0
