@@ -117,3 +117,31 @@ def test_a_key_the_database_cannot_store_is_a_400_everywhere(api, small_study, k
         assert response.json()["code"] == "parse_error", url
         assert "a key of the JSON body contains" in response.json()["message"], url
     assert written() == before
+
+
+@pytest.mark.parametrize(
+    "body",
+    [
+        {"excluded_sources": [[1]] * 100_000},  # 100,000 errors, one per element
+        {f"k{i}": 1 for i in range(100_000)},  # one message naming 100,000 keys
+    ],
+    ids=["many-errors", "one-long-message"],
+)
+def test_an_error_body_quotes_at_most_a_short_part_of_the_input(api, small_study, body):
+    before = written()
+    response = api.post(
+        "/api/studies/pilot/analysis-runs/", json.dumps(body), content_type="application/json"
+    )
+    assert response.status_code == 400
+    assert len(response.content) < 10_000
+    error = response.json()
+    assert error["code"] == "invalid" and error["message"]
+    leaves = json.dumps(error["errors"])
+    if "excluded_sources" in body:
+        assert error["errors_omitted"] == 100_000 - 20
+        assert leaves.count("Not a valid string.") == 20
+    else:
+        assert "errors_omitted" not in error
+        assert error["message"].startswith("parameters: Unknown parameters: k0, k1,")
+        assert error["message"].endswith("…")
+    assert written() == before
