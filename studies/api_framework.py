@@ -3,7 +3,8 @@ pagination, and the error bodies documented in the OpenAPI schema.
 
 Errors are JSON: ``{"message": "<one sentence>", "code": "<ErrorCode>"}``, and for 400
 also ``"errors"``, the field errors (``{"field": ["...", ...]}``; ``non_field_errors``
-for the rest). Clients tell errors apart by ``code`` (``studies.errors.API_ERROR_CODES``,
+for the rest: at most ``MAX_LISTED_ERRORS`` of them, ``errors_omitted`` counting the
+others, each message quoting at most ``MAX_MESSAGE_LENGTH`` characters). Clients tell errors apart by ``code`` (``studies.errors.API_ERROR_CODES``,
 an enum in the schema); the message is for people. A service's
 ``django.core.exceptions.ValidationError`` becomes a 400 with its messages, so API
 clients read the same rules as the admin and the dashboard, and with its code when it
@@ -22,6 +23,7 @@ from rest_framework.settings import api_settings
 from rest_framework.views import APIView
 from rest_framework.views import exception_handler as drf_exception_handler
 
+from .datafiles import MAX_REPORTED_PROBLEMS
 from .errors import API_ERROR_CODES, ErrorCode
 from .permissions import refusal_message, user_is_researcher
 
@@ -118,6 +120,40 @@ def _leaves(errors, path: str = ""):
         yield path, str(errors)
 
 
+#: An error body lists at most as many messages as an import reports problems
+#: (``errors_omitted`` counts the rest) and quotes at most ``MAX_MESSAGE_LENGTH``
+#: characters of each, so a huge input is not echoed back.
+MAX_LISTED_ERRORS = MAX_REPORTED_PROBLEMS
+MAX_MESSAGE_LENGTH = 300
+
+
+def _shortened(text: str) -> str:
+    return text if len(text) <= MAX_MESSAGE_LENGTH else text[: MAX_MESSAGE_LENGTH - 1] + "…"
+
+
+def errors_capped(errors: dict) -> tuple[dict, int]:
+    """The first ``MAX_LISTED_ERRORS`` messages of a nested error structure, in order
+    and in their places, each shortened to ``MAX_MESSAGE_LENGTH``; and how many
+    messages were left out."""
+    left = MAX_LISTED_ERRORS
+    omitted = 0
+
+    def kept(node):
+        nonlocal left, omitted
+        if isinstance(node, dict):
+            pairs = ((key, kept(value)) for key, value in node.items())
+            return {key: value for key, value in pairs if value not in ({}, [], None)}
+        if isinstance(node, list):
+            return [value for value in map(kept, node) if value not in ({}, [], None)]
+        if left == 0:
+            omitted += 1
+            return None
+        left -= 1
+        return _shortened(str(node))
+
+    return kept(errors), omitted
+
+
 def validation_message(errors: dict) -> str:
     """One sentence summing up field errors: the non-field errors themselves, a single
     field's message, or the names of the invalid fields."""
@@ -173,7 +209,10 @@ def exception_handler(exc, context):
         errors = (
             response.data if isinstance(response.data, dict) else {NON_FIELD_ERRORS: response.data}
         )
-        response.data = error_body(message=validation_message(errors), code=code, errors=errors)
+        errors, omitted = errors_capped(errors)
+        response.data = error_body(
+            message=validation_message(errors), code=code, errors=errors, omitted=omitted
+        )
     else:
         detail = response.data.get("detail") if isinstance(response.data, dict) else None
         message = str(detail if detail is not None else exc)
@@ -183,11 +222,16 @@ def exception_handler(exc, context):
     return response
 
 
-def error_body(*, message: str, code: ErrorCode, errors: dict | None = None, **extra) -> dict:
-    """An error body of the API (the module docstring): ``errors`` for 400s only."""
-    body = {"message": message, "code": code.value}
+def error_body(
+    *, message: str, code: ErrorCode, errors: dict | None = None, omitted: int = 0, **extra
+) -> dict:
+    """An error body of the API (the module docstring): ``errors`` for 400s only, with
+    ``errors_omitted`` when ``errors_capped`` left messages out."""
+    body = {"message": _shortened(message), "code": code.value}
     if errors is not None:
         body["errors"] = errors
+    if omitted:
+        body["errors_omitted"] = omitted
     return {**body, **extra}
 
 
@@ -220,6 +264,12 @@ class ValidationErrorSerializer(ErrorSerializer):
         child=serializers.JSONField(),
         help_text='Messages per field: {"field": ["message", ...]}, nested for nested '
         'fields; "non_field_errors" for the rest.',
+    )
+
+    errors_omitted = serializers.IntegerField(
+        required=False,
+        help_text=f"How many messages were left out: at most {MAX_LISTED_ERRORS} are listed, "
+        f"each quoting at most {MAX_MESSAGE_LENGTH} characters.",
     )
 
     class Meta:
