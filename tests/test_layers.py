@@ -64,26 +64,31 @@ def test_a_lazy_import_of_the_tasks_in_the_services_is_a_cycle(copy_of_the_code)
     assert "No cycles are allowed in analysis." in done.stdout
 
 
-def test_a_selector_that_calls_a_service_breaks_the_layers_of_studies(copy_of_the_code):
-    _add_function(
-        copy_of_the_code / "studies/selectors/progress.py", "from studies.services import stages"
-    )
+@pytest.mark.parametrize(
+    ("module", "added_import", "broken"),
+    [
+        (
+            "studies/selectors/progress.py",
+            "from studies.services import stages",
+            "studies.selectors is not allowed to import studies.services",
+        ),
+        (
+            "studies/models/study.py",
+            "from studies import selectors",
+            "studies.models is not allowed to import studies.selectors",
+        ),
+        (
+            "analysis/report/build.py",
+            "from analysis.selectors import judgements",
+            "analysis.report is not allowed to import analysis.selectors",
+        ),
+    ],
+    ids=["selector-calls-service", "model-reads-selector", "report-reads-database"],
+)
+def test_an_import_up_the_layers_inside_an_app_breaks_them(
+    copy_of_the_code, module, added_import, broken
+):
+    _add_function(copy_of_the_code / module, added_import)
     done = lint_imports(copy_of_the_code)
     assert done.returncode == 1
-    assert "studies.selectors is not allowed to import studies.services" in done.stdout
-
-
-def test_a_model_that_reads_a_selector_breaks_the_layers_of_studies(copy_of_the_code):
-    _add_function(copy_of_the_code / "studies/models/study.py", "from studies import selectors")
-    done = lint_imports(copy_of_the_code)
-    assert done.returncode == 1
-    assert "studies.models is not allowed to import studies.selectors" in done.stdout
-
-
-def test_a_report_that_reads_the_database_breaks_the_layers_of_analysis(copy_of_the_code):
-    _add_function(
-        copy_of_the_code / "analysis/report/build.py", "from analysis.selectors import judgements"
-    )
-    done = lint_imports(copy_of_the_code)
-    assert done.returncode == 1
-    assert "analysis.report is not allowed to import analysis.selectors" in done.stdout
+    assert broken in done.stdout
