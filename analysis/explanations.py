@@ -9,13 +9,33 @@ from __future__ import annotations
 
 from studies.protocol import EMPATHY_SCALE
 
-from .metrics.agreement import MIN_MAJORITY_RATERS
+from .metrics.agreement import DISPLAY_DIGITS, LANDIS_KOCH_BANDS, MIN_MAJORITY_RATERS
 from .metrics.protocol.systems import SIGNIFICANCE
 
 _SCALE_ENDS = (
     f"1 {EMPATHY_SCALE[min(EMPATHY_SCALE)]} … {max(EMPATHY_SCALE)} "
     f"{EMPATHY_SCALE[max(EMPATHY_SCALE)]}"
 )
+
+
+def _band_text() -> str:
+    """The Landis & Koch bands in words, with their half-open convention."""
+    zero = f"{0:.{DISPLAY_DIGITS}f}"
+    parts, lower = [f"below {zero} poor"], None
+    for upper, name in LANDIS_KOCH_BANDS:
+        end = f"{upper:.{DISPLAY_DIGITS}f}"
+        parts.append(
+            f"{zero} to {end} {name}" if lower is None else f"above {lower} to {end} {name}"
+        )
+        lower = end
+    return (
+        f"Landis & Koch band of the value as shown ({DISPLAY_DIGITS} decimals): "
+        + ", ".join(parts)
+        + "."
+    )
+
+
+_BAND_TEXT = _band_text()
 
 EXPLANATIONS: dict[str, str] = {
     # sizes
@@ -36,11 +56,11 @@ EXPLANATIONS: dict[str, str] = {
     "every item with at least two judgements.",
     "n_items_alpha": "Items Krippendorff's alpha used: every item with at least two answers.",
     "kappa_items": "Items the kappas used: those with the usual number of answers (raters "
-    "per item). An annotator who left the answer out of an item (no most evident error, "
-    "no rating of the statement) leaves it with fewer.",
+    "per item), so at most the items judged. An item another number of annotators "
+    "judged, or one an annotator left an answer out of (no most evident error, no "
+    "rating of the statement), is left out.",
     "ci": "95% confidence interval from resampling items (bootstrap).",
-    "band": "Landis & Koch band: below 0 poor, to 0.20 slight, to 0.40 fair, to 0.60 "
-    "moderate, to 0.80 substantial, above almost perfect.",
+    "band": _BAND_TEXT,
     # majority agreement
     "majority_agreement": "Majority agreement ratio: items a majority of their annotators "
     "gave this label ÷ items at least one annotator gave it, over the items with at least "
@@ -153,7 +173,7 @@ EXPLANATIONS: dict[str, str] = {
     f"{SIGNIFICANCE}.",
     "cohens_d_empathy": "Cohen's d on the understanding ratings: difference of the means ÷ "
     "their pooled standard deviation. Positive when A is rated higher.",
-    "group_coherent_rate": "The system's coherent share in the first → second group's judgements.",
+    "group_coherent_rate": "The system's coherent share in each group's judgements, named before it.",
     "groups_chi2_p": "p-value of a chi-squared test (with Yates' correction) on the group × "
     "coherent/incoherent table of the system's judgements.",
     "n_systems_common": "Systems both groups judged.",
@@ -164,6 +184,8 @@ EXPLANATIONS: dict[str, str] = {
     "mean_abs_delta_d_empathy": "The same for Cohen's d on the understanding ratings, over "
     "the pairs whose d is defined for both groups.",
     "setting_items": "Items of the group in this stage whose reflection has this value.",
+    "setting_not_set": "The reflections' generation metadata gives the setting no value "
+    "(null), as nucleus p has none under greedy decoding.",
     "majority_mee_share": "Of the items whose majority said incoherent, the share whose "
     "most evident error (named by more than half of their incoherent annotators) is this "
     "one; no majority when no error was.",
@@ -298,7 +320,7 @@ GLOSSARY_ORDER = [
 
 GLOSSARY_TERMS = {
     "n_judgements": "Judgements",
-    "n_items": "Items",
+    "n_items": "Items judged",
     "raters_per_item": "Raters per item",
     "kappa_items": "Items for κ",
     "coherent_rate": "Coherent share",

@@ -15,6 +15,8 @@ Undefined values are ``None``, never NaN: the JSON report must stay valid.
 """
 
 from .agreement import (
+    DISPLAY_DIGITS,
+    LANDIS_KOCH_BANDS,
     alpha_from_counts,
     coherence_scores,
     count_table,
@@ -70,7 +72,9 @@ from .protocol import (
 )
 
 __all__ = [
+    "DISPLAY_DIGITS",
     "INCOHERENT_UNSPECIFIED",
+    "LANDIS_KOCH_BANDS",
     "agreement_summary",
     "alpha_ci",
     "alpha_from_counts",

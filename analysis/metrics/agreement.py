@@ -27,27 +27,39 @@ from ._common import clean as _clean
 # --------------------------------------------------------------------------- bands
 
 
-def landis_koch_band(value: float | None) -> str | None:
-    """Landis & Koch (1977) interpretation band of a kappa/alpha value.
+#: Decimals a statistic is shown with (dashboard, text summary, figures' tooltips).
+#: A band is that of the value rounded to them, so equal shown values share a band.
+DISPLAY_DIGITS = 3
 
-    ``< 0`` poor, ``<= 0.20`` slight, ``<= 0.40`` fair, ``<= 0.60`` moderate,
-    ``<= 0.80`` substantial, ``<= 1`` almost perfect (upper bounds inclusive;
-    0 itself is "slight"). ``None`` (or NaN) gives ``None``. A value above 1
-    (beyond floating-point noise) is not a kappa and raises ``ValueError``.
+#: Landis & Koch (1977): each band's name and upper bound; a value below 0 is "poor".
+LANDIS_KOCH_BANDS: tuple[tuple[float, str], ...] = (
+    (0.20, "slight"),
+    (0.40, "fair"),
+    (0.60, "moderate"),
+    (0.80, "substantial"),
+    (1.00, "almost perfect"),
+)
+
+
+def landis_koch_band(value: float | None, *, digits: int = DISPLAY_DIGITS) -> str | None:
+    """Landis & Koch (1977) interpretation band of a kappa/alpha value, after
+    rounding it to ``digits`` decimals (the precision it is shown with).
+
+    Bands are half-open, upper bound included: below 0 poor, [0, 0.20] slight,
+    (0.20, 0.40] fair, (0.40, 0.60] moderate, (0.60, 0.80] substantial,
+    (0.80, 1] almost perfect. So with 3 decimals 0.200 is slight and 0.201 fair;
+    -1e-16 and -0.0004 show as 0.000 and are slight, -0.0006 shows as -0.001 and is
+    poor. ``None`` (or NaN) gives ``None``. A value that rounds above 1 is not a
+    kappa and raises ``ValueError``.
     """
     value = _clean(value)
     if value is None:
         return None
-    if value < 0:
+    shown = round(value, digits)
+    if shown < 0:
         return "poor"
-    for upper, name in (
-        (0.20, "slight"),
-        (0.40, "fair"),
-        (0.60, "moderate"),
-        (0.80, "substantial"),
-        (1.0 + 1e-9, "almost perfect"),
-    ):
-        if value <= upper:
+    for upper, name in LANDIS_KOCH_BANDS:
+        if shown <= upper:
             return name
     raise ValueError(f"{value} is not a kappa/alpha value (greater than 1)")
 

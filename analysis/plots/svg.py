@@ -15,6 +15,8 @@ import math
 import re
 from collections.abc import Iterable
 
+from ..metrics.agreement import LANDIS_KOCH_BANDS
+
 # Okabe & Ito (2008), https://jfly.uni-koeln.de/color/
 OKABE_ITO = {
     "black": "#000000",
@@ -41,13 +43,10 @@ MEASURES = [
     ("randolph_kappa", "Randolph κ", OKABE_ITO["vermillion"], "square"),
     ("krippendorff_alpha", "Krippendorff α", OKABE_ITO["bluish_green"], "diamond"),
 ]
+# (start, end, name) of each shaded band; the poor band starts at the figure's edge.
+_BAND_ENDS = ((0.0, "poor"), *LANDIS_KOCH_BANDS)
 LANDIS_KOCH = [
-    (None, 0.0, "poor"),
-    (0.0, 0.2, "slight"),
-    (0.2, 0.4, "fair"),
-    (0.4, 0.6, "moderate"),
-    (0.6, 0.8, "substantial"),
-    (0.8, 1.0, "almost perfect"),
+    (_BAND_ENDS[i - 1][0] if i else None, end, name) for i, (end, name) in enumerate(_BAND_ENDS)
 ]
 STAGE_MARKERS = [
     (OKABE_ITO["blue"], "circle"),

@@ -31,7 +31,7 @@ def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
             f"{explained_as}fleiss_kappa",
             at(*path, "fleiss_kappa"),
             ci=at(*path, "fleiss_kappa_ci"),
-            band=at(*path, "fleiss_band"),
+            banded=True,
         ),
         Measure(
             "randolph_kappa",
@@ -39,7 +39,7 @@ def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
             f"{explained_as}randolph_kappa",
             at(*path, "randolph_kappa"),
             ci=at(*path, "randolph_kappa_ci"),
-            band=at(*path, "randolph_band"),
+            banded=True,
         ),
         Measure(
             "krippendorff_alpha",
@@ -54,7 +54,7 @@ def kappa_measures(*path: str, explained_as: str = "") -> list[Measure]:
 
 def kappa_size_measures(*path: str) -> list[Measure]:
     """The items the kappas of the agreement summary at ``path`` used and their
-    number of raters (the global agreement table shows these as the stage's items)."""
+    number of raters (Krippendorff's alpha shows its own item count, "(n = …)")."""
     return [
         Measure("n_items", "Items for κ", "kappa_items", at(*path, "n_items"), "count"),
         Measure(
@@ -74,14 +74,8 @@ def agreement_table(report: dict) -> Table:
         keys=[GROUP, STAGE],
         measures=[
             Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
-            Measure("n_items", "Items", "n_items", at("n_items"), "count"),
-            Measure(
-                "raters_per_item",
-                "Raters per item",
-                "raters_per_item",
-                at("raters_per_item"),
-                "count",
-            ),
+            Measure("n_items_total", "Items judged", "n_items", at("n_items_total"), "count"),
+            *kappa_size_measures("coherence"),
             Measure("n_annotators", "Annotators", "n_annotators", at("n_annotators"), "count"),
             Measure(
                 "coherent_rate", "Coherent share", "coherent_rate", at("coherent_rate"), digits=2
@@ -184,7 +178,7 @@ def empathy_table(report: dict) -> Table:
                 "empathy_merged_fleiss_kappa",
                 at("merged", "fleiss_kappa"),
                 ci=at("merged", "fleiss_kappa_ci"),
-                band=at("merged", "fleiss_band"),
+                banded=True,
             ),
             Measure(
                 "merged_randolph_kappa",
@@ -192,7 +186,7 @@ def empathy_table(report: dict) -> Table:
                 "empathy_merged_randolph_kappa",
                 at("merged", "randolph_kappa"),
                 ci=at("merged", "randolph_kappa_ci"),
-                band=at("merged", "randolph_band"),
+                banded=True,
             ),
             Measure(
                 "merged_krippendorff_alpha",

@@ -3,7 +3,7 @@ human vs synthetic reflections, and automatic evaluators vs the groups."""
 
 from __future__ import annotations
 
-from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .model import GROUP, STAGE, Key, Measure, Pair, Table, at, build_table
 from .walk import cells_in_order, group_pair, shifts_in_order
 
 
@@ -68,7 +68,7 @@ def cross_stage_table(report: dict) -> Table:
                 _by_stage("all", "coherent_rate"),
                 digits=2,
                 facet=by_stage,
-                arrow=True,
+                pair=Pair.SHIFT,
             ),
             Measure(
                 "n_judgements",
@@ -77,7 +77,7 @@ def cross_stage_table(report: dict) -> Table:
                 _by_stage("all", "n_judgements"),
                 "count",
                 facet=by_stage,
-                arrow=True,
+                pair=Pair.SHIFT,
             ),
             Measure("chi2_p", "χ² p", "chi2_p", at("all", "chi2_p"), "p"),
             Measure(
@@ -87,7 +87,7 @@ def cross_stage_table(report: dict) -> Table:
                 _by_stage("recurrence_free", "coherent_rate"),
                 digits=2,
                 facet=by_stage,
-                arrow=True,
+                pair=Pair.SHIFT,
             ),
             Measure(
                 "recurrence_free_n_judgements",
@@ -96,7 +96,7 @@ def cross_stage_table(report: dict) -> Table:
                 _by_stage("recurrence_free", "n_judgements"),
                 "count",
                 facet=by_stage,
-                arrow=True,
+                pair=Pair.SHIFT,
             ),
             Measure(
                 "recurrence_free_chi2_p", "χ² p", "chi2_p", at("recurrence_free", "chi2_p"), "p"

@@ -4,7 +4,6 @@ figure's numbers) and the agreement of two coders per code."""
 
 from __future__ import annotations
 
-from ..metrics.agreement import landis_koch_band
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
 from .walk import group_order, stage_order
 
@@ -127,7 +126,7 @@ def coder_agreement_table(report: dict) -> Table:
                 "Cohen's kappa",
                 "coder_kappa",
                 at("kappa"),
-                band=lambda data: landis_koch_band(data.get("kappa")),
+                banded=True,
             ),
             Measure("n_both_coded", "Both coded", "n_both_coded", at("n"), "count"),
         ],

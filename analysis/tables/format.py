@@ -7,6 +7,8 @@ from __future__ import annotations
 import math
 from typing import Any
 
+from ..metrics.agreement import DISPLAY_DIGITS
+
 DASH = "–"
 
 
@@ -21,7 +23,7 @@ def finite(value: Any) -> float | None:
     return number if math.isfinite(number) else None
 
 
-def format_number(value: Any, digits: int = 3) -> str:
+def format_number(value: Any, digits: int = DISPLAY_DIGITS) -> str:
     """``value`` with ``digits`` decimals, or a dash. An ASCII minus, so numbers copied
     into a spreadsheet stay numbers; no "-0.000"."""
     number = finite(value)
@@ -48,7 +50,7 @@ def ci_pair(pair: Any) -> tuple[Any, Any]:
     return None, None
 
 
-def format_ci(pair: Any, digits: int = 3) -> str:
+def format_ci(pair: Any, digits: int = DISPLAY_DIGITS) -> str:
     """``[low, high]``, or a dash when either end is missing."""
     low, high = (finite(v) for v in ci_pair(pair))
     if low is None or high is None:
@@ -61,7 +63,7 @@ def format_count(value: Any) -> str:
     return DASH if number is None else f"{int(number):d}"
 
 
-def format_value(value: Any, kind: str = "number", digits: int = 3) -> str:
+def format_value(value: Any, kind: str = "number", digits: int = DISPLAY_DIGITS) -> str:
     """``value`` written as a statistic of ``kind``: "number" (``digits`` decimals),
     "count" or "p"."""
     if kind == "p":

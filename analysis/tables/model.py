@@ -15,9 +15,11 @@ import gc
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from enum import Enum
 from typing import Any
 
 from ..explanations import explain, explain_undefined
+from ..metrics.agreement import DISPLAY_DIGITS, landis_koch_band
 from .format import DASH, ci_pair, finite, format_ci, format_count, format_value
 
 Getter = Callable[[Any], Any]
@@ -135,7 +137,7 @@ class Table:
 # --------------------------------------------------------------------------- columns
 
 
-def stat_part(value: Any, key: str, kind: str = "number", digits: int = 3) -> Part:
+def stat_part(value: Any, key: str, kind: str = "number", digits: int = DISPLAY_DIGITS) -> Part:
     """``value`` written and explained by ``key``; a dash explained as undefined."""
     text = format_value(value, kind, digits)
     if text == DASH:
@@ -163,28 +165,40 @@ class Key:
         return Cell((Part(text, title),), header=self.header, numeric=False, keys=values)
 
 
+class Pair(Enum):
+    """How a cell shows two numbers of one statistic. ``SHIFT``: a change from the
+    first to the second (stages in time order), "0.722 → 0.867", the two named in the
+    row's keys. ``VERSUS``: two sides compared at once (groups), each named,
+    "laypeople 0.722 vs experts 0.867"; an arrow would read as a change over time."""
+
+    SHIFT = "shift"
+    VERSUS = "versus"
+
+
 @dataclass(frozen=True)
 class Measure:
-    """A statistic column. ``value`` (and ``ci``, ``band``, ``count``'s getter) read
-    the row's data; ``key`` names its explanation; ``kind`` and ``digits`` its format.
-    ``count`` = (key, getter) adds "(n = …)" explained by that key; ``facet`` =
-    (dimension, value) when the column is one value of a dimension. With ``arrow``,
-    ``value`` returns ((facet value, number), (facet value, number)), shown "a → b"
-    (the dimension is ``facet[0]``). ``flag`` = (name, key, test) marks the cell "✱",
-    explained by ``key``, where ``test(data)`` holds, and adds the test's outcome as
-    the number ``name`` (true/false in the CSV)."""
+    """A statistic column. ``value`` (and ``ci``, ``count``'s getter) read the row's
+    data; ``key`` names its explanation; ``kind`` and ``digits`` its format.
+    ``banded`` adds the value's Landis & Koch band (:func:`landis_koch_band` of the
+    value as shown, ``digits`` decimals). ``count`` = (key, getter) adds "(n = …)"
+    explained by that key; ``facet`` = (dimension, value) when the column is one value
+    of a dimension. With ``pair``, ``value`` returns ((facet value, number), (facet
+    value, number)) (the dimension is ``facet[0]``), shown as :class:`Pair` says.
+    ``flag`` = (name, key, test) marks the cell "✱", explained by ``key``, where
+    ``test(data)`` holds, and adds the test's outcome as the number ``name``
+    (true/false in the CSV)."""
 
     name: str
     label: str
     key: str
     value: Getter
     kind: str = "number"
-    digits: int = 3
+    digits: int = DISPLAY_DIGITS
     ci: Getter | None = None
-    band: Getter | None = None
+    banded: bool = False
     count: tuple[str, Getter] | None = None
     facet: tuple[str, str] | None = None
-    arrow: bool = False
+    pair: Pair | None = None
     flag: tuple[str, str, Callable[[Any], bool]] | None = None
 
     def column(self) -> Column:
@@ -195,11 +209,11 @@ class Measure:
         return Column(self.label, explain(self.key), stats=names, facet=facet)
 
     def cell(self, data: Any) -> Cell:
-        if self.arrow:
-            return self._arrow(data)
+        if self.pair is not None:
+            return self._pair(data)
         value = self.value(data)
         parts = [stat_part(value, self.key, self.kind, self.digits)]
-        band = self.band(data) if self.band else None
+        band = landis_koch_band(finite(value), digits=self.digits) if self.banded else None
         ci = ci_pair(self.ci(data)) if self.ci else None
         if finite(value) is not None:
             if band:
@@ -221,15 +235,23 @@ class Measure:
             stats.append(Stat(name, flagged, facet=self.facet))
         return Cell(tuple(parts), stats=tuple(stats))
 
-    def _arrow(self, data: Any) -> Cell:
+    def _pair(self, data: Any) -> Cell:
         (first, a), (second, b) = self.value(data)
         dimension = self.facet[0] if self.facet else ""
+        shown_a = stat_part(a, self.key, self.kind, self.digits)
+        shown_b = stat_part(b, self.key, self.kind, self.digits)
+        if self.pair is Pair.SHIFT:
+            parts = (shown_a, Part("→", "", "arrow"), shown_b)
+        else:
+            parts = (
+                Part(str(first), "", "pair-name"),
+                shown_a,
+                Part("vs", "", "versus"),
+                Part(str(second), "", "pair-name"),
+                shown_b,
+            )
         return Cell(
-            (
-                stat_part(a, self.key, self.kind, self.digits),
-                Part("→", "", "arrow"),
-                stat_part(b, self.key, self.kind, self.digits),
-            ),
+            parts,
             stats=(
                 Stat(self.name, a, facet=(dimension, first)),
                 Stat(self.name, b, facet=(dimension, second)),

@@ -4,13 +4,14 @@ the automatic evaluators per source and per system."""
 
 from __future__ import annotations
 
+from ..explanations import explain
 from ..metrics.protocol.evaluators import MIN_SCORED_ITEMS
-from ..metrics.protocol.generation import MIN_SETTING_ITEMS
+from ..metrics.protocol.generation import MIN_SETTING_ITEMS, NOT_SET_VALUE
 from ..metrics.protocol.systems import SIGNIFICANCE
 from .comparisons import EVALUATOR, NO_SCORES, evaluator_measures
 from .distributions import label_share_measures
 from .format import finite
-from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .model import GROUP, STAGE, Key, Measure, Pair, Table, at, build_table
 from .walk import category_labels, generation_settings_in_order, group_pair, per_group_in_order
 
 EMPATHY_POINTS = ("1", "2", "3", "4", "5")
@@ -149,7 +150,7 @@ def group_systems_table(report: dict) -> Table:
                 "group_coherent_rate",
                 at("rates"),
                 facet=("group", ""),
-                arrow=True,
+                pair=Pair.VERSUS,
             ),
             Measure("chi2_p", "χ² p", "groups_chi2_p", at("chi2_p"), "p"),
         ],
@@ -186,14 +187,38 @@ def group_comparison_table(report: dict) -> Table:
     )
 
 
-SETTING_KEYS = [GROUP, STAGE, Key("Setting", ("setting",)), Key("Value", ("value",))]
+NOT_SET = "not set"
+
+
+def _setting_shown(value: str) -> str:
+    return NOT_SET if value == NOT_SET_VALUE else value
+
+
+def _setting_title(value: str) -> str:
+    return explain("setting_not_set") if value == NOT_SET_VALUE else ""
+
+
+SETTING_KEYS = [
+    GROUP,
+    STAGE,
+    Key("Setting", ("setting",)),
+    # Not "value": the tidy CSV has a column of that name for the numbers.
+    Key("Value", ("setting_value",), show=_setting_shown, title=_setting_title),
+]
 
 
 def _settings_entries(report: dict):
-    return (
+    return [
         ((group, stage, key, value), entry)
         for group, stage, key, value, entry in generation_settings_in_order(report)
-    )
+    ]
+
+
+def _settings_note(entries: list, note: str) -> str:
+    """``note``, and what "not set" means when a row shows it."""
+    if any(values[3] == NOT_SET_VALUE for values, _ in entries):
+        return f"{note} “{NOT_SET.capitalize()}”: {explain('setting_not_set')}"
+    return note
 
 
 NO_SETTINGS = (
@@ -202,6 +227,7 @@ NO_SETTINGS = (
 
 
 def generation_settings_table(report: dict) -> Table:
+    entries = _settings_entries(report)
     return build_table(
         slug="generation-settings",
         caption="Coherence per generation setting",
@@ -217,16 +243,20 @@ def generation_settings_table(report: dict) -> Table:
             ),
             *label_share_measures(report, "label_distribution"),
         ],
-        entries=_settings_entries(report),
-        note="Per key of the reflections' generation metadata (model, decoding, p, prompt "
-        f"type…) and each value with at least {MIN_SETTING_ITEMS} of the group's items in "
-        "the stage.",
+        entries=entries,
+        note=_settings_note(
+            entries,
+            "Per key of the reflections' generation metadata (model, decoding, p, prompt "
+            f"type…) and each value with at least {MIN_SETTING_ITEMS} of the group's items "
+            "in the stage.",
+        ),
         empty=NO_SETTINGS,
     )
 
 
 def generation_mee_table(report: dict) -> Table:
     segments = [*category_labels(report), ("no_majority", "No majority")]
+    entries = _settings_entries(report)
     return build_table(
         slug="generation-mee",
         caption="Majority most evident error per generation setting",
@@ -242,9 +272,12 @@ def generation_mee_table(report: dict) -> Table:
             )
             for slug, label in segments
         ],
-        entries=_settings_entries(report),
-        note="Over the items whose majority said incoherent: the error named most evident "
-        "by more than half of their incoherent annotators.",
+        entries=entries,
+        note=_settings_note(
+            entries,
+            "Over the items whose majority said incoherent: the error named most evident "
+            "by more than half of their incoherent annotators.",
+        ),
         empty=NO_SETTINGS,
     )
 

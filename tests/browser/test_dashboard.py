@@ -2,17 +2,35 @@
 through htmx polling to its report, and download a figure as SVG and as PNG (drawn
 from the SVG on a canvas by static/js/dashboard.js)."""
 
+import json
 import re
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
+import pandas as pd
 import pytest
 from playwright.sync_api import expect
 
+from analysis.explanations import EXPLANATIONS
 from analysis.models import AnalysisRun
+from analysis.parameters import analysis_parameters_clean
+from analysis.report.build import report_build
 from analysis.services import analysis_run_execute
+from analysis.tables import format_number
 from studies.models import Study
-from tests.analysis.test_dashboard import judge_batches
+from tests.analysis.test_dashboard import (
+    CATEGORIES,
+    EXPERT,
+    GENERATION,
+    LAY,
+    STAGE_1,
+    STAGE_2,
+    assignments_of,
+    codings_of,
+    done_run,
+    judge_batches,
+    judgement_frame,
+)
 from tests.factories import StaffUserFactory
 
 DESKTOP = {"width": 1280, "height": 900}
@@ -126,4 +144,94 @@ def test_without_javascript_the_rerun_form_posts_and_comes_back(
     expect(png_buttons).to_have_count(4)
     expect(png_buttons.first).to_be_hidden()
     expect(page.get_by_role("link", name="Download SVG").first).to_be_visible()
+    context.close()
+
+
+def _plainly_worded_report() -> dict:
+    """A report whose tables test the wording: a Lay<person> annotator left out one
+    item of stage 1 (so the kappas use 5 of the 6 items judged, alpha all 6), every
+    reflection has a nucleus p of null (greedy decoding), and the Expert's Fleiss
+    kappa in stage 1 is -1e-16, stored "poor" as a run that banded the raw value
+    did."""
+    frame = judgement_frame()
+    left_out = (
+        (frame["annotator"] == f"{LAY} 1")
+        & (frame["stage"] == STAGE_1)
+        & (frame["reflection_id"] == 10)
+    )
+    frame = frame.loc[~left_out]
+    generation = pd.Series(
+        {rid: json.dumps({"decoding": "greedy", "p": None}) for rid in GENERATION.index}
+    )
+    report = report_build(
+        frame=frame,
+        study_slug="pilot",
+        parameters=analysis_parameters_clean({"bootstrap_resamples": 0}),
+        categories=CATEGORIES,
+        generation=generation,
+        assignments=assignments_of(frame),
+        stages=[STAGE_1, STAGE_2],
+        codings=codings_of(frame),
+    )
+    coherence = report["groups"][EXPERT]["stages"][STAGE_1]["coherence"]
+    coherence.update(fleiss_kappa=-1e-16, fleiss_band="poor")
+    return report
+
+
+def _row_texts(table, *keys: str) -> list[str]:
+    row = table.locator("tbody tr")
+    for key in keys:
+        row = row.filter(has=table.page.get_by_role("rowheader", name=key, exact=True))
+    expect(row).to_have_count(1)
+    return row.locator("th, td").all_inner_texts()
+
+
+def test_report_tables_word_counts_bands_comparisons_and_settings_plainly(
+    browser, live_server, loaded_study, researcher
+):
+    report = _plainly_worded_report()
+    done_run(loaded_study, report)
+    context = browser.new_context(viewport=DESKTOP)
+    page = context.new_page()
+    _log_in(page, live_server, "/dashboard/pilot/")
+
+    # Items: one column per meaning, each explained on hover.
+    agreement = page.get_by_role("table", name="Global agreement on coherent / incoherent")
+    for name, key in (("Items judged", "n_items"), ("Items for κ", "kappa_items")):
+        expect(agreement.get_by_role("columnheader", name=name, exact=True)).to_have_attribute(
+            "title", EXPLANATIONS[key]
+        )
+    lay = _row_texts(agreement, LAY, STAGE_1)
+    assert lay[3:5] == ["6", "5"]
+    assert "(n = 6)" in lay[-1]
+    # The band of the value as shown: 0.000 is slight, whatever the run stored.
+    fleiss = agreement.locator("thead th").all_inner_texts().index("Fleiss κ [95% CI]")
+    assert _row_texts(agreement, EXPERT, STAGE_1)[fleiss] == "0.000 slight"
+    expect(agreement.get_by_text("slight", exact=True).first).to_have_attribute(
+        "title", EXPLANATIONS["band"]
+    )
+
+    # Groups compared per system: each group named, no arrow.
+    entry = report["group_comparisons"][0]
+    first, second = entry["groups"]
+    system = entry["systems"][0]
+    rates = system["coherent_rate"]
+    compared = page.get_by_role("table", name="Groups compared per system")
+    expect(compared.locator("tbody tr").first).to_contain_text(
+        f"{first} {format_number(rates[first])} vs {second} {format_number(rates[second])}"
+    )
+    assert "→" not in compared.inner_text()
+
+    # A setting without a value: "not set", explained on hover and under the table.
+    for caption in (
+        "Coherence per generation setting",
+        "Majority most evident error per generation setting",
+    ):
+        settings = page.get_by_role("table", name=caption)
+        not_set = settings.get_by_text("not set", exact=True).first
+        expect(not_set).to_be_visible()
+        expect(not_set).to_have_attribute("title", EXPLANATIONS["setting_not_set"])
+        assert "null" not in settings.locator("tbody").inner_text()
+        note = page.locator(".report-table", has=settings).locator(".table-note")
+        expect(note).to_contain_text("“Not set”: " + EXPLANATIONS["setting_not_set"])
     context.close()

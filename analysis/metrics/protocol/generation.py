@@ -22,12 +22,17 @@ from .items import (
 #: A value needs at least this many of the group's items in the stage to be reported.
 MIN_SETTING_ITEMS = 5
 _SCALARS = (str, int, float, bool, type(None))
+#: The value a setting the metadata gives as JSON null (no value: e.g. nucleus p
+#: under greedy decoding) has in the report.
+NOT_SET_VALUE = "null"
 
 
 def setting_value(value: Any) -> str:
     """A metadata value as the report names it: a string as itself, any other
     scalar as JSON writes it (``0.9`` → ``"0.9"``, ``True`` → ``"true"``,
-    ``None`` → ``"null"``)."""
+    ``None`` → :data:`NOT_SET_VALUE`)."""
+    if value is None:
+        return NOT_SET_VALUE
     return value if isinstance(value, str) else json.dumps(value)
 
 

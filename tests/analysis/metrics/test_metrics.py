@@ -124,18 +124,30 @@ SMALL = long_from_table([[1, 2], [3, 0], [0, 3]], [0, 1])
 @pytest.mark.parametrize(
     ("value", "band"),
     [
-        (-0.01, "poor"),
         (-1.0, "poor"),
+        (-0.01, "poor"),
+        # Banded as shown with 3 decimals: -0.0006 shows -0.001 (poor); -0.0004 and
+        # floating-point noise below 0 show 0.000, which is slight like 0 itself.
+        (-0.0006, "poor"),
+        (-0.0004, "slight"),
+        (-1e-16, "slight"),
         (0.0, "slight"),
+        # Half-open bands, upper bound included: 0.200 slight, 0.201 fair.
         (0.20, "slight"),
-        (0.2000001, "fair"),
+        (0.2004, "slight"),
+        (0.2006, "fair"),
+        (0.201, "fair"),
         (0.40, "fair"),
+        (0.401, "moderate"),
         (0.41, "moderate"),
         (0.60, "moderate"),
-        (0.61, "substantial"),
+        (0.601, "substantial"),
         (0.80, "substantial"),
+        (0.8004, "substantial"),
+        (0.8006, "almost perfect"),
         (0.81, "almost perfect"),
         (1.0, "almost perfect"),
+        (1.0004, "almost perfect"),
         (1.0 + 1e-12, "almost perfect"),
         (None, None),
         (float("nan"), None),
@@ -145,9 +157,17 @@ def test_landis_koch_band_boundaries(value, band):
     assert metrics.landis_koch_band(value) == band
 
 
-def test_landis_koch_band_rejects_values_above_one():
+def test_landis_koch_band_uses_the_display_precision():
+    assert metrics.DISPLAY_DIGITS == 3
+    # With 2 decimals 0.204 shows 0.20 and is slight; with 3 it shows 0.204, fair.
+    assert metrics.landis_koch_band(0.204, digits=2) == "slight"
+    assert metrics.landis_koch_band(0.204) == "fair"
+
+
+@pytest.mark.parametrize("value", [1.0006, 1.5])
+def test_landis_koch_band_rejects_values_above_one(value):
     with pytest.raises(ValueError, match="greater than 1"):
-        metrics.landis_koch_band(1.5)
+        metrics.landis_koch_band(value)
 
 
 # --------------------------------------------------------------------------- Fleiss
