@@ -131,6 +131,10 @@ class ErrorCode(models.TextChoices):
         "crowd_screened_out",
         "The screening questions ended the worker's participation.",
     )
+    CROWD_QUIZ_FAILED = (
+        "crowd_quiz_failed",
+        "The practice quiz (every attempt failed) ended the worker's participation.",
+    )
     CROWD_PART_FINISHED = "crowd_part_finished", "The worker's part of this stage is finished."
     CROWD_STARTED_ELSEWHERE = (
         "crowd_started_elsewhere",

@@ -15,7 +15,9 @@ from ..errors import ErrorCode
 from ..locks import groups_locked, studies_locked
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states
+from ..selectors.training import TrainingStatus
 from ..times import time_html
+from .training import training_outcome
 
 # --- joining a stage ---------------------------------------------------------------------
 
@@ -213,12 +215,10 @@ def crowd_join(
         )
         if same_task or joined_before == annotator.pk:
             return annotator
-        if entry.outcome == CrowdEntry.Outcome.SCREENED_OUT:
-            raise CrowdRefusal(
-                ErrorCode.CROWD_SCREENED_OUT,
-                "Your answers to this study's screening questions ended your participation, so "
-                "there is nothing more to do here. Please return this task on the crowd platform.",
-            )
+    ended = _participation_ended(annotator=annotator)
+    if ended is not None:
+        raise ended
+    if entry is not None:
         if entry.outcome in (CrowdEntry.Outcome.COMPLETED, CrowdEntry.Outcome.PARTIAL):
             raise CrowdRefusal(
                 ErrorCode.CROWD_PART_FINISHED,
@@ -274,6 +274,30 @@ def crowd_join(
         )
     _entry_create(annotator=annotator, stage=stage, identity=identity)
     return annotator
+
+
+def _participation_ended(*, annotator: Annotator) -> CrowdRefusal | None:
+    """The refusal for a worker sent back as screened out (from any stage), saying
+    what ended their participation: the practice quiz when they failed its last
+    attempt (``training_screen_out``), else the screening questions. None for anyone
+    else."""
+    if not CrowdEntry.objects.filter(
+        annotator=annotator, outcome=CrowdEntry.Outcome.SCREENED_OUT
+    ).exists():
+        return None
+    quiz = training_outcome(annotator=annotator)
+    if quiz is not None and quiz.status == TrainingStatus.FAILED:
+        return CrowdRefusal(
+            ErrorCode.CROWD_QUIZ_FAILED,
+            "Your participation in this study ended with its practice quiz: no attempt "
+            "reached the pass mark, so there is nothing more to do here. Please return this "
+            "task on the crowd platform; thank you for your time.",
+        )
+    return CrowdRefusal(
+        ErrorCode.CROWD_SCREENED_OUT,
+        "Your answers to this study's screening questions ended your participation, so "
+        "there is nothing more to do here. Please return this task on the crowd platform.",
+    )
 
 
 def _entry_create(*, annotator: Annotator, stage: Stage, identity: CrowdIdentity) -> CrowdEntry:

@@ -41,13 +41,35 @@ def index(request: HttpRequest) -> HttpResponse:
     return render(request, "studies/index.html")
 
 
+#: The refusal page's heading for each code it can carry: "This link is not valid" only
+#: for a link that is wrong itself; any other refusal says what stands in the way.
+INVALID_LINK = "This link is not valid"
+REFUSAL_HEADINGS: dict[ErrorCode, str] = {
+    ErrorCode.LINK_UNKNOWN: INVALID_LINK,
+    ErrorCode.JOIN_WITHOUT_STAGE: INVALID_LINK,
+    ErrorCode.JOIN_KEY_UNKNOWN: INVALID_LINK,
+    ErrorCode.CROWD_IDS_MISSING: INVALID_LINK,
+    ErrorCode.CROWD_WRONG_TASK: "This link belongs to another task",
+    ErrorCode.JOIN_RATE_LIMITED: "Please wait a few minutes",
+    ErrorCode.CROWD_CLOSED: "This study is not taking part now",
+    ErrorCode.CROWD_NOT_A_PARTICIPANT: "This stage is for earlier participants",
+    ErrorCode.CROWD_FULL: "This study is full",
+    ErrorCode.PARTICIPATION_ENDED: "Your participation has ended",
+    ErrorCode.CROWD_SCREENED_OUT: "The screening ended your participation",
+    ErrorCode.CROWD_QUIZ_FAILED: "The practice quiz ended your participation",
+    ErrorCode.CROWD_PART_FINISHED: "Your part of this stage is finished",
+    ErrorCode.CROWD_STARTED_ELSEWHERE: "You started this stage elsewhere",
+    ErrorCode.STAGE_LOCKED: "Please finish the earlier stage first",
+    ErrorCode.STAGE_WAITING: "Come back later: your place is kept",
+    ErrorCode.CROWD_NO_WORK_LEFT: "No work is left for you in this stage",
+}
+
+
 def invitation(request: HttpRequest, token: str) -> HttpResponse:
     """Sign the holder of an invitation link in to their study (no password)."""
     annotator = annotator_by_token(token=token)
     if annotator is None:
-        return render(
-            request, "studies/invalid_link.html", {"code": ErrorCode.LINK_UNKNOWN}, status=404
-        )
+        return _refused(request, ErrorCode.LINK_UNKNOWN, "", 404)
     session_sign_in(request, annotator)
     annotator.last_seen_at = timezone.now()
     annotator.save(update_fields=["last_seen_at"])
@@ -55,9 +77,13 @@ def invitation(request: HttpRequest, token: str) -> HttpResponse:
 
 
 def _refused(request, code: ErrorCode, message: str, status: int) -> HttpResponse:
-    """The refusal page: ``message`` for the person, ``code`` in its markup for programs."""
+    """The refusal page: its heading (``REFUSAL_HEADINGS``) and ``message`` for the
+    person, ``code`` in its markup for programs."""
     return render(
-        request, "studies/invalid_link.html", {"reason": message, "code": code}, status=status
+        request,
+        "studies/refusal.html",
+        {"heading": REFUSAL_HEADINGS[code], "reason": message, "code": code},
+        status=status,
     )
 
 
