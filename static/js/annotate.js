@@ -201,9 +201,14 @@
       // first answer is saved); the bar's is the page's.
       var panel = document.getElementById("item-panel");
       var expires = Date.parse((panel && panel.dataset.deadline) || timer.dataset.expires);
+      // Before the first answer is saved the deadline is that answer's, earlier than
+      // the batch's time limit; the notes under the bar say which clock this is.
+      var firstAnswer = expires < Date.parse(timer.dataset.limit);
+      showClockNote(firstAnswer);
       var left = Math.max(0, Math.floor((expires - Date.now()) / 1000));
       var minutes = Math.floor(left / 60), seconds = left % 60;
-      timer.textContent = "Time left: " + minutes + ":" + (seconds < 10 ? "0" : "") + seconds;
+      timer.textContent = (firstAnswer ? "Time to save a first answer: " : "Time left: ") +
+        minutes + ":" + (seconds < 10 ? "0" : "") + seconds;
       timer.classList.toggle("low", left < 300);
       if (left === 0) {
         document.body.dataset.timeUp = "1";
@@ -216,6 +221,13 @@
       window.setTimeout(tick, 1000);
     }
     tick();
+  }
+
+  function showClockNote(firstAnswer) {
+    var first = document.getElementById("clock-first-answer");
+    var full = document.getElementById("clock-time-limit");
+    if (first) { first.hidden = !firstAnswer; }
+    if (full) { full.hidden = firstAnswer; }
   }
 
   // The time ran out: say so plainly, what became of the answers and what comes next.

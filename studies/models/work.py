@@ -179,6 +179,21 @@ class Assignment(models.Model):
             return min(self.expires_at, self.assigned_at + _unanswered_release())
         return self.expires_at
 
+    @property
+    def awaits_first_answer(self) -> bool:
+        """Its ``deadline`` is still the first answer's, earlier than its time limit."""
+        return self.deadline < self.expires_at
+
+    @property
+    def first_answer_allowance(self) -> timedelta:
+        """How long after the claim the first answer must be saved."""
+        return _unanswered_release()
+
+    @property
+    def time_limit(self) -> timedelta:
+        """Its full time limit, counted from the claim (the study's at the claim)."""
+        return self.expires_at - self.assigned_at
+
     def is_past_deadline(self, now) -> bool:
         """At ``deadline`` the time is up."""
         return self.deadline <= now

@@ -2,12 +2,13 @@
 while nothing is answered, ``ASSIGNMENT_UNANSWERED_RELEASE`` after the claim. The
 timer, the batch page, answers (ORM and the prepared statements) and expiry use it."""
 
+import re
 from datetime import timedelta
 
 import pytest
 from django.utils import timezone
 
-from studies.models import Assignment, Judgement
+from studies.models import Assignment, Judgement, Study
 from tests.studies.views.test_annotate import (  # noqa: F401 (fixtures)
     HX,
     annotator,
@@ -73,3 +74,50 @@ def test_a_first_answer_after_the_release_is_refused(client, claimed, release, h
     assert response.status_code == 409
     assert "The time for this batch ran out" in response.content.decode()
     assert not Judgement.objects.exists()
+
+
+# --- what the batch page says the clock is ---------------------------------------------
+
+
+def clock_notes(page: str) -> dict[str, tuple[bool, str]]:
+    """The two notes under the batch bar: id → (hidden, text)."""
+    notes = re.findall(r'<p class="muted clock-note" id="([a-z-]+)"( hidden)?>(.*?)</p>', page)
+    return {name: (bool(hidden), text) for name, hidden, text in notes}
+
+
+def test_before_the_first_answer_the_page_says_the_clock_is_the_first_answers(
+    client, claimed, release
+):
+    Study.objects.filter(pk=claimed.stage.study_id).update(batch_time_limit=timedelta(minutes=45))
+    Assignment.objects.filter(pk=claimed.pk).update(
+        expires_at=claimed.assigned_at + timedelta(minutes=45)
+    )
+    page = client.get(item_url(claimed, 1)).content.decode()
+    notes = clock_notes(page)
+    hidden, text = notes["clock-first-answer"]
+    assert not hidden
+    assert "counts down the 10 minutes you have to save your first answer" in text
+    assert "the batch goes to someone else" in text
+    assert "the batch's full time limit, 45 minutes from when you started it" in text
+    assert notes["clock-time-limit"][0]  # hidden
+    assert "First answer due by" in page
+    assert f'data-limit="{(claimed.assigned_at + timedelta(minutes=45)).isoformat()}"' in page
+
+
+def test_after_the_first_answer_the_page_says_the_clock_is_the_time_limit(client, claimed, release):
+    client.post(item_url(claimed, 1), good_answer(claimed, 1))
+    page = client.get(item_url(claimed, 2)).content.decode()
+    notes = clock_notes(page)
+    assert notes["clock-first-answer"][0]  # hidden
+    hidden, text = notes["clock-time-limit"]
+    assert not hidden
+    assert "the rest of the batch's time limit, 30 minutes from when you started it" in text
+    assert "First answer due by" not in page and "Time left: until" in page
+
+
+def test_a_time_limit_shorter_than_the_first_answers_has_one_clock(client, claimed, settings):
+    settings.ASSIGNMENT_UNANSWERED_RELEASE = 3600
+    page = client.get(item_url(claimed, 1)).content.decode()
+    notes = clock_notes(page)
+    assert notes["clock-first-answer"][0] and not notes["clock-time-limit"][0]
+    assert "Time left: until" in page
