@@ -16,6 +16,7 @@ from ..locks import groups_locked, studies_locked
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states
 from ..times import time_html
+from .stages import AWAITING_SCHEME_MESSAGE
 
 # --- joining a stage ---------------------------------------------------------------------
 
@@ -262,6 +263,11 @@ def crowd_join(
                 stage.public_name,
                 time_html(state.unlocks_at),
             ),
+        )
+    if state.status == StageStatus.AWAITING_SCHEME:
+        raise CrowdRefusal(
+            ErrorCode.STAGE_SCHEME_NOT_FINAL,
+            AWAITING_SCHEME_MESSAGE.format(stage=stage.public_name) + " Your place is kept.",
         )
     if state.status == StageStatus.DONE:
         # Without an entry the worker did nothing in the stage: it ended for them
