@@ -60,6 +60,10 @@ class ErrorCode(models.TextChoices):
     STAGES_COMPLETED = "stages_completed", "The annotator has finished every stage."
     STAGE_LOCKED = "stage_locked", "An earlier stage is not finished yet."
     STAGE_WAITING = "stage_waiting", "The pause after the previous stage has not elapsed yet."
+    STAGE_SCHEME_NOT_FINAL = (
+        "stage_scheme_not_final",
+        "The stage's error categories come from coding and are not marked final yet.",
+    )
     STAGE_ON_PLATFORM = (
         "stage_on_platform",
         "A crowd worker starts this stage from its own task on their platform.",

@@ -181,6 +181,8 @@ def _form_value(value):
         return value.pk
     if isinstance(value, timedelta):
         return str(value)
+    if isinstance(value, list) and all(hasattr(v, "pk") for v in value):
+        return [v.pk for v in value]  # a many-to-many field: the chosen rows
     if isinstance(value, (list, dict)):
         return json.dumps(value)
     return value

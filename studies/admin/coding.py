@@ -13,8 +13,12 @@ from django.urls import reverse
 
 from ..models import Code, Coder, DescriptionCoding
 from ..services.coding import coder_make_primary, coder_user_problem, reserved_slug_message
-from ..services.coding_categories import codes_to_categories, codes_to_new_study
-from ..services.in_use import code_is_used, coder_is_used, coders_used
+from ..services.coding_categories import (
+    codes_to_categories,
+    codes_to_new_study,
+    coding_next_stage,
+)
+from ..services.in_use import code_is_used, coder_is_used, coders_used, stage_is_locked
 from .common import ReadOnlyAdminMixin
 
 
@@ -30,6 +34,16 @@ class CodesToCategoriesForm(forms.Form):
     title = forms.CharField(
         required=False, max_length=200, help_text="The new study's title (for a new study)."
     )
+    stage = forms.ChoiceField(
+        required=False,
+        label="Offer them in",
+        help_text="This study only: the stage that offers the new categories (and only "
+        "them, besides a category catching the attention check), replacing the default "
+        "categories there. Its categories then come from coding: it stays closed to "
+        "annotators until a researcher marks its error scheme final (the Stages list's "
+        'action "Mark the error scheme final"). Proposed: the first stage asking for '
+        "categories after a description stage.",
+    )
     attention_check = forms.ChoiceField(
         required=False,
         label="Catches the attention check",
@@ -37,8 +51,13 @@ class CodesToCategoriesForm(forms.Form):
         "(needed for a new study, and for this study when none of its categories does).",
     )
 
-    def __init__(self, *args, codes=(), **kwargs):
+    def __init__(self, *args, codes=(), stages=(), next_stage=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.fields["stage"].choices = [
+            ("", "No stage: only add them to the study's categories"),
+            *((str(stage.position), stage.name) for stage in stages),
+        ]
+        self.fields["stage"].initial = str(next_stage.position) if next_stage else ""
         self.fields["attention_check"].choices = [
             ("", "None of these"),
             *((code.slug, code.label) for code in codes),
@@ -114,10 +133,23 @@ class CodeAdmin(admin.ModelAdmin):
             self.message_user(request, "Choose codes of one study at a time.", messages.ERROR)
             return None
         study = codes[0].study
-        form = CodesToCategoriesForm(request.POST if "apply" in request.POST else None, codes=codes)
+        # The stages that can still offer them: asking for categories, no answers yet.
+        stages = [
+            stage
+            for stage in study.stages.order_by("position")
+            if stage.answer_settings.asks_categories and not stage_is_locked(stage=stage)
+        ]
+        form = CodesToCategoriesForm(
+            request.POST if "apply" in request.POST else None,
+            codes=codes,
+            stages=stages,
+            next_stage=coding_next_stage(study=study),
+        )
         if form.is_bound and form.is_valid():
             chosen = form.cleaned_data["attention_check"]
             attention_check = next((c for c in codes if c.slug == chosen), None)
+            position = form.cleaned_data["stage"]
+            offer_in = next((s for s in stages if str(s.position) == position), None)
             try:
                 if form.cleaned_data["target"] == "copy":
                     if not request.user.has_perm("studies.add_study"):
@@ -131,15 +163,23 @@ class CodeAdmin(admin.ModelAdmin):
                     )
                 else:
                     target = study
-                    codes_to_categories(codes=codes, study=study, attention_check=attention_check)
+                    codes_to_categories(
+                        codes=codes, study=study, attention_check=attention_check, stage=offer_in
+                    )
             except ValidationError as exc:
                 for message in exc.messages:
                     self.message_user(request, f"Nothing was changed: {message}", messages.ERROR)
             else:
+                offered = (
+                    f" {offer_in.name} offers them, and stays closed to annotators until you "
+                    "mark its error scheme final (Stages list)."
+                    if offer_in is not None and target is study
+                    else ""
+                )
                 self.message_user(
                     request,
                     f"{len(codes)} error categor{'y' if len(codes) == 1 else 'ies'} added to "
-                    f"{target.slug}.",
+                    f"{target.slug}.{offered}",
                     messages.SUCCESS,
                 )
                 return HttpResponseRedirect(reverse("admin:studies_study_change", args=[target.pk]))

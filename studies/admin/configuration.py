@@ -2,6 +2,7 @@
 categories and consent versions, and their own admin pages."""
 
 from django.contrib import admin, messages
+from django.core.exceptions import ValidationError
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.urls import reverse
@@ -19,6 +20,7 @@ from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_join_links
+from ..services.stages import stage_scheme_mark_final
 from .common import HUMAN_DURATIONS, ReadOnlyAdminMixin, is_changelist
 from .forms import (
     AnnotatorGroupForm,
@@ -41,6 +43,7 @@ class StageInline(admin.TabularInline):
         "min_wait",
         "no_answer",
         "empathy_after_yes",
+        "categories_from_coding",
         "completion_code",
         "partial_completion_code",
         "screened_out_code",
@@ -156,18 +159,55 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 @admin.register(Stage)
 class StageAdmin(admin.ModelAdmin):
     form = StageForm
-    list_display = ("name", "study", "position", "min_wait_display", "no_answer")
+    list_display = ("name", "study", "position", "min_wait_display", "no_answer", "scheme")
     list_filter = ("study",)
-    list_select_related = ("study",)
+    list_select_related = ("study", "scheme_final_by")
     search_fields = ("name", "study__slug")
     formfield_overrides = HUMAN_DURATIONS
+    actions = ("mark_scheme_final",)
 
     @admin.display(description="minimum wait", ordering="min_wait")
     def min_wait_display(self, obj):
         return duration_format(obj.min_wait)
 
+    @admin.display(description="error scheme")
+    def scheme(self, obj):
+        """Whether the stage waits for its scheme (closed to annotators) or when it was
+        marked final, and by whom."""
+        if not obj.categories_from_coding:
+            return "-"
+        if obj.awaits_scheme:
+            return "from coding: not final, closed to annotators"
+        return (
+            f"final since {obj.scheme_final_at:%Y-%m-%d %H:%M} ({obj.scheme_final_by or 'unknown'})"
+        )
+
     def get_readonly_fields(self, request, obj=None):
-        return ("study", "join_links") if obj is not None else ()
+        return (
+            ("study", "join_links", "scheme_final_at", "scheme_final_by") if obj is not None else ()
+        )
+
+    @admin.action(
+        description="Mark the error scheme final (opens a stage whose categories come from coding)",
+        permissions=["change"],
+    )
+    def mark_scheme_final(self, request, queryset):
+        """One stage at a time: the mark is recorded with who made it and when."""
+        if queryset.count() != 1:
+            self.message_user(request, "Choose exactly one stage.", messages.WARNING)
+            return
+        try:
+            stage = stage_scheme_mark_final(stage=queryset.get(), by=request.user)
+        except ValidationError as exc:
+            for message in exc.messages:
+                self.message_user(request, f"Nothing was changed: {message}", messages.ERROR)
+            return
+        self.message_user(
+            request,
+            f"The error scheme of {stage.name} ({stage.study.slug}) is final: the stage "
+            "opens to annotators as its other rules allow.",
+            messages.SUCCESS,
+        )
 
     @admin.display(description="crowd join links (paste into the platform)")
     def join_links(self, obj):

@@ -17,6 +17,7 @@ from ..services import (
 )
 from ..services.crowd import stage_codes_validate
 from ..services.in_use import error_category_delete_validate
+from ..services.stages import stage_categories_validate
 from .common import LockedOnceUsedForm
 
 
@@ -44,10 +45,26 @@ class StageForm(LockedOnceUsedForm):
             "partial_completion_code",
             "screened_out_code",
             "platform_task_ids",
+            "categories_from_coding",
+            "categories",
         )
+        widgets = {"categories": forms.CheckboxSelectMultiple}
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "categories" in self.fields:
+            # A saved stage lists its own study's categories only; a new one every
+            # study's, checked against the study chosen (``clean_categories``).
+            field = self.fields["categories"]
+            if self.instance.study_id:
+                field.queryset = ErrorCategory.objects.filter(study_id=self.instance.study_id)
+            field.queryset = field.queryset.select_related("study").order_by(
+                "study", "order", "bit"
+            )
+            field.error_messages["invalid_choice"] = (
+                "A stage offers only its own study's error categories; %(value)s is not one "
+                "of them."
+            )
         for name in MADE_UP_CODES:
             field = self.fields[name]
             field.required = False
@@ -74,6 +91,15 @@ class StageForm(LockedOnceUsedForm):
         if self.instance.pk is None or "study" in self.changed_data:
             return list(Stage.CODE_FIELDS)
         return [name for name in Stage.CODE_FIELDS if name in self.changed_data]
+
+    def clean_categories(self):
+        """The chosen categories, all of the stage's own study (the queryset offers only
+        those of the stored study; this names any other, e.g. after a change of study)."""
+        categories = self.cleaned_data["categories"]
+        study = self.cleaned_data.get("study") or getattr(self.instance, "study", None)
+        if study is not None:
+            stage_categories_validate(stage=Stage(study=study), categories=categories)
+        return categories
 
     def _post_clean(self):
         super()._post_clean()

@@ -16,6 +16,7 @@ from ..models import (
     Study,
     TrainingAttempt,
     TrainingItem,
+    stage_offered_categories,
 )
 from ..protocol import AnswerSettings
 from .sql import (
@@ -75,12 +76,24 @@ def _categories_json() -> str:
 _SETTINGS_FIELDS = [f.name for f in fields(AnswerSettings)]
 
 
+_STAGE_CATEGORIES = Stage.categories.through
+
+
 def _stage_settings_json() -> str:
     """An expression: the answer settings of every stage of the annotator's study, as a
-    JSON array of objects with the stage's ``id``."""
+    JSON array of objects with the stage's ``id`` and the ids of the categories it
+    chose (``categories``, null when it chose none)."""
     pairs = ", ".join(f"'{name}', {column(Stage, name)}" for name in ("id", *_SETTINGS_FIELDS))
+    chosen_ids = (
+        f"(SELECT json_agg({column(_STAGE_CATEGORIES, 'errorcategory')})"
+        f" FROM {table(_STAGE_CATEGORIES)}"
+        f" WHERE {column(_STAGE_CATEGORIES, 'stage')} = {column(Stage, 'id')})"
+    )
     same_study = f"{column(Stage, 'study')} = {column(Annotator, 'study')}"
-    return f"(SELECT json_agg(json_build_object({pairs})) FROM {table(Stage)} WHERE {same_study})"
+    return (
+        f"(SELECT json_agg(json_build_object({pairs}, 'categories', {chosen_ids}))"
+        f" FROM {table(Stage)} WHERE {same_study})"
+    )
 
 
 def _stage_settings_from(value) -> dict[int, AnswerSettings]:
@@ -88,6 +101,14 @@ def _stage_settings_from(value) -> dict[int, AnswerSettings]:
     for row in value or ():
         by_stage[row["id"]] = AnswerSettings(**{name: row[name] for name in _SETTINGS_FIELDS})
     return by_stage
+
+
+def _stage_categories_from(value, categories: list[ErrorCategory]) -> dict:
+    """Stage id → the categories it offers (``stage_offered_categories``)."""
+    return {
+        row["id"]: stage_offered_categories(categories, set(row["categories"] or ()))
+        for row in value or ()
+    }
 
 
 # The categories' display order (their Meta.ordering within a study).
@@ -141,6 +162,9 @@ def annotator_from_row(row: dict) -> Annotator:
     prefixed = [{f"c__{k}": v for k, v in c.items()} for c in row["categories"] or ()]
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
     annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
+    annotator.study.categories_by_stage = _stage_categories_from(
+        row["stage_settings"], annotator.study.categories_in_order
+    )
     annotator.training_due = bool(row["training_due"])
     return annotator
 
@@ -164,7 +188,8 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     ``session_key`` (None if the session is unknown or expired, or has nobody signed in
     to that study), with its study (``annotator.study``), the study's error categories
     in display order (``annotator.study.categories_in_order``), what each of its stages
-    asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``) and
+    asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``)
+    and offers (``annotator.study.categories_by_stage``: stage id → categories) and
     ``current_consent_id``, the id of the study's current consent version (None before
     there is one). One query: the session row names its signed-in annotators
     (``AnnotatorSession.annotators``), so the session data is not read."""

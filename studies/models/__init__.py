@@ -13,7 +13,7 @@ codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz)
 ``privacy`` (the purge log); ``messages`` gives every check constraint its message.
 """
 
-from .categories import ErrorCategory
+from .categories import ErrorCategory, stage_offered_categories
 from .coding import Code, Coder, DescriptionCoding
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
@@ -88,4 +88,5 @@ __all__ = [
     "new_access_token",
     "new_crowd_code",
     "new_study_seed",
+    "stage_offered_categories",
 ]

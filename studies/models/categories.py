@@ -1,6 +1,8 @@
 """A study's error categories: what a "No" can name, each stored as one bit of a
 judgement and written as a column of its own in the exports."""
 
+from collections.abc import Collection, Sequence
+
 from django.db import models
 from django.db.models import Q
 
@@ -65,3 +67,15 @@ class ErrorCategory(models.Model):
     @property
     def mask(self) -> int:
         return 1 << self.bit
+
+
+def stage_offered_categories(
+    categories: Sequence[ErrorCategory], chosen: Collection[int]
+) -> list[ErrorCategory]:
+    """The error categories a stage offers, from all of its study's ``categories`` (in
+    display order) and the ids the stage chose (``Stage.categories``): the chosen ones,
+    or all of them when it chose none; and, always, those that catch the attention
+    check, so a No with one of them can pass the check in every stage."""
+    if not chosen:
+        return list(categories)
+    return [c for c in categories if c.pk in chosen or c.catches_attention_check]

@@ -30,6 +30,8 @@ CHECK_MESSAGES = {
     "stage_position_positive": "Stage positions start at 1.",
     "stage_name_not_empty": "A stage needs a name.",
     "stage_min_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "stage_coding_scheme_asks_categories": "Only a stage that asks for error categories "
+    "can take its categories from coding.",
     "study_coherence_question_not_empty": "The study needs a coherence question.",
     "stage_no_answer_valid": 'After "No" a stage asks for error categories, a description, '
     "or both.",

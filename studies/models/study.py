@@ -322,6 +322,42 @@ class Stage(models.Model):
         "honoured only from one of them.",
     )
 
+    # Which of the study's error categories the stage offers; the rule (none chosen:
+    # all of them; the attention check's always) is ``stage_offered_categories``.
+    categories = models.ManyToManyField(
+        "ErrorCategory",
+        blank=True,
+        related_name="stages",
+        verbose_name="categories offered",
+        help_text="The error categories this stage offers after a No. None chosen: all of "
+        "the study's categories. A category that catches the attention check is offered "
+        "in every stage that asks for categories, chosen or not.",
+    )
+    categories_from_coding = models.BooleanField(
+        "categories from coding",
+        default=False,
+        help_text="Its categories come from coding an earlier stage's descriptions: the "
+        "stage stays closed to annotators until a researcher marks its scheme final "
+        '(the stages list\'s action "Mark the error scheme final").',
+    )
+    scheme_final_at = models.DateTimeField(
+        "scheme marked final",
+        null=True,
+        blank=True,
+        editable=False,
+        help_text="When a researcher marked this stage's error scheme final (a stage "
+        "whose categories come from coding opens to annotators from then on).",
+    )
+    scheme_final_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        verbose_name="scheme marked final by",
+    )
+
     class Meta:
         ordering = ["study", "position"]
         constraints = [
@@ -370,6 +406,10 @@ class Stage(models.Model):
                 | Q(partial_completion_code__regex=CODE_REGEX),
                 name="stage_partial_completion_code_format",
             ),
+            models.CheckConstraint(
+                condition=Q(categories_from_coding=False) | ~Q(no_answer=NO_ANSWER_FREE_TEXT),
+                name="stage_coding_scheme_asks_categories",
+            ),
         ]
 
     #: Each stage's codes, each paying one outcome; every code of a study differs from
@@ -394,6 +434,12 @@ class Stage(models.Model):
     def answer_settings(self) -> AnswerSettings:
         """What this stage asks after Yes and after No."""
         return AnswerSettings(no_answer=self.no_answer, empathy_after_yes=self.empathy_after_yes)
+
+    @property
+    def awaits_scheme(self) -> bool:
+        """Closed to annotators: its categories come from coding and nobody has marked
+        the scheme final yet."""
+        return self.categories_from_coding and self.scheme_final_at is None
 
     @property
     def public_name(self) -> str:

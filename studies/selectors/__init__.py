@@ -27,7 +27,9 @@ from .stages import (
     StageStatus,
     annotator_stage_states,
     annotators_stage_states,
+    stage_categories,
     stage_unlock_time,
+    study_stage_categories,
 )
 
 __all__ = [
@@ -38,11 +40,13 @@ __all__ = [
     "StudyProgress",
     "annotator_stage_states",
     "annotators_stage_states",
+    "stage_categories",
     "stage_code_warnings",
     "stage_unlock_time",
     "study_missing_for_opening",
     "study_opening_message",
     "study_progress",
+    "study_stage_categories",
 ]  # and the functions below
 
 

@@ -12,7 +12,17 @@ from django.db import models
 from django.db.models import Count, Max, Q
 from django.utils import timezone
 
-from ..models import Annotator, Assignment, Batch, CrowdEntry, Stage, Study, WaitExemption
+from ..models import (
+    Annotator,
+    Assignment,
+    Batch,
+    CrowdEntry,
+    ErrorCategory,
+    Stage,
+    Study,
+    WaitExemption,
+    stage_offered_categories,
+)
 from ..protocol import stage_finished
 
 
@@ -28,6 +38,9 @@ class StageStatus(models.TextChoices):
     # A crowd worker enters this stage through its own task on their platform.
     ON_PLATFORM = "on_platform", "On the crowd platform"
     WAITING = "waiting", "Waiting"  # the minimum wait runs until ``unlocks_at``
+    # Its categories come from coding and nobody has marked the scheme final
+    # (``Stage.awaits_scheme``): closed to every annotator until someone does.
+    AWAITING_SCHEME = "awaiting_scheme", "Waiting for its error categories"
     LOCKED = "locked", "Locked"  # an earlier stage is not complete
 
 
@@ -144,7 +157,8 @@ def stage_states_from(
     stages they entered through their platform with each entry's outcome (None: not a
     crowd worker; a stage whose part ended early, ``PARTIAL``, is left), and
     whether a batch of a stage can still be theirs (``possible``) or be claimed now
-    (``claimable``), asked only when needed."""
+    (``claimable``), asked only when needed. A stage whose categories come from coding
+    opens to nobody before its scheme is final (``Stage.awaits_scheme``)."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage; so does a crowd worker's part that ended early.
     left = {
@@ -179,6 +193,8 @@ def stage_states_from(
                 batch_possible=left[stage.pk] or submitted >= m or possible(stage),
             ):
                 status = StageStatus.DONE
+            elif stage.awaits_scheme:
+                status = StageStatus.AWAITING_SCHEME
             elif unlocks_at is not None and now < unlocks_at and not row.get("any_active"):
                 status = StageStatus.WAITING
             elif entered is not None and stage.pk not in entered:
@@ -274,3 +290,26 @@ def annotators_stage_states(
         )
         for pk, group_id, platform in people
     }
+
+
+def study_stage_categories(*, study_id: int) -> dict[int, list[ErrorCategory]]:
+    """The error categories each stage of the study offers (stage id → categories in
+    display order; the rule: ``stage_offered_categories``), from three queries. The
+    item panel, the save, the exports and the analysis ask this (the annotation pages
+    read the same from their one query, ``hot_path.reads``)."""
+    categories = list(ErrorCategory.objects.filter(study_id=study_id))
+    chosen: dict[int, set[int]] = defaultdict(set)
+    for stage_id, category_id in Stage.categories.through.objects.filter(
+        stage__study_id=study_id
+    ).values_list("stage_id", "errorcategory_id"):
+        chosen[stage_id].add(category_id)
+    return {
+        stage_id: stage_offered_categories(categories, chosen[stage_id])
+        for stage_id in Stage.objects.filter(study_id=study_id).values_list("pk", flat=True)
+    }
+
+
+def stage_categories(*, stage: Stage) -> list[ErrorCategory]:
+    """The error categories ``stage`` offers, in display order."""
+    categories = list(ErrorCategory.objects.filter(study_id=stage.study_id))
+    return stage_offered_categories(categories, set(stage.categories.values_list("pk", flat=True)))

@@ -272,6 +272,8 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         )
     if state.status in (StageStatus.LOCKED, StageStatus.WAITING):
         raise StageLocked(state.stage, state.unlocks_at)
+    if state.status == StageStatus.AWAITING_SCHEME:
+        raise StageLocked(state.stage, state.unlocks_at, awaiting_scheme=True)
     if state.status == StageStatus.ON_PLATFORM:
         raise NoWorkAvailable(
             ErrorCode.STAGE_ON_PLATFORM,

@@ -6,6 +6,8 @@ attention check (``ErrorCategory.catches_attention_check``): after the action, a
 with such a stage keeps at least one, or the action marks the chosen code's category
 so (``attention_check``). Earlier answers never saw a new category, so the same study
 takes new categories only while none of its categories-asking stages has started.
+The new categories can become the ones a later stage offers; that stage then waits for
+its scheme to be marked final before it opens to annotators.
 """
 
 from collections.abc import Sequence
@@ -15,7 +17,7 @@ from django.db import transaction
 from django.db.models import Max
 
 from ..locks import studies_locked
-from ..models import MAX_CATEGORY_BIT, Assignment, Code, ErrorCategory, Study
+from ..models import MAX_CATEGORY_BIT, Assignment, Code, ErrorCategory, Stage, Study
 from .coding import reserved_slug_message
 from .studies import error_category_next_bit, study_create
 
@@ -37,10 +39,30 @@ def _stages_asking_categories(study: Study) -> list:
     return [s for s in study.stages.order_by("position") if s.answer_settings.asks_categories]
 
 
+def coding_next_stage(*, study: Study) -> Stage | None:
+    """The stage whose categories the codes are meant for: the first stage asking for
+    categories after a stage asking for descriptions (None when there is none)."""
+    described = False
+    for stage in study.stages.order_by("position"):
+        settings = stage.answer_settings
+        if described and settings.asks_categories:
+            return stage
+        described = described or settings.asks_description
+    return None
+
+
 def _codes_problems(
-    *, codes: Sequence[Code], study: Study, attention_check: Code | None = None
+    *,
+    codes: Sequence[Code],
+    study: Study,
+    attention_check: Code | None = None,
+    stage: Stage | None = None,
 ) -> list[str]:
     problems = []
+    if stage is not None and stage.study_id != study.pk:
+        problems.append(f"{stage.name} is a stage of another study.")
+    elif stage is not None and not stage.answer_settings.asks_categories:
+        problems.append(f"{stage.name} asks for no error categories: it cannot offer them.")
     if not codes:
         problems.append("Choose at least one code.")
     studies = {code.study_id for code in codes}
@@ -91,19 +113,31 @@ def _codes_problems(
 
 @transaction.atomic
 def codes_to_categories(
-    *, codes: Sequence[Code], study: Study, attention_check: Code | None = None
+    *,
+    codes: Sequence[Code],
+    study: Study,
+    attention_check: Code | None = None,
+    stage: Stage | None = None,
 ) -> list[ErrorCategory]:
     """Add one error category per code to ``study``: slug, label and definition of the
     code, its example as the tutorial example, the next free storage bits
     (``error_category_next_bit``'s rule: after every bit ever used) and an order
     after the existing categories; ``attention_check``'s category catches the
-    attention check. Refuses (``ValidationError``, nothing written) when a stage
+    attention check. With ``stage`` (one of the study's stages asking for categories,
+    usually ``coding_next_stage``), the new categories become the ones it offers
+    (replacing the defaults there; a category catching the attention check stays
+    offered) and its categories come from coding: it stays closed to annotators until
+    a researcher marks its scheme final (``stage_scheme_mark_final``). Refuses
+    (``ValidationError``, nothing written) when a stage
     asking for categories has answers, a slug or label is taken or reserved, a code
-    has no definition, no category would catch the attention check, or the bits run
-    out. Locks the study row."""
+    has no definition, no category would catch the attention check, the bits run
+    out, or ``stage`` is another study's or asks for no categories. Locks the study
+    row."""
     studies_locked().get(pk=study.pk)
     codes = sorted(codes, key=lambda c: c.label)
-    problems = _codes_problems(codes=codes, study=study, attention_check=attention_check)
+    problems = _codes_problems(
+        codes=codes, study=study, attention_check=attention_check, stage=stage
+    )
     if problems:
         raise ValidationError(problems)
     top = study.categories.aggregate(order=Max("order"))["order"]
@@ -125,6 +159,11 @@ def codes_to_categories(
         category.full_clean()
         category.save()
         created.append(category)
+    if stage is not None:
+        stage.categories.set(created)
+        stage.categories_from_coding = True
+        stage.scheme_final_at, stage.scheme_final_by = None, None
+        stage.save(update_fields=["categories_from_coding", "scheme_final_at", "scheme_final_by"])
     return created
 
 

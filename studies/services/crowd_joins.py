@@ -17,6 +17,7 @@ from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states
 from ..selectors.training import TrainingStatus
 from ..times import time_html
+from .stages import AWAITING_SCHEME_MESSAGE
 from .training import training_outcome
 
 # --- joining a stage ---------------------------------------------------------------------
@@ -262,6 +263,11 @@ def crowd_join(
                 stage.public_name,
                 time_html(state.unlocks_at),
             ),
+        )
+    if state.status == StageStatus.AWAITING_SCHEME:
+        raise CrowdRefusal(
+            ErrorCode.STAGE_SCHEME_NOT_FINAL,
+            AWAITING_SCHEME_MESSAGE.format(stage=stage.public_name) + " Your place is kept.",
         )
     if state.status == StageStatus.DONE:
         # Without an entry the worker did nothing in the stage: it ended for them

@@ -79,7 +79,7 @@ LOCKED_ONCE_USED: dict[type[Model], LockedOnceUsed] = {
         lambda study: study_instrument_is_locked(study=study),
     ),
     Stage: LockedOnceUsed(
-        ("position", "no_answer", "empathy_after_yes"),
+        ("position", "no_answer", "empathy_after_yes", "categories", "categories_from_coding"),
         "annotators already work in this stage",
         lambda stage: stage_is_locked(stage=stage),
     ),

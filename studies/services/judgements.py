@@ -20,6 +20,7 @@ from ..protocol import (
     EMPATHY_SCALE,
     AnswerSettings,
 )
+from ..selectors.stages import stage_categories
 
 __all__ = [
     "Answer",
@@ -151,6 +152,12 @@ def study_category_bits(*, study_id: int) -> dict[str, int]:
     return dict(ErrorCategory.objects.filter(study_id=study_id).values_list("slug", "bit"))
 
 
+def stage_category_bits(*, stage_id: int) -> dict[str, int]:
+    """Slug → bit of the categories the stage offers (``stage_categories``)."""
+    stage = Stage.objects.only("study_id").get(pk=stage_id)
+    return {c.slug: c.bit for c in stage_categories(stage=stage)}
+
+
 def judgement_record(
     *,
     assignment: Assignment,
@@ -164,8 +171,8 @@ def judgement_record(
     answer twice leaves one row.
 
     An assignment past its deadline is expired (and the answer refused with
-    ``AssignmentClosed``). ``categories`` (slug → bit) spares a query when the caller
-    has read the study's categories already. ``expected_revision`` is the revision
+    ``AssignmentClosed``). ``categories`` (slug → bit) spares the queries when the
+    caller has read the categories the stage offers already. ``expected_revision`` is the revision
     the annotator's page showed (0: no answer yet); when another save came in since,
     the answer is refused (``StaleAnswer``) and nothing is written. Without it, the save is unconditional (``hot_path.answer_save``).
     """
@@ -173,7 +180,7 @@ def judgement_record(
         pk=assignment.stage_id
     )
     if categories is None:
-        categories = study_category_bits(study_id=stage.study_id)
+        categories = stage_category_bits(stage_id=stage.pk)
     settings = stage.answer_settings
     _, judgement = answer_save(
         assignment_id=assignment.pk,
@@ -194,7 +201,8 @@ def judgement_record_item(
     assignment_id: int,
     number: int,
     answer: Answer,
-    categories: dict[str, int],
+    categories: dict[str, int] | None = None,
+    categories_by_stage: dict[int, dict[str, int]] | None = None,
     settings_by_stage: dict[int, AnswerSettings] | None = None,
     expected_revision: int | None = None,
     now: datetime | None = None,
@@ -204,7 +212,10 @@ def judgement_record_item(
     assignment ``assignment_id``; another annotator's assignment or a number outside
     the batch raises ``Assignment.DoesNotExist``. ``settings_by_stage``: what each stage
     of the study asks (stage id → ``AnswerSettings``, read with the annotator; without
-    it the stage is read); the answer must suit the assignment's stage. Returns the
+    it the stage is read); the answer must suit the assignment's stage, and choose
+    only categories it offers: ``categories_by_stage`` (stage id → slug → bit, read
+    with the annotator), else ``categories`` for every stage, else the stage's
+    (``stage_categories``). Returns the
     assignment as locked, and the answer. On PostgreSQL a save that succeeds is one statement."""
     return answer_save(
         assignment_id=assignment_id,
@@ -212,7 +223,11 @@ def judgement_record_item(
         number=number,
         encode=lambda stage_id: answer_encode(
             answer=answer,
-            categories=categories,
+            categories=categories_by_stage[stage_id]
+            if categories_by_stage is not None
+            else categories
+            if categories is not None
+            else stage_category_bits(stage_id=stage_id),
             settings=settings_by_stage[stage_id]
             if settings_by_stage is not None
             else Stage.objects.get(pk=stage_id).answer_settings,

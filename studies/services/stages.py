@@ -1,13 +1,17 @@
-"""Stage refusals (a stage locked or waiting, no work to hand out) and wait exemptions;
-the states themselves are read by :mod:`studies.selectors.stages`."""
+"""Stage refusals (a stage locked or waiting, no work to hand out), wait exemptions,
+the categories a stage offers and the final mark of its error scheme; the states themselves are read by :mod:`studies.selectors.stages`."""
 
+from collections.abc import Iterable
 from datetime import datetime
 
 from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
 from django.utils.html import format_html
 
 from ..errors import ErrorCode
-from ..models import Annotator, Stage, WaitExemption
+from ..locks import stages_locked
+from ..models import Annotator, ErrorCategory, Stage, WaitExemption
 from ..times import time_display, time_html
 
 
@@ -20,12 +24,25 @@ class NoWorkAvailable(Exception):
         self.code = code
 
 
-class StageLocked(Exception):
-    """The annotator's next stage is not open to them yet."""
+#: What an annotator reads about a stage waiting for its error categories.
+AWAITING_SCHEME_MESSAGE = (
+    "{stage} opens once the researchers have finalised its error categories. Please come "
+    "back later."
+)
 
-    def __init__(self, stage: Stage, unlocks_at: datetime | None):
+
+class StageLocked(Exception):
+    """The annotator's next stage is not open to them yet: an earlier stage is not
+    finished, its wait runs, or (``awaiting_scheme``) its error categories, which come
+    from coding, are not final yet."""
+
+    def __init__(self, stage: Stage, unlocks_at: datetime | None, *, awaiting_scheme=False):
         self.stage = stage
-        self.unlocks_at = unlocks_at
+        self.unlocks_at = None if awaiting_scheme else unlocks_at
+        if awaiting_scheme:
+            self.code = ErrorCode.STAGE_SCHEME_NOT_FINAL
+            super().__init__(AWAITING_SCHEME_MESSAGE.format(stage=stage.public_name))
+            return
         self.code = ErrorCode.STAGE_WAITING if unlocks_at else ErrorCode.STAGE_LOCKED
         when = f"at {time_display(unlocks_at)}" if unlocks_at else "after the previous stage"
         super().__init__(f"{stage.public_name} opens for you {when}.")
@@ -52,3 +69,45 @@ def wait_exemption_grant(
         annotator=annotator, stage=stage, defaults={"granted_by": by, "reason": reason}
     )
     return exemption
+
+
+def stage_categories_validate(*, stage: Stage, categories: Iterable[ErrorCategory]) -> None:
+    """A stage offers only categories of its own study (the database's trigger of
+    migration 0022 refuses the rest too). Raises ``ValidationError`` on ``categories``."""
+    foreign = sorted(c.label for c in categories if c.study_id != stage.study_id)
+    if foreign:
+        raise ValidationError(
+            {
+                "categories": f"A stage offers only its own study's error categories; "
+                f"not of this study: {', '.join(foreign)}."
+            }
+        )
+
+
+@transaction.atomic
+def stage_scheme_mark_final(*, stage: Stage, by) -> Stage:
+    """Mark the error scheme of ``stage``, whose categories come from coding, final: it
+    opens to annotators from now on (``Stage.awaits_scheme``); who and when are
+    recorded. Refused (``ValidationError``, nothing written) for a stage whose
+    categories do not come from coding, one already marked, or one that would offer no
+    category. Locks the stage row."""
+    stage = stages_locked().select_related("study").get(pk=stage.pk)
+    if not stage.categories_from_coding:
+        raise ValidationError(
+            f"{stage.name}: its categories do not come from coding, so it has no scheme to "
+            "mark final (it opens as usual)."
+        )
+    if stage.scheme_final_at is not None:
+        raise ValidationError(
+            f"{stage.name}: its scheme was marked final already, on "
+            f"{stage.scheme_final_at:%Y-%m-%d %H:%M} UTC."
+        )
+    if not stage.study.categories.exists():
+        raise ValidationError(
+            f"{stage.name}: the study has no error categories yet; turn the codes into "
+            "categories first."
+        )
+    stage.scheme_final_at = timezone.now()
+    stage.scheme_final_by = by
+    stage.save(update_fields=["scheme_final_at", "scheme_final_by"])
+    return stage

@@ -66,11 +66,11 @@ def _first_unanswered(assignment: Assignment) -> int | None:
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
 
 
-def item_panel_questions(study, settings) -> dict:
+def item_panel_questions(study, settings, categories=None) -> dict:
     """What the item panel (``_item.html``) asks, for a batch or a practice item: the
-    stage's settings, the study's categories (with their shortcut keys), scale and
-    wording."""
-    categories = study.categories_in_order
+    stage's settings, the categories it offers (with their shortcut keys; default: all
+    of the study's), scale and wording."""
+    categories = study.categories_in_order if categories is None else categories
     return {
         "settings": settings,
         "description_min": DESCRIPTION_MIN_LENGTH,
@@ -87,8 +87,9 @@ def _item_context(
     request, assignment: Assignment, number: int, form=None, saved=False, conflict=""
 ) -> dict:
     study = request.study
-    categories = request.study.categories_in_order  # read with the annotator
-    settings = study.answer_settings_by_stage[assignment.stage_id]  # read with the annotator
+    # Both read with the annotator: the stage's categories and settings.
+    categories = study.categories_by_stage[assignment.stage_id]
+    settings = study.answer_settings_by_stage[assignment.stage_id]
     reflection_id = assignment.order[number - 1]
     # The text and every answer of the batch (the count, and this item's answer).
     text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
@@ -115,7 +116,7 @@ def _item_context(
         "percent": round(100 * n_answered / n),
         "reflection": reflection,
         "form": form,
-        **item_panel_questions(study, settings),
+        **item_panel_questions(study, settings, categories),
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,
@@ -244,13 +245,18 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     """Save the answer to item ``number``; then the next item (htmx: its panel), or the
     review after the last one. The hot path of the site: the service reads, checks and
     locks the assignment in one query, so a valid answer costs no read beforehand."""
-    categories = request.study.categories_in_order  # read with the annotator
-    settings_by_stage = request.study.answer_settings_by_stage  # read with the annotator
-    # The stages' settings are checked here when they agree, else by the save.
+    # Read with the annotator: what each stage asks and offers.
+    settings_by_stage = request.study.answer_settings_by_stage
+    categories_by_stage = request.study.categories_by_stage
+    # The stages' settings and categories are checked here when they agree, else by
+    # the save (against the assignment's stage).
     distinct = set(settings_by_stage.values())
+    offered = {tuple(c.pk for c in cs) for cs in categories_by_stage.values()}
     form = AnswerForm(
         request.POST,
-        categories=categories,
+        categories=next(iter(categories_by_stage.values()))
+        if len(offered) == 1
+        else request.study.categories_in_order,
         settings=distinct.pop() if len(distinct) == 1 else None,
     )
     if not form.is_valid():
@@ -266,7 +272,10 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
             assignment_id=assignment_id,
             number=number,
             answer=form.answer(),
-            categories={c.slug: c.bit for c in categories},
+            categories_by_stage={
+                stage_id: {c.slug: c.bit for c in categories}
+                for stage_id, categories in categories_by_stage.items()
+            },
             settings_by_stage=settings_by_stage,
             expected_revision=form.cleaned_data.get("revision"),
         )

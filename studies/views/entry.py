@@ -61,6 +61,7 @@ REFUSAL_HEADINGS: dict[ErrorCode, str] = {
     ErrorCode.CROWD_STARTED_ELSEWHERE: "You started this stage elsewhere",
     ErrorCode.STAGE_LOCKED: "Please finish the earlier stage first",
     ErrorCode.STAGE_WAITING: "Come back later: your place is kept",
+    ErrorCode.STAGE_SCHEME_NOT_FINAL: "This stage is not open yet: your place is kept",
     ErrorCode.CROWD_NO_WORK_LEFT: "No work is left for you in this stage",
 }
 

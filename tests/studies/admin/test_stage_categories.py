@@ -1,0 +1,34 @@
+"""The stage page's categories offered: only the stage's own study's, with a message."""
+
+from datetime import timedelta
+
+from django.urls import reverse
+
+from studies.services import study_create
+from tests.conftest import form_data
+from tests.factories import StaffUserFactory
+
+
+def test_the_stage_page_refuses_another_study_s_category_and_saves_nothing(client, study):
+    client.force_login(StaffUserFactory())
+    other = study_create(slug="other", title="Other", stages=[("Only", timedelta(0))], groups=["G"])
+    stage = study.stages.get(position=1)
+    url = reverse("admin:studies_stage_change", args=[stage.pk])
+    page = client.get(url)
+    listed = {str(c.pk) for c in page.context["adminform"].form.fields["categories"].queryset}
+    assert listed == {str(pk) for pk in study.categories.values_list("pk", flat=True)}
+    data = form_data(page)
+    foreign = other.categories.first()
+    data["categories"] = [str(foreign.pk)]
+    data["name"] = "Renamed"
+    response = client.post(url, data)
+    assert response.status_code == 200
+    assert response.context["adminform"].form.errors["categories"] == [
+        f"A stage offers only its own study's error categories; {foreign.pk} is not one of them."
+    ]
+    stage.refresh_from_db()
+    assert stage.name == "GPT-2 stage" and not stage.categories.exists()
+
+    data["categories"] = [str(study.categories.first().pk)]
+    assert client.post(url, data).status_code == 302
+    assert list(stage.categories.all()) == [study.categories.first()]
