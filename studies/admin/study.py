@@ -36,6 +36,7 @@ from ..selectors import (
     study_opening_message,
     study_progress,
 )
+from ..selectors.training import training_pool_warning
 from ..services import (
     annotators_create,
     consent_version_sync,
@@ -274,6 +275,8 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             extra_context["has_judgements"] = study_has_judgements(study_id=study.pk)
             if request.method == "GET":
                 for warning in stage_code_warnings(study=study):
+                    messages.warning(request, warning)
+                if warning := training_pool_warning(study=study):
                     messages.warning(request, warning)
         extra_context["can_export"] = user_may_export(request.user)
         return super().change_view(request, object_id, form_url, extra_context)

@@ -15,7 +15,11 @@ from ..models import (
     TrainingQuiz,
 )
 from ..protocol import selected_categories
-from ..services.training import training_is_locked, training_outcome
+from ..services.training import (
+    training_is_locked,
+    training_item_categories_check,
+    training_outcome,
+)
 from .common import ReadOnlyAdminMixin, category_labels
 
 LOCKED_NOTE = (
@@ -43,10 +47,13 @@ class _LockedOnceStartedInline:
 
 class TrainingQuizInline(_LockedOnceStartedInline, admin.TabularInline):
     model = TrainingQuiz
-    fields = ("pass_mark", "attempts")
+    fields = ("pass_mark", "attempts", "items_per_attempt")
     max_num = 1
     extra = 0
-    verbose_name = "training quiz settings (optional: 80 % and 2 attempts without)"
+    verbose_name = (
+        "training quiz settings (optional: 80 %, 2 attempts and every practice item in each "
+        "attempt without)"
+    )
     verbose_name_plural = verbose_name
 
 
@@ -54,27 +61,32 @@ class TrainingItemForm(forms.ModelForm):
     class Meta:
         model = TrainingItem
         fields = (
-            "position", "context", "turns", "text", "expected_coherent", "expected_categories",
-            "explanation",
+            "position", "context", "turns", "text", "expected_coherent", "required_categories",
+            "wrong_categories", "explanation",
         )  # fmt: skip
         widgets = {
             "text": forms.Textarea(attrs={"rows": 2, "cols": 60}),
             "explanation": forms.Textarea(attrs={"rows": 3, "cols": 60}),
-            "expected_categories": forms.CheckboxSelectMultiple,
+            "required_categories": forms.CheckboxSelectMultiple,
+            "wrong_categories": forms.CheckboxSelectMultiple,
         }
 
     def __init__(self, *args, study=None, **kwargs):
         super().__init__(*args, **kwargs)
+        self.study = study
         if "context" in self.fields:
             self.fields["context"].queryset = (
                 DialogueContext.objects.filter(study=study)
                 if study
                 else DialogueContext.objects.none()
             )
-        if "expected_categories" in self.fields:
-            self.fields["expected_categories"].queryset = (
-                ErrorCategory.objects.filter(study=study) if study else ErrorCategory.objects.none()
-            )
+        for name in ("required_categories", "wrong_categories"):
+            if name in self.fields:
+                self.fields[name].queryset = (
+                    ErrorCategory.objects.filter(study=study)
+                    if study
+                    else ErrorCategory.objects.none()
+                )
 
     def clean_turns(self):
         """An empty box is no turns (the column holds a list, never null)."""
@@ -83,10 +95,16 @@ class TrainingItemForm(forms.ModelForm):
 
     def clean(self):
         cleaned = super().clean()
-        if cleaned.get("expected_coherent") and cleaned.get("expected_categories"):
-            raise ValidationError(
-                {"expected_categories": 'Expected categories go with an expected "No" only.'}
-            )
+        if self.study is not None:
+            try:
+                training_item_categories_check(
+                    study=self.study,
+                    expected_coherent=bool(cleaned.get("expected_coherent")),
+                    required=cleaned.get("required_categories") or [],
+                    wrong=cleaned.get("wrong_categories") or [],
+                )
+            except ValidationError as exc:
+                self.add_error(None, exc)
         return cleaned
 
 
@@ -102,7 +120,11 @@ class TrainingItemInline(_LockedOnceStartedInline, admin.StackedInline):
     )
 
     def get_queryset(self, request):
-        return super().get_queryset(request).prefetch_related("expected_categories")
+        return (
+            super()
+            .get_queryset(request)
+            .prefetch_related("required_categories", "wrong_categories")
+        )
 
     def get_formset(self, request, obj=None, **kwargs):
         formset = super().get_formset(request, obj, **kwargs)

@@ -29,7 +29,8 @@ TRAINING_COLUMNS = (
     "attempt_finished_at",
     "practice_item",
     "expected_coherent",
-    "expected_categories",
+    "required_categories",
+    "wrong_categories",
     "coherent_and_context_consistent",
     "error_categories",
     "most_evident_error",
@@ -68,15 +69,22 @@ def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z") if value is not None else ""
 
 
+def _marks(field, study: Study) -> dict[int, list[str]]:
+    """Practice item id → the slugs of its categories marked by ``field`` (one query)."""
+    marks: dict[int, list[str]] = {}
+    through = field.through.objects.filter(trainingitem__study=study)
+    for item_id, slug in through.values_list("trainingitem_id", "errorcategory__slug"):
+        marks.setdefault(item_id, []).append(slug)
+    return marks
+
+
 def training_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     """The header, then one row per practice answer (``options.groups`` filters)."""
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     slugs = sorted(ErrorCategory.objects.filter(study=study).values_list("bit", "slug"))
     slug_of_bit = dict(slugs)
-    expected: dict[int, list[str]] = {}
-    through = TrainingItem.expected_categories.through.objects.filter(trainingitem__study=study)
-    for item_id, slug in through.values_list("trainingitem_id", "errorcategory__slug"):
-        expected.setdefault(item_id, []).append(slug)
+    required = _marks(TrainingItem.required_categories, study)
+    wrong = _marks(TrainingItem.wrong_categories, study)
     answers = TrainingAnswer.objects.filter(attempt__annotator__study=study)
     if options.groups:
         answers = answers.filter(attempt__annotator__group__name__in=options.groups)
@@ -125,7 +133,8 @@ def training_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
             _iso(finished),
             str(position),
             YES if expected_coherent else NO,
-            ";".join(sorted(expected.get(item_id, []))),
+            ";".join(sorted(required.get(item_id, []))),
+            ";".join(sorted(wrong.get(item_id, []))),
             YES if coherent else NO,
             ";".join(selected_categories(flags, slugs)),
             slug_of_bit.get(mee_bit, "") if mee_bit is not None else "",

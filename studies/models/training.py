@@ -2,11 +2,12 @@
 before their first batch, each annotator's attempts and the answers of each attempt.
 
 A study has a quiz when it has at least one practice item (``TrainingItem``); its pass
-mark and number of attempts live in ``TrainingQuiz`` (the defaults apply without one).
-The rules (what counts as right, the score, the outcome) live in
-``studies.services.training``.
+mark, number of attempts and items per attempt live in ``TrainingQuiz`` (the defaults
+apply without one). The rules (what counts as right, which items an attempt draws, the
+score, the outcome) live in ``studies.services.training``.
 """
 
+from django.contrib.postgres.fields import ArrayField
 from django.db import models
 from django.db.models import Q
 
@@ -24,7 +25,7 @@ DEFAULT_ATTEMPTS = 2
 
 class TrainingQuiz(models.Model):
     """How a study's quiz is passed. Optional: without it a study with practice items
-    uses the defaults (80 %, 2 attempts)."""
+    uses the defaults (80 %, 2 attempts, every practice item in each attempt)."""
 
     study = models.OneToOneField(Study, on_delete=models.CASCADE, related_name="training_quiz")
     pass_mark = models.PositiveSmallIntegerField(
@@ -37,6 +38,16 @@ class TrainingQuiz(models.Model):
         default=DEFAULT_ATTEMPTS,
         help_text="How many times an annotator may take the quiz before being thanked and "
         "let go (crowd workers: returned with the first stage's screened-out code).",
+    )
+    items_per_attempt = models.PositiveSmallIntegerField(
+        "practice items per attempt",
+        null=True,
+        blank=True,
+        help_text="How many practice items each attempt draws from the study's. Empty: all "
+        "of them, every time. N attempts of k items need N × k practice items for every "
+        "attempt to show items not seen before (3 attempts of 5 items: 15). With fewer, "
+        "a retry shows some items again, and the feedback keeps back the expected answer "
+        "and explanation of any item that may come back.",
     )
 
     class Meta:
@@ -53,6 +64,12 @@ class TrainingQuiz(models.Model):
                 name="training_quiz_attempts_positive",
                 violation_error_message="Allow at least one attempt.",
             ),
+            models.CheckConstraint(
+                condition=Q(items_per_attempt__isnull=True) | Q(items_per_attempt__gte=1),
+                name="training_quiz_items_per_attempt_positive",
+                violation_error_message="An attempt shows at least one practice item (or "
+                "leave it empty for all of them).",
+            ),
         ]
 
     def __str__(self) -> str:
@@ -63,11 +80,15 @@ class TrainingItem(models.Model):
     """One practice item: a dialogue (typed here, or an existing context of the study),
     a response candidate, the expected answer and the feedback shown after it.
 
-    An expected "No" with categories is answered right by a No that chooses at least
-    one of them (``studies.services.training.training_answer_is_right``)."""
+    An expected "No" marks each of the study's categories required, wrong or neither
+    (acceptable): a No is right when it chooses every required category and no wrong
+    one (``studies.services.training.training_answer_is_right``; the two sets are
+    checked by ``training_item_categories_check``)."""
 
     study = models.ForeignKey(Study, on_delete=models.CASCADE, related_name="training_items")
-    position = models.PositiveSmallIntegerField(help_text="Practice items are shown in order.")
+    position = models.PositiveSmallIntegerField(
+        help_text="An attempt shows the practice items it draws in this order."
+    )
     context = models.ForeignKey(
         DialogueContext,
         null=True,
@@ -88,17 +109,26 @@ class TrainingItem(models.Model):
     expected_coherent = models.BooleanField(
         "expected: coherent", help_text="Ticked: the right answer is Yes; unticked: No."
     )
-    expected_categories = models.ManyToManyField(
+    required_categories = models.ManyToManyField(
         ErrorCategory,
         blank=True,
         related_name="+",
-        verbose_name="expected: error categories",
-        help_text='For an expected "No": the answer is right when it chooses at least one of '
-        "these. Empty: any No is right.",
+        verbose_name='expected "No": required categories',
+        help_text="The answer must choose every one of these (the problems the candidate "
+        "certainly has). Categories neither required nor wrong may be chosen or not.",
+    )
+    wrong_categories = models.ManyToManyField(
+        ErrorCategory,
+        blank=True,
+        related_name="+",
+        verbose_name='expected "No": wrong categories',
+        help_text="Choosing any of these makes the answer wrong (problems the candidate "
+        "certainly does not have). None of them may be required too.",
     )
     explanation = models.CharField(
         max_length=SHORT_TEXT_MAX_LENGTH,
-        help_text="Shown after the answer, whether it was right or wrong.",
+        help_text="Shown after the answer, whether it was right or wrong, unless the item "
+        "may come back in a later attempt of that annotator.",
     )
 
     class Meta:
@@ -140,8 +170,8 @@ class TrainingItem(models.Model):
 
 
 class TrainingAttempt(models.Model):
-    """One go at the quiz. The score is ``n_right`` of ``n_items`` (the study's
-    practice items when the attempt started)."""
+    """One go at the quiz. The score is ``n_right`` of ``n_items`` (the practice items
+    drawn for it when it started, ``item_ids`` in the order shown)."""
 
     class Status(models.TextChoices):
         IN_PROGRESS = "in_progress", "In progress"
@@ -154,6 +184,12 @@ class TrainingAttempt(models.Model):
     number = models.PositiveSmallIntegerField()
     status = models.CharField(max_length=20, choices=Status.choices, default=Status.IN_PROGRESS)
     n_items = models.PositiveSmallIntegerField()
+    item_ids = ArrayField(
+        models.BigIntegerField(),
+        default=list,
+        blank=True,
+        help_text="The practice items this attempt shows, in order (drawn when it started).",
+    )
     n_right = models.PositiveSmallIntegerField(null=True, blank=True)
     started_at = models.DateTimeField()
     finished_at = models.DateTimeField(null=True, blank=True)

@@ -1,11 +1,13 @@
-"""Reads of the training quiz: its pass mark and attempts, the outcome of a list of
-attempts (the one rule), and who failed it (``studies.services.training`` writes)."""
+"""Reads of the training quiz: its pass mark, attempts and items per attempt, whether
+the study has practice items enough for every attempt to show new ones, the outcome of
+a list of attempts (the one rule), and who failed it (``studies.services.training``
+writes)."""
 
 from dataclasses import dataclass
 
 from django.db import models
 
-from ..models import Study, TrainingAttempt, TrainingQuiz
+from ..models import Study, TrainingAttempt, TrainingItem, TrainingQuiz
 from ..models.training import DEFAULT_ATTEMPTS
 
 Status = TrainingAttempt.Status
@@ -24,12 +26,45 @@ class TrainingStatus(models.TextChoices):
 class QuizRules:
     pass_mark: int
     attempts: int
+    items_per_attempt: int | None  # None: every practice item, in every attempt
+
+    def attempt_size(self, n_items: int) -> int:
+        """How many of the study's ``n_items`` practice items one attempt shows."""
+        return min(self.items_per_attempt or n_items, n_items)
+
+    def items_needed(self, n_items: int) -> int:
+        """How many practice items every attempt needs to show only items not shown to
+        the annotator before: attempts × items per attempt."""
+        return self.attempts * self.attempt_size(n_items)
 
 
 def training_rules(*, study: Study) -> QuizRules:
-    """The study's pass mark and number of attempts (the defaults without settings)."""
+    """The study's pass mark, attempts and items per attempt (the defaults without
+    settings)."""
     quiz = TrainingQuiz.objects.filter(study=study).first() or TrainingQuiz(study=study)
-    return QuizRules(pass_mark=quiz.pass_mark, attempts=quiz.attempts)
+    return QuizRules(
+        pass_mark=quiz.pass_mark,
+        attempts=quiz.attempts,
+        items_per_attempt=quiz.items_per_attempt,
+    )
+
+
+def training_pool_warning(*, study: Study) -> str | None:
+    """What the researcher should know when the study's practice items are too few for
+    every attempt to draw items not shown before (None when they suffice, or without a
+    quiz)."""
+    n_items = TrainingItem.objects.filter(study=study).count()
+    rules = training_rules(study=study)
+    if n_items == 0 or n_items >= rules.items_needed(n_items):
+        return None
+    size = rules.attempt_size(n_items)
+    return (
+        f"Training quiz: {rules.attempts} attempts of {size} practice item"
+        f"{'s' if size != 1 else ''} need {rules.items_needed(n_items)} practice items for "
+        f"every attempt to show new ones; this study has {n_items}. A retry will show some "
+        "items again, so the feedback keeps back their expected answers and explanations. "
+        "Add practice items, or show fewer per attempt."
+    )
 
 
 def training_status(*, statuses: list[str], attempts_allowed: int) -> TrainingStatus:

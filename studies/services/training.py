@@ -1,24 +1,36 @@
 """The training quiz: who must take it, what counts as right, attempts and outcomes.
 
 A study has a quiz when it has practice items. After the tutorial and before their
-first batch, each annotator answers every practice item of an attempt in order, with
+first batch, each annotator answers the practice items of an attempt in order, with
 feedback after each; at the end the attempt's score (the percentage answered right) is
 compared with the pass mark. Passing unlocks the batches; failing with attempts left
 offers another attempt; failing the last one ends the annotator's part in the study
 (a crowd worker is returned to the platform as screened out from the first stage).
 
-An answer is right when its Yes/No is the expected one and, for an expected No with
-expected categories in a study whose first stage asks for categories, it chooses at
-least one of them. The agreement rating after Yes and a description are asked as in
-the first stage (the same form and rules as a batch) but never scored: there is no
-right rating.
+Each attempt draws its items (``training_draw``): the items the annotator has not been
+shown yet first, then the least shown, in a random order seeded by the study's seed,
+the annotator and the attempt (so it can be reproduced); they are shown by position.
+With attempts × items per attempt practice items, no attempt repeats an item. The
+feedback after an item shows its expected answer and explanation only when the item
+cannot come back in a later attempt of that annotator (``training_reveals_answers``);
+otherwise it says whether the answer was right and states the rule.
+
+An answer is right when its Yes/No is the expected one and, for an expected No in a
+study whose first stage asks for categories, it chooses every category the item marks
+required and none it marks wrong (the others may be chosen or not). The agreement
+rating after Yes and a description are asked as in the first stage (the same form and
+rules as a batch) but never scored: there is no right rating.
 """
 
 from __future__ import annotations
 
+import random
+from collections import Counter
+from collections.abc import Iterable
 from dataclasses import dataclass
 from datetime import datetime
 
+from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 from django.db.models import Prefetch
 from django.utils import timezone
@@ -29,6 +41,7 @@ from ..models import (
     Annotator,
     Assignment,
     CrowdEntry,
+    ErrorCategory,
     Stage,
     Study,
     TrainingAnswer,
@@ -36,7 +49,7 @@ from ..models import (
     TrainingItem,
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
-from ..selectors.training import TrainingStatus, training_rules, training_status
+from ..selectors.training import QuizRules, TrainingStatus, training_rules, training_status
 from .crowd import crowd_entry_close
 from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
 
@@ -67,14 +80,112 @@ class TrainingRefused(Exception):
         super().__init__(self.message)
 
 
-def training_items(*, study: Study) -> list[TrainingItem]:
-    """The practice items in order, with their context and expected categories."""
-    return list(
-        TrainingItem.objects.filter(study=study)
-        .select_related("context")
-        .prefetch_related(Prefetch("expected_categories"))
-        .order_by("position")
+def _with_dialogue_and_marks(items):
+    return items.select_related("context").prefetch_related(
+        Prefetch("required_categories"), Prefetch("wrong_categories")
     )
+
+
+def training_items(*, study: Study) -> list[TrainingItem]:
+    """The study's practice items in order, with their context and category marks."""
+    return list(
+        _with_dialogue_and_marks(TrainingItem.objects.filter(study=study)).order_by("position")
+    )
+
+
+def training_attempt_items(*, attempt: TrainingAttempt) -> list[TrainingItem]:
+    """The practice items ``attempt`` shows, in the order shown (item 1, 2, ...)."""
+    by_id = {
+        i.pk: i
+        for i in _with_dialogue_and_marks(TrainingItem.objects.filter(pk__in=attempt.item_ids))
+    }
+    return [by_id[pk] for pk in attempt.item_ids if pk in by_id]
+
+
+def training_draw(
+    *, items: list[TrainingItem], size: int, shown: Counter, seed: str
+) -> list[TrainingItem]:
+    """``size`` of ``items`` for an attempt: those shown least often before (``shown``:
+    item id → times shown to this annotator) first, ties broken at random by ``seed``;
+    in position order."""
+    rng = random.Random(seed)
+    keyed = sorted(items, key=lambda i: (shown[i.pk], rng.random()))
+    return sorted(keyed[:size], key=lambda i: i.position)
+
+
+def _shown_before(annotator: Annotator, *, up_to: int | None = None) -> Counter:
+    """Item id → how many of the annotator's attempts (numbered ≤ ``up_to``) showed it."""
+    attempts = TrainingAttempt.objects.filter(annotator=annotator)
+    if up_to is not None:
+        attempts = attempts.filter(number__lte=up_to)
+    return Counter(pk for ids in attempts.values_list("item_ids", flat=True) for pk in ids)
+
+
+def training_unseen_after(*, annotator: Annotator, number: int, n_items: int) -> int:
+    """How many of the study's ``n_items`` practice items the annotator's attempts up to
+    ``number`` have not shown."""
+    return n_items - len(_shown_before(annotator, up_to=number))
+
+
+def training_attempt_size(*, study: Study) -> int:
+    """How many practice items an attempt at the study's quiz shows."""
+    n_items = TrainingItem.objects.filter(study=study).count()
+    return training_rules(study=study).attempt_size(n_items)
+
+
+def _unseen_suffice(attempt: TrainingAttempt, *, attempts: int, rules: QuizRules) -> bool:
+    """Whether the items ``attempt`` and those before it left unshown fill ``attempts``
+    more attempts (draws take unshown items first, so none of these repeats one)."""
+    annotator = attempt.annotator
+    n_items = TrainingItem.objects.filter(study_id=annotator.study_id).count()
+    unseen = training_unseen_after(annotator=annotator, number=attempt.number, n_items=n_items)
+    return unseen >= attempts * rules.attempt_size(n_items)
+
+
+def training_next_attempt_is_new(*, attempt: TrainingAttempt) -> bool:
+    """Whether an attempt after ``attempt`` would show only items not shown before."""
+    rules = training_rules(study=attempt.annotator.study)
+    return _unseen_suffice(attempt, attempts=1, rules=rules)
+
+
+def training_reveals_answers(*, attempt: TrainingAttempt) -> bool:
+    """Whether the feedback may show the expected answers of ``attempt``'s items: only
+    when none can come back, i.e. it is the last attempt allowed, or the items not yet
+    shown fill every attempt left."""
+    rules = training_rules(study=attempt.annotator.study)
+    attempts_left = rules.attempts - attempt.number
+    return attempts_left <= 0 or _unseen_suffice(attempt, attempts=attempts_left, rules=rules)
+
+
+def training_item_categories_check(
+    *,
+    study: Study,
+    expected_coherent: bool,
+    required: Iterable[ErrorCategory],
+    wrong: Iterable[ErrorCategory],
+) -> None:
+    """A practice item's category marks: only for an expected No, of the item's study,
+    never both required and wrong. ``ValidationError`` (by field) otherwise. The rule
+    for the admin's form and any other way of writing practice items."""
+    required, wrong = list(required), list(wrong)
+    errors: dict[str, str] = {}
+    if expected_coherent and (required or wrong):
+        field = "required_categories" if required else "wrong_categories"
+        errors[field] = 'Required and wrong categories go with an expected "No" only.'
+    foreign = sorted({c.label for c in [*required, *wrong] if c.study_id != study.pk})
+    if foreign:
+        errors.setdefault(
+            "required_categories",
+            f"These categories belong to another study: {', '.join(foreign)}.",
+        )
+    both = sorted({c.label for c in required} & {c.label for c in wrong})
+    if both:
+        errors.setdefault(
+            "wrong_categories",
+            f"A category cannot be both required and wrong: {', '.join(both)}.",
+        )
+    if errors:
+        raise ValidationError(errors)
 
 
 def training_answer_settings(*, study: Study) -> AnswerSettings:
@@ -92,8 +203,10 @@ def training_answer_is_right(
         return False
     if encoded.coherent or not settings.asks_categories:
         return True
-    expected = [c.bit for c in item.expected_categories.all()]
-    return not expected or any(category_selected(encoded.error_flags, bit) for bit in expected)
+    flags = encoded.error_flags
+    return all(category_selected(flags, c.bit) for c in item.required_categories.all()) and not any(
+        category_selected(flags, c.bit) for c in item.wrong_categories.all()
+    )
 
 
 def training_score_passes(*, n_right: int, n_items: int, pass_mark: int) -> bool:
@@ -152,14 +265,14 @@ def _locked_annotator(annotator: Annotator) -> Annotator:
 
 @transaction.atomic
 def training_attempt_start(*, annotator: Annotator, now: datetime | None = None):
-    """Start the annotator's next attempt. Refused (``TrainingRefused``, nothing
-    written) when the study has no quiz, the annotator passed, has an attempt in
-    progress or has used every attempt. Locks the annotator's row, so two tabs cannot
-    start two attempts."""
+    """Start the annotator's next attempt with the practice items drawn for it
+    (``training_draw``). Refused (``TrainingRefused``, nothing written) when the study
+    has no quiz, the annotator passed, has an attempt in progress or has used every
+    attempt. Locks the annotator's row, so two tabs cannot start two attempts."""
     annotator = _locked_annotator(annotator)
-    n_items = TrainingItem.objects.filter(study_id=annotator.study_id).count()
+    items = list(TrainingItem.objects.filter(study_id=annotator.study_id).order_by("position"))
     outcome = training_outcome(annotator=annotator)
-    if outcome is None or n_items == 0:
+    if outcome is None or not items:
         raise TrainingRefused(ErrorCode.NO_QUIZ)
     refusal = {
         TrainingStatus.PASSED: ErrorCode.QUIZ_PASSED,
@@ -168,17 +281,25 @@ def training_attempt_start(*, annotator: Annotator, now: datetime | None = None)
     }.get(outcome.status)
     if refusal is not None:
         raise TrainingRefused(refusal)
+    number = outcome.attempts_used + 1
+    drawn = training_draw(
+        items=items,
+        size=training_rules(study=annotator.study).attempt_size(len(items)),
+        shown=_shown_before(annotator),
+        seed=f"{annotator.study.seed}/training/{annotator.pseudonym}/{number}",
+    )
     return TrainingAttempt.objects.create(
         annotator=annotator,
-        number=outcome.attempts_used + 1,
-        n_items=n_items,
+        number=number,
+        n_items=len(drawn),
+        item_ids=[i.pk for i in drawn],
         started_at=now or timezone.now(),
     )
 
 
 def training_answer_target(*, annotator: Annotator, number: int):
-    """The attempt in progress and practice item ``number`` (its place in the quiz,
-    1, 2, ...: positions may have gaps) an answer would go to, or ``TrainingRefused``:
+    """The attempt in progress and practice item ``number`` (its place in the attempt,
+    1, 2, ...) an answer would go to, or ``TrainingRefused``:
     after the quiz is over or passed, before an attempt, for an item that does not
     exist, for an item already answered in this attempt, or for one after the item
     due (they are answered in order)."""
@@ -193,14 +314,8 @@ def training_answer_target(*, annotator: Annotator, number: int):
                 TrainingStatus.FAILED: ErrorCode.QUIZ_OVER,
             }.get(outcome.status, ErrorCode.QUIZ_NOT_STARTED)
         )
-    item = (
-        TrainingItem.objects.filter(study_id=annotator.study_id)
-        .order_by("position")
-        .prefetch_related("expected_categories")[number - 1 : number]
-        .first()
-        if number >= 1
-        else None
-    )
+    items = training_attempt_items(attempt=attempt)
+    item = items[number - 1] if 1 <= number <= len(items) else None
     if item is None:
         raise TrainingRefused(ErrorCode.NO_SUCH_PRACTICE_ITEM)
     if TrainingAnswer.objects.filter(attempt=attempt, item=item).exists():

@@ -11,7 +11,7 @@ from django.urls import reverse
 
 from ..errors import ErrorCode
 from ..forms import AnswerForm, item_shown_at
-from ..models import TrainingAnswer, TrainingAttempt
+from ..models import TrainingAnswer, TrainingAttempt, TrainingItem
 from ..protocol import selected_categories
 from ..selectors.training import TrainingStatus
 from ..services.training import (
@@ -19,10 +19,13 @@ from ..services.training import (
     training_answer_record,
     training_answer_settings,
     training_answer_target,
+    training_attempt_items,
+    training_attempt_size,
     training_attempt_start,
-    training_items,
+    training_next_attempt_is_new,
     training_next_number,
     training_outcome,
+    training_reveals_answers,
     training_screen_out,
 )
 from .annotate import item_panel_questions
@@ -80,9 +83,22 @@ def training(request: HttpRequest) -> HttpResponse:
             "outcome": outcome,
             "TrainingStatus": TrainingStatus,
             "attempt": attempt,
-            "n_items": len(training_items(study=study)),
+            "n_items": training_attempt_size(study=study),
+            "wrong": _wrong_items(attempt) if attempt is not None else [],
+            "next_is_new": attempt is not None and training_next_attempt_is_new(attempt=attempt),
+            "asks_categories": training_answer_settings(study=study).asks_categories,
         },
     )
+
+
+def _wrong_items(attempt: TrainingAttempt) -> list[tuple[int, str]]:
+    """(number in the attempt, candidate) of each practice item answered wrong."""
+    wrong = set(attempt.answers.filter(is_right=False).values_list("item_id", flat=True))
+    return [
+        (number, item.text)
+        for number, item in enumerate(training_attempt_items(attempt=attempt), start=1)
+        if item.pk in wrong
+    ]
 
 
 def _item_context(request, items, number: int, attempt: TrainingAttempt, form=None) -> dict:
@@ -122,24 +138,37 @@ def _answer_summary(answer: TrainingAnswer, categories) -> str:
     return "No" + (f" — {', '.join(chosen)}" if chosen else "")
 
 
+def _expected_summary(item, settings) -> str:
+    if item.expected_coherent:
+        return "Yes"
+    expected = "No"
+    if settings.asks_categories:
+        required = [c.label for c in item.required_categories.all()]
+        wrong = [c.label for c in item.wrong_categories.all()]
+        if required:
+            expected += " — choose: " + ", ".join(required)
+        if wrong:
+            expected += ("; " if required else " — ") + "do not choose: " + ", ".join(wrong)
+    return expected
+
+
 def _feedback_context(request, items, number: int, answer: TrainingAnswer) -> dict:
     study = request.study
     item = items[number - 1]
     settings = training_answer_settings(study=study)
-    expected = "Yes" if item.expected_coherent else "No"
-    expected_categories = [c.label for c in item.expected_categories.all()]
-    if not item.expected_coherent and settings.asks_categories and expected_categories:
-        expected += " — at least one of: " + ", ".join(expected_categories)
     last = number >= len(items)
+    revealed = training_reveals_answers(attempt=answer.attempt)
     return {
         "study": study,
         "item": item,
         "attempt": answer.attempt,
         "answer": answer,
+        "revealed": revealed,
+        "asks_categories": settings.asks_categories,
         "number": number,
         "n_items": len(items),
         "given": _answer_summary(answer, study.categories_in_order),
-        "expected": expected,
+        "expected": _expected_summary(item, settings) if revealed else None,
         "next_url": reverse("studies:training", args=[study.slug])
         if last
         else reverse("studies:training_item", args=[study.slug, number + 1]),
@@ -165,22 +194,25 @@ def training_item(request: HttpRequest, number: int) -> HttpResponse:
     """Practice item ``number`` of the attempt in progress: the item panel, or once
     answered its feedback. POST: the answer (checked as in a batch)."""
     study, annotator = request.study, request.annotator
-    items = training_items(study=study)
-    if not items:
+    if not TrainingItem.objects.filter(study=study).exists():
         return _refused(request, TrainingRefused(ErrorCode.NO_QUIZ))
     attempt = TrainingAttempt.objects.filter(
         annotator=annotator, status=TrainingAttempt.Status.IN_PROGRESS
     ).first()
     if request.method == "POST":
-        return _training_item_save(request, items, number, attempt)
+        return _training_item_save(request, number, attempt)
+    # The attempt in progress; else the one just finished (its last answer's feedback).
+    shown = (
+        attempt or TrainingAttempt.objects.filter(annotator=annotator).order_by("-number").first()
+    )
+    if shown is None:
+        return redirect("studies:training", slug=study.slug)
+    items = training_attempt_items(attempt=shown)
     if not 1 <= number <= len(items):
         return _refused(request, TrainingRefused(ErrorCode.NO_SUCH_PRACTICE_ITEM))
     answer = None
     if attempt is None:
-        # The attempt just finished: its last answer's feedback, else the quiz page.
-        last = TrainingAttempt.objects.filter(annotator=annotator).order_by("-number").first()
-        if last is not None:
-            answer = last.answers.filter(item=items[number - 1]).first()
+        answer = shown.answers.filter(item=items[number - 1]).first()
         if answer is None or number != len(items):
             return redirect("studies:training", slug=study.slug)
     else:
@@ -192,8 +224,9 @@ def training_item(request: HttpRequest, number: int) -> HttpResponse:
     return _render(request, _item_context(request, items, number, attempt))
 
 
-def _training_item_save(request, items, number: int, attempt) -> HttpResponse:
+def _training_item_save(request, number: int, attempt) -> HttpResponse:
     study = request.study
+    items = training_attempt_items(attempt=attempt) if attempt is not None else []
     form = AnswerForm(
         request.POST,
         categories=study.categories_in_order,
@@ -221,5 +254,5 @@ def _training_item_save(request, items, number: int, attempt) -> HttpResponse:
             status=422,
         )
     if request.htmx:
-        return _render(request, _feedback_context(request, items, number, answer))
+        return _render(request, _feedback_context(request, items or [answer.item], number, answer))
     return redirect("studies:training_item", slug=study.slug, number=number)

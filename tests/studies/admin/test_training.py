@@ -61,13 +61,15 @@ def test_a_researcher_adds_a_practice_item_and_the_quiz_settings_on_the_study_pa
     staff_client, loaded_study
 ):
     off_topic = ErrorCategory.objects.get(study=loaded_study, slug="off_topic")
+    malformed = ErrorCategory.objects.get(study=loaded_study, slug="malformed")
     url, data = _item_post(
         loaded_study,
         staff_client,
         position=1,
         turns='[{"role": "client", "text": "I lost my job."}]',
         text="You enjoy gardening.",
-        expected_categories=[off_topic.pk],
+        required_categories=[off_topic.pk],
+        wrong_categories=[malformed.pk],
         explanation="Nothing in the dialogue is about gardening.",
     )
     data.update(
@@ -76,23 +78,37 @@ def test_a_researcher_adds_a_practice_item_and_the_quiz_settings_on_the_study_pa
             "training_quiz-INITIAL_FORMS": 0,
             "training_quiz-0-pass_mark": 60,
             "training_quiz-0-attempts": 3,
+            "training_quiz-0-items_per_attempt": 4,
         }
     )
     response = staff_client.post(url, data)
     assert response.status_code == 302, response.content.decode()[:3000]
     item = TrainingItem.objects.get(study=loaded_study)
     assert item.expected_coherent is False
-    assert list(item.expected_categories.values_list("slug", flat=True)) == ["off_topic"]
+    assert list(item.required_categories.values_list("slug", flat=True)) == ["off_topic"]
+    assert list(item.wrong_categories.values_list("slug", flat=True)) == ["malformed"]
     quiz = TrainingQuiz.objects.get(study=loaded_study)
-    assert (quiz.pass_mark, quiz.attempts) == (60, 3)
+    assert (quiz.pass_mark, quiz.attempts, quiz.items_per_attempt) == (60, 3, 4)
+    # One practice item for three attempts of four: the study page says what is needed.
+    page = staff_client.get(url).content.decode()
+    assert "3 attempts of 1 practice item need 3 practice items" in page
+    assert "this study has 1" in page
 
 
 @pytest.mark.parametrize(
     ("item", "message"),
     [
         (
-            {"expected_coherent": "on", "expected_categories": ["off_topic"]},
-            "Expected categories go with an expected &quot;No&quot; only.",
+            {"expected_coherent": "on", "required_categories": ["off_topic"]},
+            "Required and wrong categories go with an expected &quot;No&quot; only.",
+        ),
+        (
+            {"expected_coherent": "on", "wrong_categories": ["off_topic"]},
+            "Required and wrong categories go with an expected &quot;No&quot; only.",
+        ),
+        (
+            {"required_categories": ["off_topic", "parroting"], "wrong_categories": ["parroting"]},
+            "A category cannot be both required and wrong: Parroting.",
         ),
         ({"turns": ""}, "Give the dialogue either as an existing context or as turns"),
         ({"explanation": ""}, "This field is required."),
@@ -109,11 +125,11 @@ def test_the_admin_refuses_a_bad_practice_item_and_writes_nothing(
         "explanation": "Nothing in the dialogue is about gardening.",
         **item,
     }
-    if values.get("expected_categories"):
-        values["expected_categories"] = [
-            ErrorCategory.objects.get(study=loaded_study, slug=s).pk
-            for s in values["expected_categories"]
-        ]
+    for name in ("required_categories", "wrong_categories"):
+        if values.get(name):
+            values[name] = [
+                ErrorCategory.objects.get(study=loaded_study, slug=s).pk for s in values[name]
+            ]
     url, data = _item_post(loaded_study, staff_client, **values)
     response = staff_client.post(url, data)
     assert response.status_code == 200
@@ -121,19 +137,27 @@ def test_the_admin_refuses_a_bad_practice_item_and_writes_nothing(
     assert not TrainingItem.objects.exists()
 
 
-def test_the_admin_refuses_a_pass_mark_over_100_and_writes_nothing(staff_client, loaded_study):
+@pytest.mark.parametrize(
+    ("quiz_settings", "message"),
+    [
+        ({"pass_mark": 120}, "The pass mark is a percentage from 1 to 100."),
+        (
+            {"items_per_attempt": 0},
+            "An attempt shows at least one practice item (or leave it empty for all of them).",
+        ),
+    ],
+)
+def test_the_admin_refuses_bad_quiz_settings_and_writes_nothing(
+    staff_client, loaded_study, quiz_settings, message
+):
     url = reverse("admin:studies_study_change", args=[loaded_study.pk])
     data = form_data(staff_client.get(url))
-    data.update(
-        {
-            "training_quiz-TOTAL_FORMS": 1,
-            "training_quiz-0-pass_mark": 120,
-            "training_quiz-0-attempts": 2,
-        }
-    )
+    values = {"pass_mark": 80, "attempts": 2, **quiz_settings}
+    data.update({"training_quiz-TOTAL_FORMS": 1})
+    data.update({f"training_quiz-0-{k}": v for k, v in values.items()})
     response = staff_client.post(url, data)
     assert response.status_code == 200
-    assert "The pass mark is a percentage from 1 to 100." in response.content.decode()
+    assert message in response.content.decode()
     assert not TrainingQuiz.objects.exists()
 
 
@@ -203,7 +227,7 @@ def test_the_training_file_has_one_row_per_answer_with_scores_and_outcomes(train
     )
     second = by[(failed.pseudonym, "2", "4")]
     assert second["training_outcome"] == "failed" and second["attempt_score"] == "60"
-    assert second["expected_categories"] == "dialogue_contradicting;parroting"
+    assert (second["required_categories"], second["wrong_categories"]) == ("parroting", "off_topic")
     assert (second["error_categories"], second["is_right"]) == ("malformed", "No")
     progress = by[(busy.pseudonym, "1", "1")]
     assert progress["training_outcome"] == "in_progress"

@@ -3,6 +3,8 @@ page, feedback after each answer, the score, passing, another attempt, the end a
 the last failed attempt (a thank-you page; a crowd worker's screened-out return), and
 every bad input (the message, and that nothing was written)."""
 
+import re
+
 import pytest
 from django.urls import reverse
 
@@ -34,6 +36,8 @@ from tests.studies.training_fixtures import (
 
 HX = {"HTTP_HX_REQUEST": "true"}
 QUIZ = "/s/pilot/training/"
+WITHHELD = "This practice item may come back in a later attempt"
+RULE = "must choose every error category the candidate certainly has and none it certainly"
 
 
 def item(number: int) -> str:
@@ -132,16 +136,19 @@ def test_each_item_is_the_item_panel_then_its_feedback(client, trainee, quiz):
     response = client.post(item(1), RIGHT_ANSWERS[0])
     assert response.url == item(1)
     page = client.get(item(1)).content.decode()
-    assert "Right ✓" in page and quiz[0].explanation in page
+    assert "Right ✓" in page
     assert "Next practice item" in page and item(2) in page
+    # Five items and two attempts of five: the items come back in the second attempt,
+    # so the feedback states the rule and keeps the expected answer and why back.
+    assert WITHHELD in page and RULE in page
+    assert quiz[0].explanation not in page and "data-expected" not in page
     # A typed dialogue for the second item.
     assert "I&#x27;ve been drinking more" in client.get(item(2)).content.decode()
-    # A wrong answer: what was expected, and why.
     response = client.post(item(2), {"coherent": "yes", "empathy": "2"}, **HX)
     page = response.content.decode()
     assert response.status_code == 200 and 'id="item-panel"' in page
-    assert "Not quite ✗" in page
-    assert "No — at least one of: Off-topic" in page and quiz[1].explanation in page
+    assert "Not quite ✗" in page and "Your answer" in page and WITHHELD in page
+    assert "Off-topic" not in page and quiz[1].explanation not in page
     assert "<html" not in page  # htmx: the panel only
 
 
@@ -161,12 +168,16 @@ def test_passing_unlocks_the_batches(client, trainee):
     assert training_outcome(annotator=trainee).status == TrainingStatus.PASSED
 
 
-def test_failing_then_passing_on_the_second_attempt(client, trainee):
+def test_failing_then_passing_on_the_second_attempt(client, trainee, quiz):
     # 3 of 5 = 60 % < 80 %
     take_attempt(client, [*RIGHT_ANSWERS[:3], WRONG_ANSWER, WRONG_ANSWER])
     page = client.get(QUIZ).content.decode()
     assert "Not passed yet" in page and "<strong>3 of 5</strong> (60 %; 80 % needed)" in page
     assert "Try again (attempt 2 of 2)" in page and "1 more attempt" in page
+    # Which items were wrong, the rule, and (five items for two attempts) that they return.
+    assert re.findall(r'data-wrong="(\d)"', page) == ["4", "5"]
+    assert quiz[3].text in page and quiz[0].text not in page
+    assert RULE in page and "may show some of the same practice items again" in page
     assert training_outcome(annotator=trainee).status == TrainingStatus.NOT_STARTED
     assert client.get("/s/pilot/").url == QUIZ
     # 4 of 5 = exactly 80 %: passed
