@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from ..datafiles.admin import data_file_import_view
 from ..datafiles.materials import materials_format_for, materials_import
 from ..exports import FILES
+from ..links import absolute_url
 from ..models import (
     CHECK_MESSAGES,
     Annotator,
@@ -48,7 +49,7 @@ from ..services.in_use import (
     study_instrument_is_locked,
     study_seed_is_locked,
 )
-from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
+from .common import HUMAN_DURATIONS, LockedOnceUsedForm, PageRequestMixin, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -125,7 +126,7 @@ class StudyForm(LockedOnceUsedForm):
 
 
 @admin.register(Study)
-class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
+class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
     form = StudyForm
     formfield_overrides = HUMAN_DURATIONS
     list_display = (
@@ -378,7 +379,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
         links = [
             (
                 a.pseudonym,
-                request.build_absolute_uri(reverse("studies:invitation", args=[a.access_token])),
+                absolute_url(reverse("studies:invitation", args=[a.access_token]), request=request),
             )
             for a in annotators
         ]
