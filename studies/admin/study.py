@@ -37,6 +37,7 @@ from ..selectors import (
     study_opening_message,
     study_progress,
 )
+from ..selectors.readiness import study_crowd_settings_missing, study_tutorial_missing
 from ..services import (
     annotators_create,
     consent_version_sync,
@@ -125,6 +126,10 @@ class StudyForm(LockedOnceUsedForm):
         return cleaned
 
 
+CROWD_SECTION = "Crowd platform (Prolific, MTurk)"
+TUTORIAL_SECTION = "Tutorial"
+
+
 @admin.register(Study)
 class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
     form = StudyForm
@@ -167,7 +172,7 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
         ),
         ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
         (
-            "Crowd platform (Prolific, MTurk)",
+            CROWD_SECTION,
             {
                 "classes": ("collapse",),
                 "description": "Crowd workers start each stage at that stage's join link (with "
@@ -178,7 +183,7 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
             },
         ),
         (
-            "Tutorial",
+            TUTORIAL_SECTION,
             {
                 "classes": ("collapse",),
                 "fields": (
@@ -190,6 +195,23 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
             },
         ),
     )
+
+    def get_fieldsets(self, request, obj=None):
+        """The crowd and tutorial sections open by themselves when they hold what the
+        study lacks (``study_crowd_settings_missing``, ``study_tutorial_missing``)."""
+        fieldsets = super().get_fieldsets(request, obj)
+        study = obj if obj is not None else Study()
+        lacking = set()
+        if study_crowd_settings_missing(study=study):
+            lacking.add(CROWD_SECTION)
+        if study_tutorial_missing(study=study):
+            lacking.add(TUTORIAL_SECTION)
+        return [
+            (name, {**options, "classes": [c for c in options["classes"] if c != "collapse"]})
+            if name in lacking
+            else (name, options)
+            for name, options in fieldsets
+        ]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
