@@ -9,6 +9,10 @@ STAMP := $(VENV)/.installed-stamp
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
+# The address every absolute link names (crowd join links, invitation links, e-mails):
+# the server's own unless DJANGO_SITE_URL is set in the environment.
+demo serve: export DJANGO_SITE_URL ?= http://$(HOST):$(PORT)
+
 .PHONY: install demo test drills lint format migrate docs docs-serve serve worker beat screenshots clean
 
 $(BIN)/python:
@@ -28,7 +32,7 @@ migrate: install
 # The demo study, then the web server, a Celery worker and beat (annotation_site/stack.py);
 # an automatic analysis follows a submission within about a minute. Ctrl-C stops all.
 demo: migrate docs
-	$(BIN)/python manage.py load_demo --base-url http://$(HOST):$(PORT)
+	$(BIN)/python manage.py load_demo
 	@# exec: the runner's parent is make itself, so it stops when make is killed.
 	exec $(BIN)/python -m annotation_site.stack --host $(HOST) --port $(PORT) --demo
 

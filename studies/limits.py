@@ -21,6 +21,12 @@ PAGE_TEXT_MAX_LENGTH = 20_000
 #: real one; stored whole up to here (the unique rule on reflections hashes the text).
 MATERIAL_TEXT_MAX_LENGTH = 50_000
 
+#: A reflection's generation metadata (model, decoding, p...), as compact JSON. Real
+#: metadata is a few short values; the full export repeats it on every answer's row.
+#: Checked by ``studies.validators.generation_problem`` (the admin, the materials import
+#: and the API, which uses the import).
+GENERATION_MAX_LENGTH = 10_000
+
 #: constraint name -> message, for studies.models.CHECK_MESSAGES
 CAP_MESSAGES: dict[str, str] = {}
 

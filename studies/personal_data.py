@@ -60,13 +60,26 @@ class PersonalField:
         meta = self.model._meta
         return f"{meta.verbose_name}: {meta.get_field(self.field).verbose_name}"
 
+    def phrase(self, n: int) -> str:
+        """How a person reads ``n`` of it: "platform participant ids of 5 annotators"."""
+        meta = self.model._meta
+        field = meta.get_field(self.field)
+        # One JSON object of data per row ("platform data") has no plural.
+        plural = n != 1 and not isinstance(field, models.JSONField)
+        rows = meta.verbose_name if n == 1 else meta.verbose_name_plural
+        return f"{field.verbose_name}{'s' if plural else ''} of {n} {rows}"
+
 
 @dataclass(frozen=True)
 class PersonalRows:
     model: type[models.Model]
-    what: str
+    what: str  # plural: "browser sessions"
     of_study: Callable[[Study], Q]
     erase: Callable[[Study], object]  # removes the study's part of those rows
+    what_one: str = ""  # singular: "browser session"
+
+    def phrase(self, n: int) -> str:
+        return f"{n} {self.what_one if n == 1 and self.what_one else self.what}"
 
 
 def _constrained(model: type[models.Model], name: str) -> bool:
@@ -135,5 +148,18 @@ PERSONAL_ROWS: tuple[PersonalRows, ...] = (
         "browser sessions",
         lambda study: Q(annotators__has_key=study.slug),
         lambda study: sessions_sign_out_study(slug=study.slug),
+        what_one="browser session",
     ),
 )
+
+
+def personal_data_phrases(counts: dict[str, int]) -> list[str]:
+    """Counts of personal data (``study_personal_data_counts``, a purge's log) as a
+    person reads them: ["platform participant ids of 5 annotators", "1 browser
+    session"]. A kind no longer declared (an old log's) reads "<n> <what>"."""
+    kinds = {kind.what: kind for kind in (*personal_fields(), *PERSONAL_ROWS)}
+    return [kinds[what].phrase(n) if what in kinds else f"{n} {what}" for what, n in counts.items()]
+
+
+def personal_data_counts_text(counts: dict[str, int]) -> str:
+    return ", ".join(personal_data_phrases(counts))

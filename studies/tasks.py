@@ -5,7 +5,6 @@ Each task imports the service it calls inside its body, so loading the task modu
 """
 
 from celery import shared_task
-from django.conf import settings
 
 
 @shared_task(name="studies.expire_overdue_assignments", ignore_result=True)
@@ -21,4 +20,4 @@ def send_unlock_notifications_task() -> int:
     """E-mail annotators whose waiting period has ended (only those with an address)."""
     from .services import unlock_notifications_send
 
-    return unlock_notifications_send(base_url=settings.SITE_URL)
+    return unlock_notifications_send()

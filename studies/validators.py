@@ -1,8 +1,10 @@
 """Validators shared by models (admin forms), importers and the API."""
 
+import json
+
 from django.core.exceptions import ValidationError
 
-from .limits import MATERIAL_TEXT_MAX_LENGTH
+from .limits import GENERATION_MAX_LENGTH, MATERIAL_TEXT_MAX_LENGTH
 from .protocol import TURN_ROLES
 
 
@@ -37,9 +39,24 @@ def validate_turns_or_empty(value) -> None:
     validate_turns(value)
 
 
-def validate_generation_metadata(value) -> None:
+def generation_problem(value) -> str | None:
+    """What is wrong with a reflection's generation metadata, or None: not a JSON
+    object, or longer than ``GENERATION_MAX_LENGTH`` characters as compact JSON."""
     if not isinstance(value, dict):
-        raise ValidationError("Generation metadata must be a JSON object.")
+        return "must be a JSON object"
+    length = len(json.dumps(value, ensure_ascii=False, separators=(",", ":")))
+    if length > GENERATION_MAX_LENGTH:
+        return (
+            f"is {length:,} characters as JSON, more than the {GENERATION_MAX_LENGTH:,} "
+            "allowed: give the model, decoding, p, prompt type and complexity, not the "
+            "generation's inputs or outputs (the full export repeats it on every row)"
+        )
+    return None
+
+
+def validate_generation_metadata(value) -> None:
+    if problem := generation_problem(value):
+        raise ValidationError(f"Generation metadata {problem}.", code="generation")
 
 
 def validate_empathy_labels(value) -> None:

@@ -4,6 +4,7 @@ from contextvars import ContextVar
 
 from django import forms
 from django.db import models
+from django.http import HttpRequest
 
 from ..durations import HumanDurationField
 from ..models import ErrorCategory, Judgement, Study
@@ -17,6 +18,32 @@ HUMAN_DURATIONS = {models.DurationField: {"form_class": HumanDurationField}}
 def is_changelist(request) -> bool:
     match = getattr(request, "resolver_match", None)
     return bool(match and match.url_name and match.url_name.endswith("changelist"))
+
+
+# --- the request of the page being drawn --------------------------------------------------
+# A display method gets only the row; the absolute links it shows (a stage's join links)
+# name the address the researcher reached the site at (``studies.links.absolute_url``).
+_page_request: ContextVar[HttpRequest | None] = ContextVar("admin_page_request", default=None)
+
+
+def page_request() -> HttpRequest | None:
+    """The request of the change page being drawn, or None (outside one)."""
+    return _page_request.get()
+
+
+class PageRequestMixin:
+    """Keeps the request for :func:`page_request` while the change page is drawn
+    (rendered here: a TemplateResponse renders after the view returns)."""
+
+    def changeform_view(self, request, *args, **kwargs):
+        token = _page_request.set(request)
+        try:
+            response = super().changeform_view(request, *args, **kwargs)
+            if hasattr(response, "render"):
+                response.render()
+            return response
+        finally:
+            _page_request.reset(token)
 
 
 class ReadOnlyAdminMixin:

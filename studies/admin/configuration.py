@@ -21,7 +21,13 @@ from ..services import (
 )
 from ..services.crowd import PLATFORM_NAMES, stage_join_links
 from ..services.stages import stage_scheme_mark_final
-from .common import HUMAN_DURATIONS, ReadOnlyAdminMixin, is_changelist
+from .common import (
+    HUMAN_DURATIONS,
+    PageRequestMixin,
+    ReadOnlyAdminMixin,
+    is_changelist,
+    page_request,
+)
 from .forms import (
     AnnotatorGroupForm,
     ErrorCategoryForm,
@@ -32,26 +38,25 @@ from .forms import (
 )
 
 
-class StageInline(admin.TabularInline):
+class StageInline(admin.StackedInline):
+    """Each stage as a block of short rows (its settings, then what the crowd platform
+    needs), so the study page fits a 1280-pixel screen however many settings a
+    stage has; a table row of them all was twice as wide."""
+
     model = Stage
     form = StageInlineForm
     formset = StageFormSet
     extra = 0
     fields = (
-        "position",
-        "name",
-        "min_wait",
-        "no_answer",
-        "empathy_after_yes",
-        "categories_from_coding",
-        "completion_code",
-        "partial_completion_code",
-        "screened_out_code",
+        ("position", "name", "min_wait"),
+        ("no_answer", "empathy_after_yes", "categories_from_coding"),
+        ("completion_code", "partial_completion_code", "screened_out_code"),
         "platform_task_ids",
         "join_links",
     )
     readonly_fields = ("join_links",)
     formfield_overrides = HUMAN_DURATIONS
+    classes = ("stages",)
 
     @admin.display(description="crowd join links (paste into the platform)")
     def join_links(self, obj):
@@ -59,10 +64,11 @@ class StageInline(admin.TabularInline):
 
 
 def stage_join_links_html(stage: Stage):
-    """A saved stage's join link per platform, each in a read-only box to copy."""
+    """A saved stage's join link per platform, each in a read-only box to copy, on the
+    address the page was asked at (``page_request``)."""
     if stage is None or not stage.pk:
         return "Save the stage first."
-    links = stage_join_links(stage=stage)
+    links = stage_join_links(stage=stage, request=page_request())
     ids = ""
     if stage.position > 1:  # who may be invited back (allow-list), per platform
         ids = format_html(
@@ -86,7 +92,7 @@ def stage_join_links_html(stage: Stage):
         '<div class="join-links">{}{}</div>',
         format_html_join(
             "",
-            '<label>{}<input type="text" readonly value="{}" size="60"></label><br>',
+            '<label>{} <input type="text" readonly value="{}"></label>',
             ((PLATFORM_NAMES[platform], url) for platform, url in links.items()),
         ),
         ids,
@@ -157,7 +163,7 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Stage)
-class StageAdmin(admin.ModelAdmin):
+class StageAdmin(PageRequestMixin, admin.ModelAdmin):
     form = StageForm
     list_display = ("name", "study", "position", "min_wait_display", "no_answer", "scheme")
     list_filter = ("study",)

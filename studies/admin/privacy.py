@@ -7,6 +7,7 @@ from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 
 from ..models import PersonalDataPurge
+from ..personal_data import personal_data_counts_text, personal_data_phrases
 from ..services import study_personal_data_counts, study_purge_personal_data
 from .common import ReadOnlyAdminMixin
 
@@ -32,7 +33,7 @@ class PurgePersonalDataMixin:
             except ValidationError as exc:
                 self.message_user(request, " ".join(exc.messages), messages.ERROR)
                 return None
-            done = ", ".join(f"{n} {what}" for what, n in purge.deleted.items())
+            done = personal_data_counts_text(purge.deleted)
             self.message_user(
                 request, f"Deleted from {study}: {done}. Logged under your name.", messages.SUCCESS
             )
@@ -41,7 +42,7 @@ class PurgePersonalDataMixin:
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
             "study": study,
-            "counts": study_personal_data_counts(study=study),
+            "counts": personal_data_phrases(study_personal_data_counts(study=study)),
             "action_checkbox_name": ACTION_CHECKBOX_NAME,
             "title": f"Delete the personal data of {study}",
         }
@@ -57,4 +58,4 @@ class PersonalDataPurgeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
     @admin.display(description="deleted")
     def deleted_summary(self, obj):
-        return ", ".join(f"{n} {what}" for what, n in (obj.deleted or {}).items())
+        return personal_data_counts_text(obj.deleted or {})

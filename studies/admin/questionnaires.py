@@ -13,7 +13,7 @@ from django.http import HttpResponseRedirect
 from django.urls import reverse
 from django.utils.html import format_html
 
-from ..models import Choice, Question, Questionnaire
+from ..models import Choice, Question, Questionnaire, Stage
 from ..services.questionnaires import (
     LOCKED,
     choice_validate,
@@ -88,10 +88,50 @@ class ChoiceFormSet(LockedFormSet):
                 form.add_error(None, exc)
 
 
+class StudyStageField(forms.ModelChoiceField):
+    """The stage menu of one study. A stage of another study that is posted anyway is
+    still found (not "not one of the available choices"), so the questionnaire's rules
+    (``questionnaire_validate``) can say whose stage it is."""
+
+    def to_python(self, value):
+        if value in self.empty_values:
+            return None
+        try:
+            return Stage.objects.select_related("study").get(pk=value)
+        except (ValueError, TypeError, Stage.DoesNotExist):
+            raise ValidationError(
+                self.error_messages["invalid_choice"], code="invalid_choice"
+            ) from None
+
+
 class QuestionnaireForm(forms.ModelForm):
     class Meta:
         model = Questionnaire
         fields = ("study", "name", "placement", "stage", "introduction")
+        field_classes = {"stage": StudyStageField}
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        if "stage" not in self.fields:
+            return
+        stages = Stage.objects.select_related("study").order_by("study__title", "position")
+        study = self._study_id()
+        if study is not None:
+            stages = stages.filter(study_id=study)
+            self.fields[
+                "stage"
+            ].help_text = "After a stage only: the stage of this study it follows."
+        self.fields["stage"].queryset = stages
+
+    def _study_id(self) -> int | None:
+        """The study whose stages the menu lists: as posted, else the questionnaire's,
+        else the add page's ``?study=`` (without one, every study's stages, each
+        named with its study)."""
+        value = self["study"].value() if "study" in self.fields else self.instance.study_id
+        try:
+            return int(value)
+        except (TypeError, ValueError):
+            return self.instance.study_id
 
     def clean(self):
         cleaned = super().clean()

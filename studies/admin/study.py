@@ -19,6 +19,7 @@ from django.utils.html import format_html
 from ..datafiles.admin import data_file_import_view
 from ..datafiles.materials import materials_format_for, materials_import
 from ..exports import FILES
+from ..links import absolute_url
 from ..models import (
     CHECK_MESSAGES,
     Annotator,
@@ -36,6 +37,7 @@ from ..selectors import (
     study_opening_message,
     study_progress,
 )
+from ..selectors.readiness import study_crowd_settings_missing, study_tutorial_missing
 from ..selectors.training import training_pool_warning
 from ..services import (
     annotators_create,
@@ -49,7 +51,7 @@ from ..services.in_use import (
     study_instrument_is_locked,
     study_seed_is_locked,
 )
-from .common import HUMAN_DURATIONS, LockedOnceUsedForm, is_changelist
+from .common import HUMAN_DURATIONS, LockedOnceUsedForm, PageRequestMixin, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -125,8 +127,12 @@ class StudyForm(LockedOnceUsedForm):
         return cleaned
 
 
+CROWD_SECTION = "Crowd platform (Prolific, MTurk)"
+TUTORIAL_SECTION = "Tutorial"
+
+
 @admin.register(Study)
-class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
+class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
     form = StudyForm
     formfield_overrides = HUMAN_DURATIONS
     list_display = (
@@ -167,7 +173,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
         ),
         ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
         (
-            "Crowd platform (Prolific, MTurk)",
+            CROWD_SECTION,
             {
                 "classes": ("collapse",),
                 "description": "Crowd workers start each stage at that stage's join link (with "
@@ -178,7 +184,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             },
         ),
         (
-            "Tutorial",
+            TUTORIAL_SECTION,
             {
                 "classes": ("collapse",),
                 "fields": (
@@ -190,6 +196,23 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
             },
         ),
     )
+
+    def get_fieldsets(self, request, obj=None):
+        """The crowd and tutorial sections open by themselves when they hold what the
+        study lacks (``study_crowd_settings_missing``, ``study_tutorial_missing``)."""
+        fieldsets = super().get_fieldsets(request, obj)
+        study = obj if obj is not None else Study()
+        lacking = set()
+        if study_crowd_settings_missing(study=study):
+            lacking.add(CROWD_SECTION)
+        if study_tutorial_missing(study=study):
+            lacking.add(TUTORIAL_SECTION)
+        return [
+            (name, {**options, "classes": [c for c in options["classes"] if c != "collapse"]})
+            if name in lacking
+            else (name, options)
+            for name, options in fieldsets
+        ]
 
     def get_queryset(self, request):
         qs = super().get_queryset(request)
@@ -381,7 +404,7 @@ class StudyAdmin(PurgePersonalDataMixin, admin.ModelAdmin):
         links = [
             (
                 a.pseudonym,
-                request.build_absolute_uri(reverse("studies:invitation", args=[a.access_token])),
+                absolute_url(reverse("studies:invitation", args=[a.access_token]), request=request),
             )
             for a in annotators
         ]

@@ -83,6 +83,27 @@ def stage_code_warnings(*, study: Study) -> list[str]:
     return warnings
 
 
+def study_tutorial_missing(*, study: Study) -> bool:
+    """A text of the tutorial is still empty (the study cannot open without it)."""
+    return any(
+        _blank(getattr(study, field))
+        for field, _ in REQUIRED_TEXTS
+        if field.startswith("tutorial_")
+    )
+
+
+def study_crowd_settings_missing(*, study: Study) -> bool:
+    """The study takes part through a crowd platform but lacks what that needs: its
+    stages name platform task ids but no crowd group is chosen (workers could not
+    join), or it has a crowd group and a stage lacks a code the platform pays with
+    (``study_missing_for_opening`` names which)."""
+    if study.pk is None:
+        return False
+    if not study.crowd_group_id:
+        return Stage.objects.filter(study=study).exclude(platform_task_ids="").exists()
+    return _ending_without_code(study) or stages_without_partial_code(study=study).exists()
+
+
 def study_missing_for_opening(*, study: Study) -> list[str]:
     """What annotators would miss if ``study`` opened now, as short phrases ("the
     consent text", "materials for the stage \"GPT-3 stage\""); empty when it can open.

@@ -35,9 +35,11 @@ from urllib.parse import urlencode
 from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.http import HttpRequest
 from django.urls import reverse
 from django.utils import timezone
 
+from ..links import absolute_url
 from ..locks import annotators_locked, crowd_entries_locked
 from ..models import Annotator, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states, annotators_stage_states
@@ -270,11 +272,14 @@ PROLIFIC_LINK_PARAMETERS = (
 )
 
 
-def stage_join_links(*, stage: Stage) -> dict[str, str]:
+def stage_join_links(*, stage: Stage, request: HttpRequest | None = None) -> dict[str, str]:
     """The stage's join links, ready to paste into each platform: the Prolific study
     URL (with Prolific's placeholders) and the MTurk ExternalQuestion URL, on the
-    site's address (``SITE_URL``)."""
-    path = settings.SITE_URL + reverse("studies:join", args=[stage.study.slug, stage.join_key])
+    site's address (:func:`studies.links.absolute_url`: the request's, else
+    ``SITE_URL``)."""
+    path = absolute_url(
+        reverse("studies:join", args=[stage.study.slug, stage.join_key]), request=request
+    )
     return {
         Annotator.Platform.PROLIFIC: f"{path}?{PROLIFIC_LINK_PARAMETERS}",
         Annotator.Platform.MTURK: path,

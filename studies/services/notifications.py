@@ -6,6 +6,7 @@ from django.core.mail import send_mail
 from django.urls import reverse
 from django.utils import timezone
 
+from ..links import absolute_url
 from ..models import (
     Annotator,
     StageUnlockNotice,
@@ -14,9 +15,10 @@ from ..models import (
 from ..selectors.stages import StageStatus, annotators_stage_states
 
 
-def unlock_notifications_send(*, now: datetime | None = None, base_url: str = "") -> int:
+def unlock_notifications_send(*, now: datetime | None = None) -> int:
     """E-mail each annotator (with a stored address) whose waiting period for their
-    next stage has ended, once per stage. Returns the number of e-mails sent.
+    next stage has ended, once per stage, with their invitation link on ``SITE_URL``.
+    Returns the number of e-mails sent.
 
     The states are read per open study for all its annotators at once
     (``annotators_stage_states``), so the queries grow with the studies, not with
@@ -43,7 +45,7 @@ def unlock_notifications_send(*, now: datetime | None = None, base_url: str = ""
                     and state.unlocks_at <= now
                     and (pk, state.stage.pk) not in notified
                 ):
-                    _unlock_mail_send(annotator, study, state.stage, base_url=base_url)
+                    _unlock_mail_send(annotator, study, state.stage)
                     StageUnlockNotice.objects.create(
                         annotator=annotator, stage=state.stage, sent_at=now
                     )
@@ -51,8 +53,8 @@ def unlock_notifications_send(*, now: datetime | None = None, base_url: str = ""
     return sent
 
 
-def _unlock_mail_send(annotator: Annotator, study: Study, stage, *, base_url: str) -> None:
-    link = base_url + reverse("studies:invitation", args=[annotator.access_token])
+def _unlock_mail_send(annotator: Annotator, study: Study, stage) -> None:
+    link = absolute_url(reverse("studies:invitation", args=[annotator.access_token]))
     send_mail(
         subject=f"{study.title}: the next stage is open for you",
         message=(

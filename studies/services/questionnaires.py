@@ -162,7 +162,13 @@ def questionnaire_validate(*, questionnaire: Questionnaire) -> None:
     """Cross-table rules of a questionnaire (the admin form calls it): a stage of its
     own study; its questions still valid under its placement (``question_validate``)."""
     if questionnaire.stage_id and questionnaire.stage.study_id != questionnaire.study_id:
-        raise ValidationError({"stage": "This stage belongs to another study."})
+        raise ValidationError(
+            {
+                "stage": f'The stage "{questionnaire.stage.name}" belongs to another study '
+                f'("{questionnaire.stage.study.title}"): choose one of the stages of '
+                f'"{questionnaire.study.title}".'
+            }
+        )
     if questionnaire.pk:
         for question in questionnaire.questions.all():
             question.questionnaire = questionnaire  # the placement as it will be

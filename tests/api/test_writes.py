@@ -10,6 +10,7 @@ import pytest
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_execute
 from studies.errors import ErrorCode
+from studies.limits import GENERATION_MAX_LENGTH
 from studies.models import Assignment, Batch, BatchItem, DialogueContext, Judgement, Reflection
 from tests.conftest import materials_doc
 
@@ -316,3 +317,18 @@ def test_bad_analysis_parameters_are_400_and_queue_nothing(api, small_study, bod
     response = assert_400(post(api, "/api/studies/pilot/analysis-runs/", body))
     assert response["errors"][field] == [message]
     assert not AnalysisRun.objects.exists()
+
+
+def test_materials_with_oversized_generation_metadata_name_the_reflection_and_write_nothing(
+    api, loaded_study
+):
+    doc = materials_doc(n_contexts=4)
+    doc["contexts"][3]["synthetic"][1]["generation"] = {"model": "x" * 5_000_000}  # 5 MB
+    before = materials_snapshot()
+    body = assert_400(post(api, "/api/studies/pilot/materials/", doc))
+    (issue,) = body["issues"]
+    assert issue["where"] == "contexts[3] (id \"dlg-4\"), synthetic[1], field 'generation'"
+    assert issue["message"].startswith(
+        f"is 5,000,012 characters as JSON, more than the {GENERATION_MAX_LENGTH:,} allowed"
+    )
+    assert materials_snapshot() == before

@@ -119,7 +119,7 @@ def test_the_study_page_shows_each_stages_join_links_ready_to_paste(staff_client
     response = staff_client.get(reverse("admin:studies_study_change", args=[study.pk]))
     page = response.content.decode()
     for stage in study.stages.all():
-        link = f"http://127.0.0.1:8000/s/pilot/join/{stage.join_key}"
+        link = f"http://testserver/s/pilot/join/{stage.join_key}"
         prolific = "?PROLIFIC_PID={{%PROLIFIC_PID%}}&amp;STUDY_ID={{%STUDY_ID%}}&amp;SESSION_ID={{%SESSION_ID%}}"
         assert f'value="{link}{prolific}"' in page
         assert f'value="{link}"' in page

@@ -19,6 +19,7 @@ from django.urls import reverse
 from analysis.models import AnalysisRun
 from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
+from studies.links import absolute_url
 from studies.models import Study
 from studies.selectors import study_has_judgements
 from studies.services import (
@@ -40,7 +41,6 @@ class Command(BaseCommand):
     help = "Load the demo study (idempotent), a researcher login, and print annotator links."
 
     def add_arguments(self, parser):
-        parser.add_argument("--base-url", default="http://127.0.0.1:8000")
         parser.add_argument(
             "--force",
             action="store_true",
@@ -55,7 +55,7 @@ class Command(BaseCommand):
 
     # The materials import is its own (durable) transaction. Each step is idempotent,
     # so running the command again completes an interrupted load.
-    def handle(self, *args, base_url: str, force: bool, no_judgements: bool, **options):
+    def handle(self, *args, force: bool, no_judgements: bool, **options):
         if not settings.DEBUG and not force:
             raise CommandError(
                 "The demo creates a superuser whose password is published in the README; "
@@ -85,10 +85,10 @@ class Command(BaseCommand):
         if not no_judgements:
             self._simulate(study, newcomer)
 
-        base = base_url.rstrip("/")
+        # The links on the site's address: `make demo` sets DJANGO_SITE_URL from its PORT.
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Researcher (study admin):"))
-        self.stdout.write(f"  {base}{reverse('admin:index')}")
+        self.stdout.write(f"  {absolute_url(reverse('admin:index'))}")
         self.stdout.write(f"  username: {RESEARCHER_USERNAME}")
         self.stdout.write(f"  password: {RESEARCHER_PASSWORD}")
         self.stdout.write("")
@@ -96,18 +96,18 @@ class Command(BaseCommand):
             self.style.SUCCESS("Crowd entry link of stage 1 (joins the Layperson group):")
         )
         first = study.stages.order_by("position").first()
-        join = reverse("studies:join", args=[study.slug, first.join_key])
-        self.stdout.write(f"  {base}{join}?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x")
+        join = absolute_url(reverse("studies:join", args=[study.slug, first.join_key]))
+        self.stdout.write(f"  {join}?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x")
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Annotator invitation links (one per person):"))
         for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
-            link = reverse("studies:invitation", args=[annotator.access_token])
+            link = absolute_url(reverse("studies:invitation", args=[annotator.access_token]))
             note = "  (not started yet: try the annotator pages with this one)"
             started = annotator.consented_at is not None
-            self.stdout.write(f"  {annotator.pseudonym:<14} {base}{link}{'' if started else note}")
+            self.stdout.write(f"  {annotator.pseudonym:<14} {link}{'' if started else note}")
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Dashboard (agreement, figures, exports):"))
-        self.stdout.write(f"  {base}{reverse('analysis:dashboard', args=[study.slug])}")
+        self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[study.slug]))}")
 
     def _simulate(self, study: Study, newcomer) -> None:
         """Simulated annotators (all but ``newcomer``) and an analysis run, once."""

@@ -8,6 +8,7 @@ from dataclasses import dataclass, field
 
 from ...models import DialogueContext, Reflection
 from ...protocol import ATTENTION_SOURCE, HUMAN_SOURCE
+from ...validators import generation_problem
 from .. import (
     CsvRecords,
     InvalidJSON,
@@ -141,6 +142,7 @@ def parse_json(raw: str, problems: Problems) -> list[ContextSpec]:
                     continue
                 if kind == "synthetic" and (
                     problem := json_value_problem(generation, METADATA_MAX_DEPTH)
+                    or generation_problem(generation)
                 ):
                     problems.add(loc("json", item_where, "generation"), problem)
                 item = Item(
@@ -176,6 +178,8 @@ def _generation(n: int, row: dict[str, str], problems: Problems) -> dict:
                 problems.at_cell(n, "p", f"not a finite number: {value!r}")
         elif value:
             generation[column] = value
+    if problem := generation_problem(generation):
+        problems.at_row(n, f"the generation metadata ({', '.join(GENERATION_COLUMNS)}) {problem}")
     return generation
 
 

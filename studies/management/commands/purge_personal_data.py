@@ -3,6 +3,7 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.models import Study
+from studies.personal_data import personal_data_counts_text
 from studies.services import study_personal_data_counts, study_purge_personal_data
 
 
@@ -33,7 +34,9 @@ class Command(BaseCommand):
                 raise CommandError(f'No account "{by}".')
         if dry_run:
             counts = study_personal_data_counts(study=study)
-            self.stdout.write(f"Would delete from {study.slug}: {_counts_text(counts)}.")
+            self.stdout.write(
+                f"Would delete from {study.slug}: {personal_data_counts_text(counts)}."
+            )
             return
         try:
             purge = study_purge_personal_data(study=study, by=user)
@@ -41,9 +44,5 @@ class Command(BaseCommand):
             raise CommandError(" ".join(exc.messages)) from None
         self.stdout.write(
             f"Deleted from {study.slug} at {purge.purged_at:%Y-%m-%d %H:%M %Z}: "
-            f"{_counts_text(purge.deleted)}."
+            f"{personal_data_counts_text(purge.deleted)}."
         )
-
-
-def _counts_text(counts: dict[str, int]) -> str:
-    return ", ".join(f"{n} {what}" for what, n in counts.items())

@@ -116,8 +116,40 @@ def test_a_stage_of_another_study_is_refused(staff_client, study):
     }
     response = staff_client.post(reverse("admin:studies_questionnaire_add"), data)
     assert response.status_code == 200
-    assert "This stage belongs to another study." in response.content.decode()
+    assert response.context["adminform"].form.errors["stage"] == [
+        'The stage "S" belongs to another study ("Other"): choose one of the stages of '
+        '"Pilot study".'
+    ]
     assert not Questionnaire.objects.exists()
+    # The form shown again lists the posted study's stages only.
+    assert stage_menu(response) == set(study.stages.values_list("pk", flat=True))
+
+
+def stage_menu(response) -> set[int]:
+    field = response.context["adminform"].form.fields["stage"]
+    return {int(str(value)) for value, _ in field.choices if value != ""}
+
+
+def test_the_stage_menu_lists_only_the_questionnaires_studys_stages(staff_client, study):
+    from studies.services import study_create
+
+    other = study_create(slug="other", title="Other", stages=[("S", "0")], groups=["G"])
+    own = set(study.stages.values_list("pk", flat=True))
+    questionnaire = Questionnaire.objects.create(
+        study=study, name="After", placement="after_stage", stage=study.stages.first()
+    )
+    change = staff_client.get(
+        reverse("admin:studies_questionnaire_change", args=[questionnaire.pk])
+    )
+    assert stage_menu(change) == own
+    page = change.content.decode()
+    assert f'<option value="{other.stages.get().pk}"' not in page
+    add = staff_client.get(reverse("admin:studies_questionnaire_add") + f"?study={study.pk}")
+    assert stage_menu(add) == own
+    # Before a study is chosen, each stage is named with its study.
+    blank = staff_client.get(reverse("admin:studies_questionnaire_add"))
+    assert stage_menu(blank) == own | {other.stages.get().pk}
+    assert "S (other)" in blank.content.decode()
 
 
 @pytest.mark.parametrize(

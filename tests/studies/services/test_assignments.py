@@ -494,14 +494,15 @@ def test_capacity_counts_slots_and_the_annotators_still_needed(open_study):
     assert rows[(1, "Expert")].annotators_needed == 3
 
 
-def test_unlock_email_goes_once_to_annotators_with_an_address(open_study):
+def test_unlock_email_goes_once_to_annotators_with_an_address(open_study, settings):
+    settings.SITE_URL = "https://study.example"
     (with_mail,) = consented(open_study, email="someone@example.org")
     (without,) = consented(open_study)
     last = finish_stage_1(with_mail)
     finish_stage_1(without)
     unlock = last.submitted_at + timedelta(days=3)
     assert unlock_notifications_send(now=unlock - timedelta(seconds=1)) == 0
-    assert unlock_notifications_send(now=unlock, base_url="https://study.example") == 1
+    assert unlock_notifications_send(now=unlock) == 1
     assert unlock_notifications_send(now=unlock + timedelta(hours=1)) == 0
     (message,) = mail.outbox
     assert message.to == ["someone@example.org"]

@@ -23,7 +23,7 @@ from studies.models import (
     QuestionAnswer,
     Study,
 )
-from studies.personal_data import PERSONAL_ROWS, personal_fields
+from studies.personal_data import PERSONAL_ROWS, personal_data_phrases, personal_fields
 from studies.services import (
     annotators_create,
     study_open,
@@ -202,8 +202,8 @@ def test_command_purges_a_closed_study_and_refuses_an_open_one(loaded_study, peo
     out = io.StringIO()
     call_command("purge_personal_data", "pilot", "--dry-run", stdout=out)
     assert (
-        "Would delete from pilot: 1 annotator: platform participant id, 1 annotator: platform data, 2 annotator: email"
-        in out.getvalue()
+        "Would delete from pilot: platform participant id of 1 annotator, platform data of 1 "
+        "annotator, emails of 2 annotators, access tokens of" in out.getvalue()
     )
     assert PersonalDataPurge.objects.count() == 0
     with pytest.raises(CommandError, match='No account "nobody"'):
@@ -211,7 +211,7 @@ def test_command_purges_a_closed_study_and_refuses_an_open_one(loaded_study, peo
     assert PersonalDataPurge.objects.count() == 0
     out = io.StringIO()
     call_command("purge_personal_data", "pilot", "--by", researcher.username, stdout=out)
-    assert "Deleted from pilot at" in out.getvalue() and "1 browser sessions" in out.getvalue()
+    assert "Deleted from pilot at" in out.getvalue() and "1 browser session." in out.getvalue()
     assert PersonalDataPurge.objects.get().purged_by == researcher
 
 
@@ -223,14 +223,17 @@ def test_admin_action_confirms_then_purges_and_logs_the_researcher(loaded_study,
     action = {"action": "purge_personal_data", "_selected_action": [loaded_study.pk]}
     page = client.post(url, action)
     assert page.status_code == 200
-    assert "2 annotator: email" in page.content.decode()
+    confirmation = page.content.decode()
+    assert "<li>emails of 2 annotators</li>" in confirmation
+    assert "annotator: email" not in confirmation
     assert PersonalDataPurge.objects.count() == 0  # nothing until confirmed
     response = client.post(url, {**action, "apply": "1"}, follow=True)
-    assert "Deleted from Pilot study" in response.content.decode()
+    done = response.content.decode()
+    assert "Deleted from Pilot study" in done and "emails of 2 annotators" in done
     log = PersonalDataPurge.objects.get()
     assert log.purged_by == researcher and log.deleted["annotator: email"] == 2
     listing = client.get(reverse("admin:studies_personaldatapurge_changelist"))
-    assert "2 annotator: email" in listing.content.decode()
+    assert "emails of 2 annotators" in listing.content.decode()
 
 
 def test_admin_action_on_an_open_study_says_why_and_writes_nothing(loaded_study, people, client):
@@ -322,3 +325,22 @@ def test_purge_keeps_the_questionnaire_export_and_report_but_the_written_words(
         "Expert": {"n": 1, "counts": {"Yes": 1, "No": 0}},
         "Layperson": {"n": 1, "counts": {"Yes": 1, "No": 0}},
     }
+
+
+def test_counts_read_as_plain_english_with_proper_plurals():
+    counts = {
+        "annotator: platform participant id": 5,
+        "annotator: platform data": 2,
+        "annotator: email": 1,
+        "crowd entry: session id": 0,
+        "browser sessions": 1,
+        "a kind an old log holds": 3,
+    }
+    assert personal_data_phrases(counts) == [
+        "platform participant ids of 5 annotators",
+        "platform data of 2 annotators",
+        "email of 1 annotator",
+        "session ids of 0 crowd entries",
+        "1 browser session",
+        "3 a kind an old log holds",
+    ]
