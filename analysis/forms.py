@@ -1,12 +1,13 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
+from studies.selectors import study_analysed_sources
+
 from .metrics.overlap import LABELS, METRICS
 from .parameters import (
     DEFAULT_PARAMETERS,
     MAX_BOOTSTRAP_RESAMPLES,
     analysis_parameters_clean,
-    study_sources,
 )
 
 MAX_RESAMPLES = MAX_BOOTSTRAP_RESAMPLES
@@ -56,7 +57,7 @@ class RunParametersForm(forms.Form):
         initial = {**DEFAULT_PARAMETERS, **(initial or {})}
         super().__init__(*args, initial=initial, **kwargs)
         self.study = study
-        sources = study_sources(study=study)
+        sources = study_analysed_sources(study=study)
         self.fields["excluded_sources"].choices = [(s, s) for s in sources]
 
     def clean(self):

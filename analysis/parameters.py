@@ -6,7 +6,8 @@ import math
 
 from django.core.exceptions import ValidationError
 
-from studies.models import Reflection, Study
+from studies.models import Study
+from studies.selectors import study_analysed_sources
 
 from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
 
@@ -22,18 +23,6 @@ DEFAULT_PARAMETERS = {
     "fast_seconds": DEFAULT_FAST_SECONDS,
     "agreement_floor": DEFAULT_AGREEMENT_FLOOR,
 }
-
-
-def study_sources(*, study: Study) -> list[str]:
-    """The sources of a study's reflections (attention checks, never analysed, aside),
-    sorted: what a run or an export may leave out (``excluded_sources``)."""
-    return list(
-        Reflection.objects.filter(context__study=study)
-        .exclude(kind=Reflection.Kind.ATTENTION_CHECK)
-        .order_by("source")
-        .values_list("source", flat=True)
-        .distinct()
-    )
 
 
 def analysis_parameters_clean(parameters: dict | None, *, study: Study | None = None) -> dict:
@@ -67,7 +56,7 @@ def analysis_parameters_clean(parameters: dict | None, *, study: Study | None = 
         )
     cleaned["excluded_sources"] = sorted(set(sources))
     if study is not None:
-        known = study_sources(study=study)
+        known = study_analysed_sources(study=study)
         unknown = [name for name in cleaned["excluded_sources"] if name not in known]
         if unknown:
             raise ValidationError(

@@ -32,6 +32,7 @@ from ..models import (
 from ..permissions import user_may_export
 from ..selectors import (
     stage_code_warnings,
+    study_analysed_sources,
     study_has_judgements,
     study_missing_for_opening,
     study_opening_message,
@@ -358,6 +359,7 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
             .order_by("source")
             .values_list("source", flat=True)
             .distinct(),
+            "analysed_sources": study_analysed_sources(study=study),
             "files": FILES.items(),
             "title": f"Export the annotations of {study.title}",
         }

@@ -203,6 +203,18 @@ def judgement_list(
     )
 
 
+def study_analysed_sources(*, study: Study) -> list[str]:
+    """The sources of a study's reflections that an analysis counts (attention checks
+    never are), sorted: what a run or an export may leave out (``excluded_sources``)."""
+    return list(
+        Reflection.objects.filter(context__study=study)
+        .exclude(kind=Reflection.Kind.ATTENTION_CHECK)
+        .order_by("source")
+        .values_list("source", flat=True)
+        .distinct()
+    )
+
+
 def error_category_slugs(*, study_id: int) -> list[tuple[int, str]]:
     """(bit, slug) of the study's error categories in display order."""
     return list(

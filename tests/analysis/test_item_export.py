@@ -335,6 +335,12 @@ def test_the_admin_export_page_offers_the_item_export(judged, staff_client):
     html = page.content.decode()
     assert f'action="{items_url(judged)}"' in html
     assert 'name="exclude_source" value="GPT-2"' in html
+    # Attention checks never count, so there is nothing to leave out: not offered.
+    check = Reflection.objects.filter(
+        context__study=judged, kind=Reflection.Kind.ATTENTION_CHECK
+    ).values_list("source", flat=True)[0]
+    assert f'name="exclude_source" value="{check}"' not in html
+    assert f'name="source" value="{check}"' in html  # the published export's filter
 
 
 def test_the_dashboard_links_the_item_export_with_the_reports_parameters(judged, staff_client):
