@@ -15,7 +15,9 @@ everywhere else too:
 * coding descriptions (the coding page): active staff who may read studies and
   judgements (descriptions are judgement data) and hold *add description coding*;
   growing the codebook there also needs *add code*. The codes download needs what the
-  annotation exports need (``user_may_export``: it holds the descriptions).
+  annotation exports need (``user_may_export``: it holds the descriptions). The
+  "Coders" group (``CODERS_GROUP``, made by a data migration) holds exactly the
+  permissions a coder who grows the codebook needs (``CODERS_GROUP_PERMS``).
 
 Staff pages ask one of these predicates through ``studies.views.common.staff_page``,
 API views through ``studies.api_framework.ResearcherPermission`` (the view's ``may``).
@@ -43,6 +45,14 @@ def user_may_read_studies(user) -> bool:
 
 CODING_PERM = "studies.add_descriptioncoding"
 CODE_ADD_PERM = "studies.add_code"
+
+
+#: The group a coder joins: what ``user_may_add_codes`` checks, one permission of each
+#: view-or-change pair (the view one), and nothing else. The data migration
+#: ``*_coders_group`` froze this list (tests/studies/test_coders_group.py holds the
+#: two together).
+CODERS_GROUP = "Coders"
+CODERS_GROUP_PERMS = (STUDY_READ_PERMS[0], JUDGEMENT_READ_PERMS[0], CODING_PERM, CODE_ADD_PERM)
 
 
 def user_is_active_staff(user) -> bool:

@@ -93,7 +93,7 @@ class StudyForm(LockedOnceUsedForm):
             "title", "slug", "status", "description", "contact_email", "overlap_k",
             "batches_per_stage", "batch_time_limit", "avoid_recurrence",
             "attention_failure_policy", "seed", "information_sheet", "consent_text",
-            "crowd_group", "mturk_frame", "tutorial_intro",
+            "crowd_group", "mturk_frame", "coding_reveals_sources", "tutorial_intro",
             "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
             "coherence_question", "empathy_statement", "empathy_labels", "mee_merge",
         )  # fmt: skip
@@ -182,6 +182,14 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
                 "assignmentId, hitId, turkSubmitTo) and join the group chosen here under a "
                 "pseudonym. Each stage has its own link and codes: see the stages below.",
                 "fields": ("crowd_group", "mturk_frame"),
+            },
+        ),
+        (
+            "Coding descriptions",
+            {
+                "description": "Free-text descriptions are coded on the coding page "
+                '(the "Code descriptions" links at the top of this page).',
+                "fields": ("coding_reveals_sources",),
             },
         ),
         (

@@ -160,6 +160,14 @@ class Study(models.Model):
         "frame, as an ExternalQuestion HIT. Needs HTTPS: the pages' cookies are then sent "
         "from inside the frame (SameSite=None; Secure). No other page becomes frameable.",
     )
+    coding_reveals_sources = models.BooleanField(
+        "coding page shows sources and groups",
+        default=False,
+        help_text="Off by default (blind coding): the coding page hides each description's "
+        "source (human or which model), generation settings and annotator group, so coders "
+        "comparing exactly those are not swayed by knowing them. Turn on only when the "
+        "coding does not compare sources or groups.",
+    )
     seed = models.PositiveIntegerField(
         default=new_study_seed,
         help_text="Seeds every random choice of the study (attention checks, shuffles, "

@@ -3,9 +3,10 @@ order, and how far a coder has got."""
 
 from dataclasses import dataclass
 
-from django.db.models import QuerySet
+from django.db.models import Count, Q, QuerySet
 
 from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
+from ..models.coding import PRIMARY_FIRST
 
 # The order coders meet descriptions in (and the export lists them in).
 DESCRIPTION_ORDER = ("assignment__batch__context__external_id", "reflection_id", "pk")
@@ -59,12 +60,17 @@ class CodingPosition:
     def coded(self) -> int:
         return len(self.coded_ids.intersection(self.ids))
 
+    @property
+    def all_coded(self) -> bool:
+        """Every description of the list is coded (and there is at least one)."""
+        return bool(self.ids) and self.coded == self.total
+
     def first_uncoded(self) -> int | None:
-        """Where to resume: the first description not yet coded, else the first."""
+        """Where to resume: the first description not yet coded (None once all are)."""
         for pk in self.ids:
             if pk not in self.coded_ids:
                 return pk
-        return self.ids[0] if self.ids else None
+        return None
 
     def index(self, pk: int | None) -> int | None:
         try:
@@ -90,6 +96,29 @@ def coding_position(*, descriptions: QuerySet[Judgement], coder: Coder | None) -
         else []
     )
     return CodingPosition(ids=ids, coded_ids=frozenset(coded))
+
+
+@dataclass(frozen=True)
+class OtherCoder:
+    """Another coder of the study and how many of a stage's descriptions they have
+    still to code."""
+
+    name: str
+    left: int
+
+
+def coding_left_to_others(*, stage: Stage, coder: Coder | None) -> list[OtherCoder]:
+    """The study's coders other than ``coder`` (primary first) with the number of the
+    stage's descriptions each has not coded yet. Two queries."""
+    descriptions = stage_descriptions(stage=stage).order_by().values("pk")
+    total = descriptions.count()
+    others = Coder.objects.filter(study=stage.study_id).select_related("user")
+    if coder is not None:
+        others = others.exclude(pk=coder.pk)
+    others = others.annotate(
+        n_coded=Count("codings", filter=Q(codings__judgement__in=descriptions))
+    ).order_by(*PRIMARY_FIRST)
+    return [OtherCoder(name=o.user.get_username(), left=total - o.n_coded) for o in others]
 
 
 # --- the coding page (studies/views/coding.py) ---------------------------------------------

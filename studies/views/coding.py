@@ -1,8 +1,14 @@
 """The coding page (staff): one free-text description at a time, with its response
 candidate and conversation; the coder ticks codes of the study's codebook (or marks
-the description uninformative), grows the codebook in place, and moves on. htmx swaps
-the panel; every control is also a plain form or link. Each coder sees and writes only
-their own coding (``studies.services.coding``)."""
+the description uninformative), grows the codebook in place, and moves on; once every
+description is coded, the page says what is left to the other coders. htmx swaps the
+panel (and, out of band, what beside it depends on the description or the codebook);
+every control is also a plain form or link. Each coder sees and writes only their own
+coding (``studies.services.coding``).
+
+Coding is blind unless the study's ``coding_reveals_sources`` is on: the page then
+leaves out each candidate's source and generation settings and the annotator's group,
+and offers no filter by source, since coders are often comparing exactly those."""
 
 from urllib.parse import urlencode
 
@@ -23,6 +29,7 @@ from ..selectors.coding import (
     code_place,
     codebook,
     coder_of,
+    coding_left_to_others,
     coding_position,
     coding_stage,
     description_for_coding,
@@ -54,18 +61,23 @@ def _stage(slug: str, position: int) -> Stage:
 
 
 def _filters(data, *, stage: Stage) -> dict[str, str]:
-    """The source and code filters, unknown values dropped."""
+    """The source and code filters, unknown values dropped (and the source in blind
+    coding)."""
     source = (data.get("source") or "").strip()
     code = (data.get("code") or "").strip()
-    if source and source not in stage_description_sources(stage=stage):
+    if source and (
+        not stage.study.coding_reveals_sources
+        or source not in stage_description_sources(stage=stage)
+    ):
         source = ""
     if code and study_code(study_id=stage.study_id, slug=code) is None:
         code = ""
     return {key: value for key, value in (("source", source), ("code", code)) if value}
 
 
-def _url(stage: Stage, filters: dict[str, str], item: int | None = None) -> str:
-    query = {**filters, **({"item": item} if item else {})}
+def _url(stage: Stage, filters: dict[str, str], item: int | None = None, done=False) -> str:
+    """The page at ``item``, or at the all-coded state with ``done``."""
+    query = {**filters, **({"item": item} if item else {}), **({"done": 1} if done else {})}
     url = reverse("studies:coding", args=[stage.study.slug, stage.position])
     return f"{url}?{urlencode(query)}" if query else url
 
@@ -79,14 +91,28 @@ def _position(*, stage, coder, filters) -> CodingPosition:
     return coding_position(descriptions=descriptions, coder=coder)
 
 
-def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, errors=None):
-    """The panel for ``item_id`` (else the first description not coded yet).
-    ``chosen``: the ticks of a refused save of ``item_id``, kept only when that is
-    the description shown."""
+def _codebook(codes, chosen_slugs=()) -> list[tuple]:
+    """(code, its number key, ticked) for each code of the codebook."""
+    return [
+        (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "", c.slug in chosen_slugs)
+        for i, c in enumerate(codes)
+    ]
+
+
+def _panel_context(
+    request, *, stage, coder, filters, item_id, chosen=None, errors=None, done=False
+):
+    """The panel for ``item_id``, else the first description not coded yet, else
+    (every description coded) the all-coded state. A code filter lists descriptions
+    to re-read, so it opens at its first one unless ``done`` (the coder just saved
+    its last). ``chosen``: the ticks of a refused save of ``item_id``, kept only
+    when that is the description shown."""
     study = stage.study
     position = _position(stage=stage, coder=coder, filters=filters)
     if item_id is None or position.index(item_id) is None:
         item_id = position.first_uncoded()
+        if item_id is None and "code" in filters and not done and position.ids:
+            item_id = position.ids[0]
         chosen = None  # another description: the posted ticks were not for it
     item = None
     if item_id is not None:
@@ -99,35 +125,39 @@ def _panel_context(request, *, stage, coder, filters, item_id, chosen=None, erro
     codes = codebook(study=study)
     previous = position.neighbour(item_id, -1) if item_id else None
     following = position.neighbour(item_id, +1) if item_id else None
+    all_coded = item is None and position.all_coded
     return {
         "study": study,
         "stage": stage,
         "filters": filters,
         "item": item,
         "turns": item.assignment.batch.context.turns if item else [],
+        "reveal": study.coding_reveals_sources,
         "own": own,
         "chosen": chosen,
         "errors": errors or {},
-        # (code, its number key, ticked for this description)
-        "codebook": [
-            (c, SHORTCUT_KEYS[i] if i < len(SHORTCUT_KEYS) else "", c.slug in chosen["codes"])
-            for i, c in enumerate(codes)
-        ],
+        "codebook": _codebook(codes, chosen["codes"]),
         "number": (position.index(item_id) or 0) + 1,
         "position": position,
         "previous_url": _url(stage, filters, previous) if previous else "",
         "next_url": _url(stage, filters, following) if following else "",
         "action_url": _url(stage, filters, item_id),
+        "all_coded": all_coded,
+        "others": coding_left_to_others(stage=stage, coder=coder) if all_coded else [],
+        "first_url": _url(stage, filters, position.ids[0]) if all_coded else "",
     }
 
 
 def _render(request, context, *, status=200) -> HttpResponse:
+    """The page, or for htmx the panel (with the code form's notice cleared and its
+    description updated out of band)."""
     template = "studies/coding/_panel.html" if request.htmx else "studies/coding/page.html"
+    context["can_add_codes"] = user_may_add_codes(request.user)
+    context["oob"] = bool(request.htmx)
     if not request.htmx:
         stage = context["stage"]
         context |= {
-            "sources": stage_description_sources(stage=stage),
-            "can_add_codes": user_may_add_codes(request.user),
+            "sources": stage_description_sources(stage=stage) if context["reveal"] else [],
             "can_download": user_may_export(request.user),
             "code_form": context.get("code_form", {}),
         }
@@ -153,7 +183,12 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     item_id = _item_id(data.get("item") or data.get("judgement"))
     if request.method == "GET":
         context = _panel_context(
-            request, stage=stage, coder=coder, filters=filters, item_id=item_id
+            request,
+            stage=stage,
+            coder=coder,
+            filters=filters,
+            item_id=item_id,
+            done=bool(request.GET.get("done")),
         )
         return _render(request, context)
     judgement = judgement_by_id(judgement_id=_item_id(request.POST.get("judgement")))
@@ -205,11 +240,14 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     following = before.neighbour(judgement.pk, +1)
     if following is None:
         following = _position(stage=stage, coder=coder, filters=filters).first_uncoded()
-    url = _url(stage, filters, following)
+    done = following is None  # the last description saved and none left uncoded
+    url = _url(stage, filters, following, done=done)
     if not request.htmx:
         messages.success(request, "Saved.")
         return redirect(url)
-    context = _panel_context(request, stage=stage, coder=coder, filters=filters, item_id=following)
+    context = _panel_context(
+        request, stage=stage, coder=coder, filters=filters, item_id=following, done=done
+    )
     context["saved"] = True
     response = _render(request, context)
     response["HX-Push-Url"] = url
@@ -220,7 +258,8 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
 @staff_page(may=user_may_add_codes)
 def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     """Add a code to the codebook (slug, label, definition, example). htmx: the
-    emptied form plus the new code's checkbox (ticked) in the coding form."""
+    emptied form plus, out of band, the new code's checkbox (ticked) in the coding
+    form, the codebook list and the code filter."""
     stage = _stage(slug, position)
     filters = _filters(request.POST, stage=stage)
     item_id = _item_id(request.POST.get("item"))
@@ -251,6 +290,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
         return redirect(_url(stage, filters, item_id))
     index = code_place(code=code)
     context = {
+        "codebook": _codebook(codebook(study=stage.study)),
         "stage": stage,
         "filters": filters,
         "item_id": item_id,

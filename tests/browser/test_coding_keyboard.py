@@ -1,15 +1,16 @@
 """Coding descriptions in a real browser with the keyboard: number keys tick codes, U
 marks uninformative, Enter saves and moves on (htmx), P goes back; a code added in
 place gets the next number key; typing in the code form's boxes triggers nothing; no
-Content-Security-Policy violation on the way."""
+Content-Security-Policy violation on the way. Blind by default, the codebook beside
+the description stays fresh, and the last save ends in the all-coded state."""
 
 import re
 
 import pytest
 from playwright.sync_api import expect
 
-from studies.models import DescriptionCoding
-from studies.services.coding import code_create
+from studies.models import DescriptionCoding, Judgement
+from studies.services.coding import code_create, coder_join, coding_save
 from tests.browser.test_content_security_policy import REPORT_VIOLATIONS
 from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_staff
 
@@ -100,3 +101,69 @@ def test_coding_with_the_keyboard(browser, live_server, stage):
     expect(panel).to_have_attribute("data-item", str(ids[2]))
     expect(page.locator("#coding-heading")).to_have_text(re.compile("Description 3 of 6"))
     assert violations == []
+
+
+@pytest.fixture
+def blank_codebook_stage(loaded_study):
+    """A coding stage with no codes yet, its coder, and a second coder who has coded
+    the first two descriptions: the ids of the descriptions."""
+    stage = code_first_stage(loaded_study)
+    user = make_staff("coder")
+    user.set_password("pw-for-tests-only")
+    user.save()
+    ids = coded_descriptions(stage)
+    other = make_staff("other")
+    coder = coder_join(study=loaded_study, user=other)
+    for judgement in Judgement.objects.filter(pk__in=ids[:2]):
+        coding_save(coder=coder, judgement=judgement, codes=[], uninformative=True, user=other)
+    return ids
+
+
+def test_the_codebook_stays_fresh_and_the_page_ends_all_coded(
+    browser, live_server, blank_codebook_stage
+):
+    ids = blank_codebook_stage
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    _log_in(page, live_server, "/coding/pilot/stage-1/")
+    panel = page.locator("#coding-panel")
+    codebook = page.locator("#codebook")
+    expect(panel).to_have_attribute("data-item", str(ids[0]))
+    # Blind coding: no source, no generation settings, no group, no source filter.
+    expect(page.locator("[data-blind]")).to_contain_text("Blind coding")
+    expect(panel.locator("[data-source]")).to_have_count(0)
+    expect(page.locator("select[name=source]")).to_have_count(0)
+    expect(codebook).to_contain_text("No codes yet")
+
+    page.locator("#code-slug").fill("lost_context")
+    page.locator("#code-label").fill("Lost the context")
+    page.locator("#code-definition").fill("Ignores what the client said.")
+    page.get_by_role("button", name="Add the code").click()
+    expect(page.locator("#code-add-status")).to_contain_text("Added “Lost the context” (key 1)")
+    # In place: the codebook list, the code filter and the coding form.
+    expect(codebook).not_to_contain_text("No codes yet")
+    expect(codebook).to_contain_text("Lost the context lost_context")
+    expect(page.locator("#code-filter option[value=lost_context]")).to_have_count(1)
+    expect(panel.locator("input[data-code]")).to_be_checked()
+
+    page.get_by_role("button", name="Save and next").click()
+    expect(panel).to_have_attribute("data-item", str(ids[1]))
+    expect(page.locator("#code-add-status")).to_be_empty()  # the notice was for the last one
+    expect(page.locator("#code-add-item")).to_have_value(str(ids[1]))
+
+    page.locator("h1").click()
+    for pk in ids[1:]:
+        expect(panel).to_have_attribute("data-item", str(pk))
+        page.keyboard.press("1")
+        page.keyboard.press("Enter")
+    # After the last: no wrap to description 1, but what is left to the other coder.
+    expect(page.locator("#coding-heading")).to_have_text("All coded")
+    expect(panel).not_to_have_attribute("data-item", re.compile("."))
+    expect(panel).to_contain_text(f"You have coded all {len(ids)} descriptions.")
+    expect(panel).to_contain_text(
+        f"other has {len(ids) - 2} of this stage's descriptions left to code."
+    )
+    assert page.url.endswith("?done=1")
+    assert DescriptionCoding.objects.filter(coder__user__username="coder").count() == len(ids)
+    page.get_by_role("link", name="Read your codes again from the first description").click()
+    expect(panel).to_have_attribute("data-item", str(ids[0]))
+    expect(panel.locator("input[data-code]")).to_be_checked()

@@ -5,6 +5,7 @@ from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
 from studies.models import Assignment, Batch, Judgement, Reflection, Stage
+from studies.permissions import CODERS_GROUP_PERMS
 from studies.protocol import NO_ANSWER_FREE_TEXT
 from studies.services import (
     Answer,
@@ -15,7 +16,8 @@ from studies.services import (
 )
 from tests.conftest import load_materials, make_study, module_transaction
 
-CODER_PERMS = ("view_study", "view_judgement", "add_descriptioncoding", "add_code")
+#: The Coders group's permissions, as codenames.
+CODER_PERMS = tuple(perm.split(".")[1] for perm in CODERS_GROUP_PERMS)
 
 
 def describe(reflection: Reflection) -> Answer:

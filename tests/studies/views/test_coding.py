@@ -1,5 +1,6 @@
 """The coding page: two coders coding independently (plain POST and htmx), resuming,
-filters, growing the codebook, permissions, and the codes download."""
+blind coding, the all-coded state, filters, growing the codebook, permissions, and the
+codes download."""
 
 import csv
 import io
@@ -12,7 +13,7 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from studies.datafiles.materials import materials_import
-from studies.models import Code, Coder, DescriptionCoding, Judgement
+from studies.models import Code, Coder, DescriptionCoding, Judgement, Study
 from studies.services import study_create
 from studies.services.coding import code_create
 from tests.conftest import materials_doc
@@ -52,6 +53,18 @@ def signed_in(client, user):
     return client
 
 
+def reveal_sources(stage):
+    Study.objects.filter(pk=stage.study_id).update(coding_reveals_sources=True)
+    stage.study.refresh_from_db()
+
+
+def code_all(client, stage, ids, **extra):
+    """Code ``ids`` in order as the signed-in coder; the last response."""
+    for pk in ids:
+        response = client.post(page_url(stage), {"judgement": pk, "codes": ["parrots"]}, **extra)
+    return response
+
+
 def test_the_page_opens_at_the_first_description_with_its_context(
     client, coding_stage, codebook, alice
 ):
@@ -61,13 +74,57 @@ def test_the_page_opens_at_the_first_description_with_its_context(
     html = response.content.decode()
     assert first.error_description in html
     assert first.reflection.text in html
-    assert f"source: {first.reflection.source}" in html
+    assert f"dialogue {first.assignment.batch.context.external_id}" in html
     assert "What brings you here today" in html  # the conversation
     assert "0 / 6 coded by you" in html
     assert 'name="codes" value="lost_context"' in html
     assert "<kbd>1</kbd>" in html and "<kbd>U</kbd>" in html
     assert "Content-Security-Policy" in response.headers
     assert "<script>" not in html and "style=" not in html
+
+
+def test_coding_is_blind_by_default(client, coding_stage, codebook, alice):
+    """Coders comparing sources and groups see neither, nor the generation settings,
+    nor a filter by source (which would name the source of every description)."""
+    first = Judgement.objects.get(pk=coded_descriptions(coding_stage)[0])
+    assert not coding_stage.study.coding_reveals_sources
+    html = signed_in(client, alice).get(page_url(coding_stage)).content.decode()
+    assert f'data-item="{first.pk}"' in html
+    assert "Blind coding: the candidates' sources" in html
+    for hidden in (
+        "source:",  # the stage's name says "GPT-2", the panel no source
+        first.reflection.generation["model"],
+        "greedy",
+        first.assignment.group.name,
+        'name="source"',
+    ):
+        assert hidden not in html
+
+
+def test_blind_coding_ignores_a_filter_by_source(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    html = signed_in(client, alice).get(page_url(coding_stage, source="Human")).content.decode()
+    assert f'data-item="{ids[0]}"' in html and f"Description 1 of {len(ids)}" in html
+    response = client.post(
+        page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"], "source": "Human"}
+    )
+    assert response.url == page_url(coding_stage, item=ids[1])
+
+
+def test_a_study_may_reveal_sources_groups_and_settings(client, coding_stage, codebook, alice):
+    reveal_sources(coding_stage)
+    first = Judgement.objects.get(pk=coded_descriptions(coding_stage)[0])
+    html = signed_in(client, alice).get(page_url(coding_stage)).content.decode()
+    assert f"source: {first.reflection.source}, model: gpt-2, decoding: greedy" in html
+    assert f"({first.assignment.group.name}, dialogue " in html
+    assert 'name="source"' in html and "Blind coding" not in html
+
+
+def test_the_admin_study_form_explains_blind_coding(admin_client, coding_stage):
+    url = reverse("admin:studies_study_change", args=[coding_stage.study.pk])
+    html = admin_client.get(url).content.decode()
+    assert 'name="coding_reveals_sources"' in html
+    assert "so coders comparing exactly those are not swayed by knowing them" in html
 
 
 def test_plain_post_saves_and_goes_to_the_next_description(client, coding_stage, codebook, alice):
@@ -165,6 +222,7 @@ def test_the_page_resumes_at_the_first_uncoded_description(client, coding_stage,
 
 
 def test_filters_by_source_and_by_own_code(client, coding_stage, codebook, alice, bob):
+    reveal_sources(coding_stage)
     ids = coded_descriptions(coding_stage)
     client = signed_in(client, alice)
     client.post(page_url(coding_stage), {"judgement": ids[4], "codes": ["lost_context"]})
@@ -182,12 +240,88 @@ def test_filters_by_source_and_by_own_code(client, coding_stage, codebook, alice
 
 
 def test_saving_under_a_filter_keeps_the_filter(client, coding_stage, codebook, alice):
+    reveal_sources(coding_stage)
     ids = coded_descriptions(coding_stage)
     source = Judgement.objects.get(pk=ids[0]).reflection.source
     response = signed_in(client, alice).post(
         page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"], "source": source}
     )
     assert f"source={source}" in response.url
+
+
+def test_saving_the_last_description_ends_in_the_all_coded_state(
+    client, coding_stage, codebook, alice
+):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    code_all(client, coding_stage, ids[:-1])
+    response = client.post(page_url(coding_stage), {"judgement": ids[-1], "codes": ["parrots"]})
+    assert response.url == page_url(coding_stage, done=1)
+    html = client.get(response.url).content.decode()
+    assert "data-item=" not in html and "Description 1 of" not in html
+    assert f"You have coded all {len(ids)} descriptions." in html
+    assert "No other coder has coded this study yet." in html
+    assert "a second coder codes the same descriptions on this page" in html
+    assert f'href="{page_url(coding_stage, item=ids[0])}"' in html  # read again
+    # Opening the page again, or saving an earlier one again, ends there too.
+    assert "You have coded all" in client.get(page_url(coding_stage)).content.decode()
+    response = client.post(page_url(coding_stage), {"judgement": ids[-1], "uninformative": "on"})
+    assert response.url == page_url(coding_stage, done=1)
+
+
+def test_the_all_coded_state_says_what_is_left_to_the_other_coder(
+    client, coding_stage, codebook, alice, bob
+):
+    ids = coded_descriptions(coding_stage)
+    code_all(signed_in(client, bob), coding_stage, ids[:2])
+    client.logout()
+    client = signed_in(client, alice)
+    response = code_all(client, coding_stage, ids, **HTMX)  # htmx: the panel at once
+    html = response.content.decode()
+    assert response["HX-Push-Url"] == page_url(coding_stage, done=1)
+    assert "data-all-coded" in html and "All coded" in html
+    assert f"bob has {len(ids) - 2} of this stage's descriptions left to code." in html
+    assert "Free-text descriptions</a> section compares the primary and the second coder" in html
+    client.logout()
+    code_all(signed_in(client, bob), coding_stage, ids[2:])
+    client.logout()
+    html = signed_in(client, alice).get(page_url(coding_stage)).content.decode()
+    assert "bob has coded every description of this stage too." in html
+    assert "turns the codes into the error categories of the next phase" in html
+
+
+def test_a_code_filter_opens_at_its_first_and_ends_all_coded(client, coding_stage, codebook, alice):
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    code_all(client, coding_stage, ids)
+    html = client.get(page_url(coding_stage, code="parrots")).content.decode()
+    assert f'data-item="{ids[0]}"' in html  # re-reading one's own codes
+    response = client.post(
+        page_url(coding_stage), {"judgement": ids[-1], "codes": ["parrots"], "code": "parrots"}
+    )
+    assert response.url == page_url(coding_stage, code="parrots", done=1)
+    html = client.get(response.url).content.decode()
+    assert f"You have coded all {len(ids)} descriptions that match these filters." in html
+
+
+def test_moving_on_clears_the_code_form_notice(client, coding_stage, codebook, alice):
+    """An htmx panel carries, out of band, an emptied notice and its description for
+    the code form beside it."""
+    ids = coded_descriptions(coding_stage)
+    client = signed_in(client, alice)
+    response = client.post(
+        page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]}, **HTMX
+    )
+    html = response.content.decode()
+    assert '<div id="code-add-status" role="status" hx-swap-oob="true"></div>' in html
+    assert f'id="code-add-item" name="item" value="{ids[1]}" hx-swap-oob="true"' in html
+    # Without htmx the whole page is new; a coder who may not add codes gets no form.
+    html = client.get(page_url(coding_stage, item=ids[1])).content.decode()
+    assert f'id="code-add-item" name="item" value="{ids[1]}">' in html
+    client.logout()
+    reader = make_staff("reader", perms=("view_study", "view_judgement", "add_descriptioncoding"))
+    html = signed_in(client, reader).get(page_url(coding_stage), **HTMX).content.decode()
+    assert "code-add" not in html
 
 
 def test_the_codebook_grows_from_the_page(client, coding_stage, codebook, alice):
@@ -200,6 +334,11 @@ def test_the_codebook_grows_from_the_page(client, coding_stage, codebook, alice)
     html = response.content.decode()
     assert 'hx-swap-oob="beforeend:#code-list"' in html
     assert 'value="too_vague" data-code checked' in html and "<kbd>3</kbd>" in html
+    # The codebook list and the code filter beside it gain the code too.
+    assert '<section id="codebook"' in html and "Too vague <code>too_vague</code>" in html
+    assert '<select id="code-filter" name="code" hx-swap-oob="true">' in html
+    assert '<option value="too_vague">Too vague</option>' in html
+    assert "No codes yet" not in html
     response = client.post(url, data, **HTMX)
     assert response.status_code == 422
     assert "already has a code &quot;too_vague&quot;" in response.content.decode()
