@@ -196,6 +196,9 @@ EXPLANATIONS: dict[str, str] = {
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",
+    "not_offered": "Not offered: this stage did not offer the error category (its No "
+    "offered other categories, or asked for a description instead), so nobody could "
+    "choose it there; a share or an agreement would be misread as the error not seen.",
     # free-text descriptions
     "descriptions_n": "Answers No that came with a description in the annotator's own words.",
     "descriptions_n_incoherent": "Answers No (the judgements that could carry a description).",
@@ -314,8 +317,8 @@ GLOSSARY_ORDER = [
     "spearman", "pearson", "alpha_majority", "alpha_scores", "chi2_p", "wilcoxon_p",
     "recurring_identical_rate", "nonrecurring_rate", "label_share", "majority_coherent_rate",
     "cohens_h", "p_holm", "cohens_d_empathy", "kendall_tau", "mean_abs_delta_h",
-    "majority_mee_share", "evaluator_system_spearman", "descriptions_coverage", "code_share",
-    "coder_kappa", "batches_filled",
+    "majority_mee_share", "not_offered", "evaluator_system_spearman", "descriptions_coverage",
+    "code_share", "coder_kappa", "batches_filled",
 ]  # fmt: skip
 
 GLOSSARY_TERMS = {
@@ -350,6 +353,7 @@ GLOSSARY_TERMS = {
     "kendall_tau": "Kendall τ-b",
     "mean_abs_delta_h": "Mean |Δh|",
     "majority_mee_share": "Majority most evident error",
+    "not_offered": "Not offered",
     "evaluator_system_spearman": "Automatic evaluator per system",
     "descriptions_coverage": "Description coverage",
     "code_share": "Code share",

@@ -26,7 +26,7 @@ from .selectors.judgements import (
     judgements_frame,
     report_categories,
     stage_names,
-    stages_without_categories,
+    stage_offered_slugs,
 )
 from .selectors.questionnaires import questionnaire_data
 
@@ -327,7 +327,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             stages=stage_names(study_id=run.study_id),
             questionnaires=questionnaire_data(study_id=run.study_id),
             codings=description_codings(study_id=run.study_id),
-            stages_without_categories=stages_without_categories(study_id=run.study_id),
+            offered_categories=stage_offered_slugs(study_id=run.study_id),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:

@@ -16,7 +16,7 @@ name) in reading order.
 from __future__ import annotations
 
 import itertools
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 
 import numpy as np
@@ -36,7 +36,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 5
+REPORT_VERSION = 6
 
 
 @dataclass(frozen=True)
@@ -119,13 +119,20 @@ def _most_evident_error(
 def _stage_cell(
     cell: pd.DataFrame,
     categories: Sequence[Category],
+    offered: Sequence[str],
     mee_merge: dict[str, list[str]],
     *,
     resamples: int,
     seed: int,
 ) -> dict:
+    """One group × stage entry; the most evident error over the ``offered`` slugs (a
+    category nobody could choose would still count in Randolph's kappa), over all
+    ``categories`` in a stage that offers none (its numbers are then nulled)."""
     slugs = [c.slug for c in categories]
-    merge = {slug: label for label, merged in mee_merge.items() for slug in merged if slug in slugs}
+    mee_slugs = [slug for slug in slugs if slug in offered] or slugs
+    merge = {
+        slug: label for label, merged in mee_merge.items() for slug in merged if slug in mee_slugs
+    }
     coherence = _coherence(cell, resamples=resamples, seed=seed)
     return {
         "n_judgements": len(cell),
@@ -141,7 +148,7 @@ def _stage_cell(
             judgements=cell, by="human", order=["human", "synthetic"]
         ),
         "most_evident_error": _most_evident_error(
-            cell, slugs, merge, resamples=resamples, seed=seed
+            cell, mee_slugs, merge, resamples=resamples, seed=seed
         ),
         "empathy": metrics.empathy_agreement(judgements=cell, resamples=resamples, seed=seed),
     }
@@ -212,7 +219,7 @@ def report_build(
     stages: Sequence[str] = (),
     questionnaires: QuestionnaireData | None = None,
     codings: Codings | None = None,
-    stages_without_categories: Sequence[str] = (),
+    offered_categories: Mapping[str, Sequence[str]] | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -226,8 +233,13 @@ def report_build(
     (:func:`analysis.selectors.judgements.assignments_frame`, every assignment whatever its
     status) and ``stages`` (the study's stage names by position) feed ``quality``
     and ``waiting_periods``; without them both are empty. ``codings``
-    (:func:`analysis.selectors.judgements.description_codings`) feed ``descriptions``; in the
-    ``stages_without_categories`` (free-text stages) the category statistics are null."""
+    (:func:`analysis.selectors.judgements.description_codings`) feed ``descriptions``.
+    ``offered_categories`` maps a stage name to the slugs its "No" offered
+    (:func:`analysis.selectors.judgements.stage_offered_slugs`; none in a free-text
+    stage); a stage not in it offered every category. The statistics of a category a
+    stage did not offer are null there (:func:`.descriptions.stage_categories_null`)."""
+    offered_categories = offered_categories or {}
+    slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
     resamples = int(parameters.get("bootstrap_resamples", 1000))
     seed = int(parameters.get("seed", 0))
@@ -257,7 +269,6 @@ def report_build(
             .tolist()
         )
         group_order = sorted(data["group"].unique().tolist(), key=str)
-        slugs = [c.slug for c in categories]
         # Rows by group and stage as integer codes: one hash of each text column, then
         # cheap integer masks (comparing a million strings per mask is not).
         group_codes, groups_coded = pd.factorize(data["group"])
@@ -279,11 +290,14 @@ def report_build(
                 if (group, stage) not in cells:
                     continue
                 cell = in_group.loc[stage_rows[stage][group_rows[group]]]
-                stages[stage] = _stage_cell(
-                    cell, categories, mee_merge, resamples=resamples, seed=seed
+                offered = offered_categories.get(stage, slugs)
+                stages[stage] = stage_categories_null(
+                    _stage_cell(
+                        cell, categories, offered, mee_merge, resamples=resamples, seed=seed
+                    ),
+                    slugs,
+                    offered,
                 )
-                if stage in stages_without_categories:
-                    stages[stage] = stage_categories_null(stages[stage], slugs)
                 done += 1
                 report_progress(done / total_steps)
             group_stages = [s for s in stage_order if s in stages]
@@ -314,7 +328,7 @@ def report_build(
             seed=seed,
         )
         systems["generation_settings"] = generation_categories_null(
-            systems["generation_settings"], slugs, stages_without_categories
+            systems["generation_settings"], slugs, offered_categories
         )
         descriptions = descriptions_build(
             data=data,
@@ -330,6 +344,10 @@ def report_build(
         "stage_order": stage_order,
         "group_order": group_order,
         "categories": [{"slug": c.slug, "label": c.label} for c in categories],
+        "stage_categories": {
+            stage: [slug for slug in slugs if slug in offered_categories.get(stage, slugs)]
+            for stage in stage_order
+        },
         "most_evident_error_merge": mee_merge,
         "groups": groups,
         "inter_group": inter_group,

@@ -1,7 +1,7 @@
 """The report's free-text keys: ``codebook`` and ``descriptions`` (per group and
 stage, the descriptions given with a "No", their coding into the study's codebook
-and the agreement of two coders), and the null category statistics of a stage that
-asks for descriptions instead of categories.
+and the agreement of two coders), and the null statistics of the categories a stage
+did not offer (all of them in a stage that asks for descriptions instead).
 
 This module only slices the analysed frame (the judgements every other block reads)
 and names the results; the statistics live in
@@ -10,7 +10,7 @@ and names the results; the statistics live in
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -56,7 +56,7 @@ def codebook_entries(codings: Codings | None) -> list[dict]:
     return [{"slug": s, "label": label} for s, label in (codings or Codings()).codebook]
 
 
-# --------------------------------------------------------------------------- free-text stages
+# --------------------------------------------------------------------------- categories not offered
 
 
 def _null_numbers(value):
@@ -71,45 +71,72 @@ def _null_numbers(value):
     return None
 
 
-def _slugs_null(shares: dict, slugs: Sequence[str]) -> dict:
+def _slugs_null(shares: dict, slugs: Collection[str]) -> dict:
     return {key: None if key in slugs else share for key, share in shares.items()}
 
 
-def stage_categories_null(cell: dict, slugs: Sequence[str]) -> dict:
-    """A group × stage entry of a stage that asks no categories: its category
-    statistics keep their keys, with null values (no annotator was asked, so a share
-    of 0 or an agreement would be misread). The coherent share and
-    ``incoherent_unspecified`` (the "No" answers, none with a category) stay."""
+def not_offered(slugs: Sequence[str], offered: Collection[str]) -> list[str]:
+    """The ``slugs`` (the study's categories) a stage offering ``offered`` did not."""
+    return [slug for slug in slugs if slug not in offered]
+
+
+def stage_categories_null(cell: dict, slugs: Sequence[str], offered: Collection[str]) -> dict:
+    """A group × stage entry with the statistics of the categories its stage did not
+    offer (``slugs`` are the study's, ``offered`` the stage's) null, their keys kept:
+    nobody could choose them there, so a share of 0 or an agreement would be misread.
+    In a stage that offers none (it asks no categories) every number of
+    ``most_evident_error`` is null too; otherwise that agreement is computed over the
+    offered categories only. The coherent share and ``incoherent_unspecified`` stay."""
+    missing = not_offered(slugs, offered)
+    if not missing:
+        return cell
     return {
         **cell,
-        "error_categories": _null_numbers(cell["error_categories"]),
-        "label_distribution": {
-            row: _slugs_null(shares, slugs) for row, shares in cell["label_distribution"].items()
+        "error_categories": {
+            slug: _null_numbers(entry) if slug in missing else entry
+            for slug, entry in cell["error_categories"].items()
         },
-        "most_evident_error": _null_numbers(cell["most_evident_error"]),
+        "label_distribution": {
+            row: _slugs_null(shares, missing) for row, shares in cell["label_distribution"].items()
+        },
+        "most_evident_error": cell["most_evident_error"]
+        if offered
+        else _null_numbers(cell["most_evident_error"]),
     }
 
 
-def generation_categories_null(settings: dict, slugs: Sequence[str], stages: Sequence[str]) -> dict:
-    """``generation_settings`` with the category shares of ``stages`` (those asking no
-    categories) null: the label distribution's categories and every majority most
-    evident error share."""
+def _setting_null(entry: dict, missing: Collection[str], offered: Collection[str]) -> dict:
+    return {
+        **entry,
+        "label_distribution": _slugs_null(entry["label_distribution"], missing),
+        "majority_mee": _slugs_null(entry["majority_mee"], missing)
+        if offered
+        else _null_numbers(entry["majority_mee"]),
+    }
+
+
+def generation_categories_null(
+    settings: dict, slugs: Sequence[str], offered: Mapping[str, Collection[str]]
+) -> dict:
+    """``generation_settings`` with the shares of the categories a stage did not offer
+    null (``offered``: stage → the slugs it offered; a stage not in it offered every
+    one of ``slugs``): in the label distribution and the majority most evident
+    error; in a stage that offers none, every majority most evident error share."""
     result = {}
     for group, per_stage in settings.items():
-        result[group] = {
-            stage: {
-                key: {
-                    value: {
-                        **entry,
-                        "label_distribution": _slugs_null(entry["label_distribution"], slugs),
-                        "majority_mee": _null_numbers(entry["majority_mee"]),
+        result[group] = {}
+        for stage, keys in per_stage.items():
+            chosen = offered.get(stage, slugs)
+            missing = not_offered(slugs, chosen)
+            result[group][stage] = (
+                {
+                    key: {
+                        value: _setting_null(entry, missing, chosen)
+                        for value, entry in values.items()
                     }
-                    for value, entry in values.items()
+                    for key, values in keys.items()
                 }
-                for key, values in keys.items()
-            }
-            if stage in stages
-            else keys
-            for stage, keys in per_stage.items()
-        }
+                if missing
+                else keys
+            )
     return result

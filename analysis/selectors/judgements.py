@@ -30,6 +30,7 @@ from studies.models import (
     Reflection,
     Stage,
 )
+from studies.selectors import study_stage_categories
 
 from ..metrics.protocol.descriptions import CODING_COLUMNS, PRIMARY, SECOND
 from ..models import AutomaticScore
@@ -153,11 +154,18 @@ def _names_by_key(
     ).remove_unused_categories()
 
 
-def stages_without_categories(*, study_id: int) -> list[str]:
-    """The names of the study's stages whose "No" asks for no error categories
-    (``AnswerSettings.asks_categories``): a free-text stage."""
+def stage_offered_slugs(*, study_id: int) -> dict[str, list[str]]:
+    """Stage name → the slugs of the error categories its "No" offers
+    (``study_stage_categories``); none in a stage that asks no categories
+    (``AnswerSettings.asks_categories``: a free-text stage)."""
+    offered = study_stage_categories(study_id=study_id)
     stages = Stage.objects.filter(study_id=study_id).only("name", "no_answer", "empathy_after_yes")
-    return [stage.name for stage in stages if not stage.answer_settings.asks_categories]
+    return {
+        stage.name: [c.slug for c in offered[stage.pk]]
+        if stage.answer_settings.asks_categories
+        else []
+        for stage in stages
+    }
 
 
 def description_codings(*, study_id: int) -> Codings:

@@ -6,7 +6,7 @@ from __future__ import annotations
 from ..explanations import explain
 from ..metrics.agreement import MIN_MAJORITY_RATERS
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
-from .walk import category_labels, cells_in_order
+from .walk import category_labels, cells_in_order, not_offered_in_row
 
 MEE_VARIANTS = {
     # report key: (shown as, explanation key)
@@ -119,6 +119,7 @@ def majority_table(report: dict) -> Table:
         note="Per label: items a majority gave the label ÷ items at least one annotator "
         f"gave it, over the items with at least {MIN_MAJORITY_RATERS} annotators; for the error "
         "categories, n is that denominator: those items flagged at least once.",
+        not_offered=not_offered_in_row(report),
     )
 
 

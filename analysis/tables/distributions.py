@@ -9,6 +9,7 @@ from .walk import (
     category_labels,
     cells_in_order,
     distribution_rows,
+    not_offered_in_row,
     stage_order,
 )
 
@@ -85,4 +86,5 @@ def label_distribution_table(report: dict) -> Table:
         entries=entries,
         note="Share of the judgements of each kind and source of reflections; an incoherent "
         "judgement is split equally among the error categories it selected.",
+        not_offered=not_offered_in_row(report),
     )

@@ -12,7 +12,7 @@ figures read them back with :meth:`Table.records`.
 from __future__ import annotations
 
 import gc
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Collection, Iterable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from enum import Enum
@@ -235,6 +235,14 @@ class Measure:
             stats.append(Stat(name, flagged, facet=self.facet))
         return Cell(tuple(parts), stats=tuple(stats))
 
+    def not_offered_cell(self) -> Cell:
+        """The cell of an error category the row's stage did not offer: no numbers,
+        and a text that says so rather than a dash (nothing was left undefined)."""
+        return Cell(
+            (Part(NOT_OFFERED, explain("not_offered"), "undefined"),),
+            stats=tuple(Stat(name, None, facet=self.facet) for name in self.column().stats),
+        )
+
     def _pair(self, data: Any) -> Cell:
         (first, a), (second, b) = self.value(data)
         dimension = self.facet[0] if self.facet else ""
@@ -259,6 +267,9 @@ class Measure:
         )
 
 
+#: How a table shows the statistic of a category the row's stage did not offer.
+NOT_OFFERED = "not offered"
+
 GROUP = Key("Group", ("group",))
 STAGE = Key("Stage", ("stage",))
 
@@ -272,9 +283,12 @@ def build_table(
     entries: Iterable[tuple[tuple, Any]],
     note: str = "",
     empty: str = "Nothing to show.",
+    not_offered: Callable[[tuple], Collection[str]] | None = None,
 ) -> Table:
     """A table of one row per entry: (identifying values, laid out in ``keys``'
-    order, and the data the ``measures`` read)."""
+    order, and the data the ``measures`` read). ``not_offered`` gives, from a row's
+    identifying values, the slugs of the error categories its stage did not offer: a
+    measure whose facet is one of them shows :data:`NOT_OFFERED`."""
     widths = [len(key.names) for key in keys]
     rows = []
     for values, data in entries:
@@ -282,7 +296,13 @@ def build_table(
         for key, width in zip(keys, widths, strict=True):
             cells.append(key.cell(tuple(values[start : start + width])))
             start += width
-        cells.extend(measure.cell(data) for measure in measures)
+        missing = not_offered(tuple(values)) if not_offered else ()
+        cells.extend(
+            measure.not_offered_cell()
+            if measure.facet and measure.facet[1] in missing
+            else measure.cell(data)
+            for measure in measures
+        )
         rows.append(cells)
     columns = [key.column() for key in keys] + [measure.column() for measure in measures]
     return Table(slug=slug, caption=caption, columns=columns, rows=rows, note=note, empty=empty)

@@ -12,7 +12,13 @@ from .comparisons import EVALUATOR, NO_SCORES, evaluator_measures
 from .distributions import label_share_measures
 from .format import finite
 from .model import GROUP, STAGE, Key, Measure, Pair, Table, at, build_table
-from .walk import category_labels, generation_settings_in_order, group_pair, per_group_in_order
+from .walk import (
+    category_labels,
+    generation_settings_in_order,
+    group_pair,
+    not_offered_in_row,
+    per_group_in_order,
+)
 
 EMPATHY_POINTS = ("1", "2", "3", "4", "5")
 SOURCE = Key("Source", ("source",))
@@ -251,6 +257,7 @@ def generation_settings_table(report: dict) -> Table:
             "in the stage.",
         ),
         empty=NO_SETTINGS,
+        not_offered=not_offered_in_row(report),
     )
 
 
@@ -279,6 +286,7 @@ def generation_mee_table(report: dict) -> Table:
             "by more than half of their incoherent annotators.",
         ),
         empty=NO_SETTINGS,
+        not_offered=not_offered_in_row(report),
     )
 
 

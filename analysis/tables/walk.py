@@ -6,6 +6,7 @@ walks the report through these functions."""
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from typing import Any
 
 
@@ -45,6 +46,21 @@ def shifts_in_order(report: dict) -> list[tuple[str, dict]]:
 def category_labels(report: dict) -> list[tuple[str, str]]:
     """(slug, label) of the study's error categories, in display order."""
     return [(c["slug"], c.get("label") or c["slug"]) for c in report.get("categories") or []]
+
+
+def categories_not_offered(report: dict, stage: str) -> frozenset[str]:
+    """The slugs of the study's error categories ``stage`` did not offer (the
+    report's ``stage_categories``; none known in a report stored before it)."""
+    offered = (report.get("stage_categories") or {}).get(stage)
+    if offered is None:
+        return frozenset()
+    return frozenset(slug for slug, _ in category_labels(report) if slug not in offered)
+
+
+def not_offered_in_row(report: dict, *, stage_at: int = 1) -> Callable[[tuple], frozenset[str]]:
+    """For ``build_table``'s ``not_offered``: the categories not offered in the stage
+    a row names at ``stage_at`` of its identifying values (after the group)."""
+    return lambda values: categories_not_offered(report, values[stage_at])
 
 
 def _natural_key(name: str):

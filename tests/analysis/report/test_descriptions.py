@@ -13,11 +13,12 @@ import pytest
 from django.urls import reverse
 from django.utils import timezone
 
-from analysis.explanations import explain_undefined
+from analysis.explanations import explain
 from analysis.metrics.protocol.descriptions import PRIMARY, SECOND
 from analysis.report.text import report_summary_lines
 from analysis.selectors.judgements import description_codings
 from analysis.services import analysis_run_compute
+from analysis.tables.model import NOT_OFFERED
 from studies.models import (
     Assignment,
     Batch,
@@ -287,8 +288,8 @@ def test_the_dashboard_shows_the_descriptions_section(coded_study, client):
     ):
         assert f"<caption>{caption}" in page, caption
     assert 'id="figure-description-codes"' in page
-    # The free-text stage's category shares are dashes that say why.
-    assert explain_undefined("label_share").replace("'", "&#x27;") in page
+    # The free-text stage offered no category: its category shares say so.
+    assert f'title="{explain("not_offered")}" class="undefined">{NOT_OFFERED}<' in page
     section = page[page.index("Free-text descriptions") :]
     assert "style=" not in section and "<script" not in section  # strict CSP
     # The agreement table as CSV: one kappa and one count per (group, stage, code).
