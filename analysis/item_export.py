@@ -26,7 +26,7 @@ from studies.models import Reflection, Study
 from .metrics.protocol.items import item_table
 from .parameters import analysis_parameters_clean
 from .report.build import judgements_with_categories
-from .selectors.judgements import judgements_frame, report_categories
+from .selectors.judgements import judgements_frame, report_categories, stage_offered_slugs
 
 COLUMNS = (
     "stage",
@@ -101,6 +101,7 @@ def items_frame(*, study: Study, parameters: dict) -> pd.DataFrame:
     table = item_table(
         judgements=judgements_with_categories(frame, categories),
         categories=[category.slug for category in categories],
+        offered=stage_offered_slugs(study_id=study.pk),
     )
     texts = dict(
         Reflection.objects.filter(context__study=study).order_by().values_list("pk", "text")

@@ -22,7 +22,7 @@ Building the table of a study (outside this Django-free package)::
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 
 import numpy as np
 import pandas as pd
@@ -109,7 +109,12 @@ def majority_coherent_counts(items: pd.DataFrame, *, by: Sequence[str]) -> pd.Da
     )
 
 
-def item_table(*, judgements: pd.DataFrame, categories: Sequence[str]) -> pd.DataFrame:
+def item_table(
+    *,
+    judgements: pd.DataFrame,
+    categories: Sequence[str],
+    offered: Mapping[str, Sequence[str]] | None = None,
+) -> pd.DataFrame:
     """One row per (stage, item, group) of the analysed judgements.
 
     ``judgements``: one row per judgement with columns ``stage``,
@@ -118,7 +123,9 @@ def item_table(*, judgements: pd.DataFrame, categories: Sequence[str]) -> pd.Dat
     missing), ``mee`` (the named most evident error's slug, or missing) and one
     boolean column per slug in ``categories`` (the report's analysed frame,
     :func:`analysis.report.build.judgements_with_categories`); optionally ``described``
-    (bool: the answer has a description; absent: none has).
+    (bool: the answer has a description; absent: none has). ``offered`` maps a stage
+    to the category slugs its "No" offered; a stage offering none (a free-text stage)
+    has no majority MEE at all, not ``"no_majority"``.
 
     Returns a DataFrame with :data:`ITEM_COLUMNS`, sorted by stage position,
     dialogue id, source, item and group (``str`` order), index 0..n-1:
@@ -167,6 +174,9 @@ def item_table(*, judgements: pd.DataFrame, categories: Sequence[str]) -> pd.Dat
             n_descriptions=n_descriptions,
         )
     )
+    without_categories = [stage for stage, slugs in (offered or {}).items() if not slugs]
+    if without_categories:
+        table.loc[table["stage"].isin(without_categories), "majority_mee"] = None
     table["group_key"] = table["group"].map(str)
     table = table.sort_values(
         ["stage_position", "dialogue_id", "source", "item", "group_key"], kind="stable"

@@ -111,6 +111,25 @@ def test_item_table_hand_worked():
     assert table["stage_position"].tolist() == [1, 1, 1, 1, 1, 1, 2]
 
 
+def test_a_stage_offering_no_categories_has_no_majority_mee():
+    """A free-text stage asks no categories: its incoherent-majority items have no
+    majority MEE at all (empty), not "no_majority"; a stage that offers categories
+    keeps its MEEs."""
+    frame = hand_worked()
+    # S2's item 11 becomes an incoherent majority (1 of 4 coherent), without categories.
+    frame.loc[frame["stage"] == "S2", "coherent"] = [True, False, False, False]
+    frame.loc[frame["stage"] == "S2", CATEGORIES] = False
+    plain = metrics.item_table(judgements=frame, categories=CATEGORIES)
+    assert plain.loc[plain["stage"] == "S2", "majority_mee"].tolist() == ["no_majority"]
+    table = metrics.item_table(
+        judgements=frame, categories=CATEGORIES, offered={"S1": CATEGORIES, "S2": []}
+    )
+    assert table.loc[table["stage"] == "S2", "majority_mee"].isna().all()
+    assert table.loc[table["stage"] == "S2", "majority_label"].tolist() == ["incoherent"]
+    s1 = table["stage"] == "S1"
+    assert table.loc[s1, "majority_mee"].tolist() == plain.loc[s1, "majority_mee"].tolist()
+
+
 def test_majority_label_rule():
     votes = np.array([0, 1, 2, 3, 1, 2, 0, 1])
     raters = np.array([1, 1, 4, 4, 2, 3, 3, 3])
