@@ -1,7 +1,8 @@
 """A study with every option on, walked in a real browser from the link to the last
 code: a screening questionnaire, the training quiz, crowd entry through Prolific, two
 stages with a wait between them (the first asking for descriptions in the
-annotator's own words, the second for error categories), a questionnaire after the
+annotator's own words, the second for error categories: a subset of the study's,
+from coding, whose scheme a researcher marked final), a questionnaire after the
 first stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
 
@@ -14,7 +15,8 @@ import re
 from datetime import timedelta
 
 import pytest
-from django.db.models import DateTimeField, F
+from django.contrib.auth import get_user_model
+from django.db.models import DateTimeField, F, Q
 from django.utils import timezone
 from playwright.sync_api import expect
 
@@ -29,6 +31,7 @@ from studies.models import (
 )
 from studies.protocol import NO_ANSWER_FREE_TEXT
 from studies.services import annotators_create, assignment_claim
+from studies.services.stages import stage_scheme_mark_final
 from tests.browser.test_annotation_flow import DESKTOP, _expect_item, _save
 from tests.browser.test_training_quiz import KEYS
 from tests.studies.questionnaire_helpers import after_stage, screening
@@ -60,6 +63,15 @@ def every_option(open_study):
     for position, codes in CODES.items():
         Stage.objects.filter(study=open_study, position=position).update(**codes)
     Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)
+    # Stage 2 offers two of the study's categories (the attention check's comes along),
+    # as the codes of stage 1's descriptions would give, once the scheme is final.
+    stage_2 = Stage.objects.get(study=open_study, position=2)
+    stage_2.categories.set(
+        open_study.categories.filter(catches_attention_check=False).order_by("order", "bit")[:2]
+    )
+    Stage.objects.filter(pk=stage_2.pk).update(categories_from_coding=True)
+    stage_2.refresh_from_db()
+    stage_scheme_mark_final(stage=stage_2, by=get_user_model().objects.create_user("researcher"))
     screening(open_study)
     after_stage(open_study, 1)
     quiz_add(open_study)
@@ -114,12 +126,16 @@ def consent_tutorial_and_quiz(page) -> None:
     page.get_by_role("link", name="Go to your first batch").click()
 
 
-def annotate_batch(page, *, describe_first: bool) -> None:
+def annotate_batch(page, *, describe_first: bool, categories: list[str] | None = None) -> None:
     """Start a batch and answer every item with the keyboard (Yes, 4), the first one
-    No with a description when ``describe_first``; then submit it."""
+    No with a description when ``describe_first``; then submit it. ``categories``: the
+    labels the stage's "No" must offer, in order."""
     page.get_by_role("button", name="Start a batch").click()
     heading = page.locator("#item-heading")
     expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    if categories is not None:
+        offered = page.locator("#item-panel .q-categories label.category strong")
+        expect(offered).to_have_text(categories)
     n = int(heading.inner_text().rsplit(" ", 1)[1])
     for number in range(1, n + 1):
         _expect_item(page, number, n)
@@ -192,7 +208,14 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
         }
     )
     page.goto(live_server.url + prolific(every_option, 2, "pid1", "se2", study_id="PS2"))
-    annotate_batch(page, describe_first=False)
+    chosen = every_option.stages.get(position=2).categories.all()
+    offered = list(
+        every_option.categories.filter(Q(pk__in=chosen) | Q(catches_attention_check=True))
+        .order_by("order", "bit")
+        .values_list("label", flat=True)
+    )
+    assert len(offered) == 3 < every_option.categories.count()
+    annotate_batch(page, describe_first=False, categories=offered)
     expect(
         page.get_by_role("heading", name="Thank you, you have finished the study")
     ).to_be_visible()
