@@ -17,7 +17,7 @@ from collections.abc import Iterator
 from ..columns import NO, UNINFORMATIVE, YES
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import Coder, DescriptionCoding, Judgement, Stage, Study
-from ..selectors.coding import DESCRIPTION_ORDER
+from ..selectors.coding import description_order
 from .csvtext import csv_chunks
 
 CODES_COLUMNS = (
@@ -69,7 +69,7 @@ def codes_rows(
     slugs = _slugs_by_coding(codings)
     yield list(CODES_COLUMNS)
     rows = codings.order_by(
-        *(f"judgement__{field}" for field in DESCRIPTION_ORDER), "coder__added_at", "coder_id"
+        *description_order("judgement__"), "coder__added_at", "coder_id"
     ).values_list(
         "pk",
         "judgement__assignment__stage__name",

@@ -3,13 +3,33 @@ order, and how far a coder has got."""
 
 from dataclasses import dataclass
 
-from django.db.models import Count, Q, QuerySet
+from django.db.models import CharField, Count, F, Q, QuerySet, Value
+from django.db.models.functions import MD5, Cast, Concat
 
 from ..models import Code, Coder, DescriptionCoding, Judgement, Stage, Study
 from ..models.coding import PRIMARY_FIRST
 
-# The order coders meet descriptions in (and the export lists them in).
-DESCRIPTION_ORDER = ("assignment__batch__context__external_id", "reflection_id", "pk")
+
+def description_order(prefix: str = "") -> tuple:
+    """The order coders meet descriptions in (and the codes export lists them in), for
+    a query on judgements (``prefix`` the path to the judgement, e.g. ``"judgement__"``):
+    by dialogue, then, within a dialogue, the candidates in an order drawn from the
+    study's seed, so that where a description sits does not give its source away (the
+    materials often list the human reflection first), then by answer."""
+    shuffled = MD5(
+        Concat(
+            Cast(F(f"{prefix}assignment__stage__study__seed"), CharField()),
+            Value(":"),
+            Cast(F(f"{prefix}reflection_id"), CharField()),
+            output_field=CharField(),
+        )
+    )
+    return (
+        F(f"{prefix}assignment__batch__context__external_id").asc(),
+        shuffled.asc(),
+        F(f"{prefix}reflection_id").asc(),
+        F(f"{prefix}pk").asc(),
+    )
 
 
 def stage_descriptions(*, stage: Stage) -> QuerySet[Judgement]:
@@ -19,7 +39,7 @@ def stage_descriptions(*, stage: Stage) -> QuerySet[Judgement]:
         Judgement.objects.analysed()
         .filter(assignment__stage=stage)
         .exclude(error_description="")
-        .order_by(*DESCRIPTION_ORDER)
+        .order_by(*description_order())
     )
 
 

@@ -1,5 +1,7 @@
 """A free-text first stage with descriptions to code, and two staff coders."""
 
+import hashlib
+
 import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
@@ -78,16 +80,27 @@ def shared_coding_stage(db, coding_stage_of_the_module) -> Stage:
 
 
 def coded_descriptions(stage):
-    """The descriptions that count, in coding order (ids)."""
-    return list(
-        Judgement.objects.filter(
-            assignment__stage=stage,
-            assignment__status=Assignment.Status.SUBMITTED,
-            reflection__kind=Reflection.Kind.SYNTHETIC,
+    """The descriptions that count, in coding order (ids): by dialogue, then the
+    candidates in the order of the MD5 of "<study seed>:<reflection id>", then by
+    answer (worked out here in Python, apart from the selector's SQL)."""
+    seed = stage.study.seed
+    rows = Judgement.objects.filter(
+        assignment__stage=stage,
+        assignment__status=Assignment.Status.SUBMITTED,
+        reflection__kind=Reflection.Kind.SYNTHETIC,
+    ).values_list("assignment__batch__context__external_id", "reflection_id", "pk")
+    return [
+        pk
+        for dialogue, reflection, pk in sorted(
+            rows,
+            key=lambda r: (
+                r[0],
+                hashlib.md5(f"{seed}:{r[1]}".encode()).hexdigest(),
+                r[1],
+                r[2],
+            ),
         )
-        .order_by("assignment__batch__context__external_id", "reflection_id", "pk")
-        .values_list("pk", flat=True)
-    )
+    ]
 
 
 def make_staff(username: str, perms=CODER_PERMS):

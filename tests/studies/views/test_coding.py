@@ -14,6 +14,7 @@ from django.urls import reverse
 
 from studies.datafiles.materials import materials_import
 from studies.models import Code, Coder, DescriptionCoding, Judgement, Study
+from studies.selectors.coding import stage_descriptions
 from studies.services import study_create
 from studies.services.coding import code_create
 from tests.conftest import materials_doc
@@ -81,6 +82,27 @@ def test_the_page_opens_at_the_first_description_with_its_context(
     assert "<kbd>1</kbd>" in html and "<kbd>U</kbd>" in html
     assert "Content-Security-Policy" in response.headers
     assert "<script>" not in html and "style=" not in html
+
+
+def test_within_a_dialogue_the_order_is_drawn_from_the_seed(coding_stage):
+    """Blind coding would be undone if a description's place gave its source away (the
+    materials list the candidates in a fixed order): within a dialogue the order comes
+    from the study's seed, not from the import order."""
+    orders = set()
+    for seed in range(1, 9):
+        Study.objects.filter(pk=coding_stage.study_id).update(seed=seed)
+        coding_stage.study.refresh_from_db()
+        selected = list(stage_descriptions(stage=coding_stage).values_list("pk", flat=True))
+        assert selected == coded_descriptions(coding_stage)
+        candidates = Judgement.objects.in_bulk(selected)
+        first_dialogue = [
+            candidates[pk].reflection_id
+            for pk in selected
+            if candidates[pk].assignment.batch.context_id
+            == candidates[selected[0]].assignment.batch.context_id
+        ]
+        orders.add(tuple(dict.fromkeys(first_dialogue)))
+    assert len(orders) > 1
 
 
 def test_coding_is_blind_by_default(client, coding_stage, codebook, alice):
