@@ -5,7 +5,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from ..models import (
     Annotator,
@@ -107,7 +108,7 @@ class StudyProgress:
 
 def study_progress(*, study: Study) -> StudyProgress:
     """Per stage (in order) and group (by name): assignments by status, complete
-    batches, judgements, participating annotators and invitations needed, in four
+    batches, judgements, participating annotators and invitations needed, in three
     aggregate queries (and ``_annotators_without_work``'s)."""
     k, m = study.overlap_k, study.batches_per_stage
     stages = list(
@@ -116,20 +117,20 @@ def study_progress(*, study: Study) -> StudyProgress:
         .annotate(n_batches=Count("batches"))
         .values_list("id", "name", "position", "n_batches")
     )
-    headcount = dict(
-        Annotator.objects.filter(study=study)
-        .participating()
+    headcount = (
+        Annotator.objects.participating()
+        .filter(group=OuterRef("pk"))
         .order_by()
-        .values("group_id")
+        .values("group")
         .annotate(n=Count("pk"))
-        .values_list("group_id", "n")
+        .values("n")
     )
-    groups = [
-        (group_id, name, headcount.get(group_id, 0))
-        for group_id, name in AnnotatorGroup.objects.filter(study=study)
+    groups = list(
+        AnnotatorGroup.objects.filter(study=study)
         .order_by("name", "id")
-        .values_list("id", "name")
-    ]
+        .annotate(n_annotators=Coalesce(Subquery(headcount, output_field=IntegerField()), 0))
+        .values_list("id", "name", "n_annotators")
+    )
     # Assignments by batch and status with their judgements counted, in one grouped
     # query (a row per batch, group and status: a batch is complete for a group with k
     # submitted assignments).
