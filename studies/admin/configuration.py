@@ -111,14 +111,15 @@ class ErrorCategoryInline(admin.StackedInline):
     form = ErrorCategoryForm
     formset = ErrorCategoryFormSet
     extra = 0
+    # Not the storage bit: it is the service's to assign (error_category_next_bit) and
+    # means nothing to a researcher.
     fields = (
-        ("slug", "label", "order", "bit"),
+        ("slug", "label", "order"),
         "definition",
         "example_reflection",
         "example_explanation",
         "catches_attention_check",
     )
-    readonly_fields = ("bit",)
     classes = ("collapse",)
 
 
@@ -252,13 +253,14 @@ class AnnotatorGroupAdmin(admin.ModelAdmin):
 @admin.register(ErrorCategory)
 class ErrorCategoryAdmin(admin.ModelAdmin):
     form = ErrorCategoryForm
-    list_display = ("label", "slug", "study", "order", "bit")
+    list_display = ("label", "slug", "study", "order")
     list_filter = ("study",)
     list_select_related = ("study",)
     search_fields = ("slug", "label")
 
     def get_readonly_fields(self, request, obj=None):
-        return ("study", "bit") if obj is not None else ("bit",)
+        # The storage bit is not shown: error_category_next_bit assigns it.
+        return ("study",) if obj is not None else ()
 
     def save_model(self, request, obj, form, change):
         if obj.pk is None:

@@ -7,6 +7,8 @@ from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 from django.urls import reverse
+from django.utils import timezone
+from django.utils.formats import date_format
 from django.utils.html import format_html
 
 from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
@@ -68,6 +70,11 @@ class WaitExemptionInline(admin.TabularInline):
         return False  # add or delete; an exemption is never edited after the fact
 
 
+def short_time(moment) -> str:
+    """A list cell's time, short ("2026-05-12 14:05", the site's time zone); "-" for none."""
+    return date_format(timezone.localtime(moment), "Y-m-d H:i") if moment else "-"
+
+
 class ScreenedOutFilter(admin.SimpleListFilter):
     title = "screened out"
     parameter_name = "screened_out"
@@ -84,9 +91,10 @@ class ScreenedOutFilter(admin.SimpleListFilter):
 @admin.register(Annotator)
 class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
     form = AnnotatorForm
+    # Short columns, so that the list fits a 1280-pixel screen beside its filters: the
+    # group names its study ("Layperson (pilot)"), the times are short.
     list_display = (
-        "pseudonym", "group", "study", "consented", "screened_out", "created_at", "last_seen_at",
-        "is_active",
+        "pseudonym", "group", "consented", "screened_out", "created", "last_seen", "active",
     )  # fmt: skip
     list_filter = ("study", "group", "is_active", "platform", ScreenedOutFilter)
     search_fields = ("pseudonym", "platform_participant_id")
@@ -129,6 +137,18 @@ class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
     @admin.display(boolean=True, description="screened out", ordering="_screened_out")
     def screened_out(self, obj):
         return obj._screened_out
+
+    @admin.display(description="created", ordering="created_at")
+    def created(self, obj):
+        return short_time(obj.created_at)
+
+    @admin.display(description="last seen", ordering="last_seen_at")
+    def last_seen(self, obj):
+        return short_time(obj.last_seen_at)
+
+    @admin.display(boolean=True, description="active", ordering="is_active")
+    def active(self, obj):
+        return obj.is_active
 
     @admin.display(description="invitation link")
     def invitation_link(self, obj):

@@ -267,3 +267,16 @@ class QuestionAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
     list_filter = ("questionnaire__study", "kind")
     list_select_related = ("questionnaire",)
     search_fields = ("text",)
+
+    def _back_to_questionnaire(self, obj):
+        """Saving a question goes back to its questionnaire (where it was reached from
+        by "n choices: edit"), not to the list of every study's questions."""
+        return HttpResponseRedirect(
+            reverse("admin:studies_questionnaire_change", args=[obj.questionnaire_id])
+        )
+
+    def response_post_save_change(self, request, obj):
+        return self._back_to_questionnaire(obj)
+
+    def response_post_save_add(self, request, obj):
+        return self._back_to_questionnaire(obj)

@@ -83,6 +83,12 @@ def _count(model, field: str):
     )
 
 
+CROWD_GROUP_AFTER_SAVE = (
+    "The menu lists this study's groups, which are saved with it: save the study with "
+    "its groups first, then choose the crowd group here."
+)
+
+
 class StudyForm(LockedOnceUsedForm):
     """Once annotators answered, the instrument's fields are shown read-only and a
     change to one is refused with a message, like the other locked fields."""
@@ -110,7 +116,7 @@ class StudyForm(LockedOnceUsedForm):
                 self.instance.groups.all() if self.instance.pk else AnnotatorGroup.objects.none()
             )
             if not self.instance.pk:
-                self.fields["crowd_group"].help_text = "Save the study with its groups first."
+                self.fields["crowd_group"].help_text = CROWD_GROUP_AFTER_SAVE
 
     def clean(self):
         cleaned = super().clean()

@@ -17,6 +17,14 @@ def new_access_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+class AnnotatorQuerySet(models.QuerySet):
+    def participating(self):
+        """Annotators who take part: active (their link not disabled) and not screened
+        out by a screening answer. The study page's headcount and what the others can
+        still take (``study_progress``) both count these."""
+        return self.filter(is_active=True).exclude(questionnaire_responses__screened_out=True)
+
+
 class Annotator(models.Model):
     class Platform(models.TextChoices):
         NONE = "", "Invitation link"
@@ -52,6 +60,8 @@ class Annotator(models.Model):
     tutorial_completed_at = models.DateTimeField(null=True, blank=True)
     created_at = models.DateTimeField(auto_now_add=True)
     last_seen_at = models.DateTimeField(null=True, blank=True)
+
+    objects = AnnotatorQuerySet.as_manager()
 
     class Meta:
         ordering = ["study", "group", "number"]

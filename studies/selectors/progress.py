@@ -5,7 +5,8 @@ import math
 from collections import defaultdict
 from dataclasses import dataclass
 
-from django.db.models import Count
+from django.db.models import Count, IntegerField, OuterRef, Subquery
+from django.db.models.functions import Coalesce
 
 from ..models import (
     Annotator,
@@ -32,7 +33,7 @@ class GroupProgress:
     batches_complete: int  # batches with k submitted assignments of this group
     judgements: int  # the judgements that count for analysis (Judgement.analysed_q)
     judgements_stored: int  # every stored answer, whatever became of its assignment
-    annotators: int  # the group's annotators
+    annotators: int  # the group's participating annotators (AnnotatorQuerySet.participating)
     batches_per_stage: int  # m
     # Annotators of the group with fewer than m batches submitted in the stage, nothing
     # open in it, and no batch of it that can ever be theirs (annotator_stage_states'
@@ -107,7 +108,8 @@ class StudyProgress:
 
 def study_progress(*, study: Study) -> StudyProgress:
     """Per stage (in order) and group (by name): assignments by status, complete
-    batches, judgements, and invitations needed, in three aggregate queries."""
+    batches, judgements, participating annotators and invitations needed, in three
+    aggregate queries (and ``_annotators_without_work``'s)."""
     k, m = study.overlap_k, study.batches_per_stage
     stages = list(
         Stage.objects.filter(study=study)
@@ -115,10 +117,18 @@ def study_progress(*, study: Study) -> StudyProgress:
         .annotate(n_batches=Count("batches"))
         .values_list("id", "name", "position", "n_batches")
     )
+    headcount = (
+        Annotator.objects.participating()
+        .filter(group=OuterRef("pk"))
+        .order_by()
+        .values("group")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
     groups = list(
         AnnotatorGroup.objects.filter(study=study)
         .order_by("name", "id")
-        .annotate(n_annotators=Count("annotators"))
+        .annotate(n_annotators=Coalesce(Subquery(headcount, output_field=IntegerField()), 0))
         .values_list("id", "name", "n_annotators")
     )
     # Assignments by batch and status with their judgements counted, in one grouped
@@ -233,11 +243,7 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
         for group_id in groups
     }
     # People a screening questionnaire screened out will never take a batch.
-    people = (
-        Annotator.objects.filter(study=study, is_active=True)
-        .exclude(questionnaire_responses__screened_out=True)
-        .values_list("pk", "group_id")
-    )
+    people = Annotator.objects.filter(study=study).participating().values_list("pk", "group_id")
     outcomes = training_outcomes(study=study)
     # Crowd workers whose part of a stage ended early (they left it).
     ended_early = set(

@@ -51,6 +51,11 @@ PLATFORM_NAMES = {
     Annotator.Platform.PROLIFIC: "Prolific",
     Annotator.Platform.MTURK: "MTurk",
 }
+#: What each platform calls the task a worker returns to give up their place.
+PLATFORM_TASK_NAMES = {
+    Annotator.Platform.PROLIFIC: "study",
+    Annotator.Platform.MTURK: "HIT",
+}
 
 Outcome = CrowdEntry.Outcome
 

@@ -17,6 +17,7 @@ from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
 from ..selectors.stages import StageStatus, annotator_stage_states
 from ..selectors.training import TrainingStatus
 from ..times import time_html
+from .crowd import PLATFORM_NAMES, PLATFORM_TASK_NAMES
 from .stages import AWAITING_SCHEME_MESSAGE
 from .training import training_outcome
 
@@ -193,8 +194,9 @@ def crowd_join(
         if not stage_admits_newcomer(stage=stage, group=group, now=now):
             raise CrowdRefusal(
                 ErrorCode.CROWD_FULL,
-                "This study has all the participants it needs. Please return the study on the "
-                "crowd platform; thank you for your interest.",
+                "This study has all the participants it needs. Please return the "
+                f"{PLATFORM_TASK_NAMES[identity.platform]} on {PLATFORM_NAMES[identity.platform]}; "
+                "thank you for your interest.",
             )
         annotator = annotators_create(group=group, count=1)[0]
         annotator.platform = identity.platform

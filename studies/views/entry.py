@@ -10,6 +10,7 @@ from django.views.decorators.http import require_POST
 from ..errors import ErrorCode
 from ..forms import ConsentForm
 from ..models import Annotator, ConsentVersion, Study
+from ..permissions import user_is_active_staff, user_is_researcher
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
 from ..selectors import StageStatus, annotator_by_token, annotator_stage_states
 from ..services import (
@@ -38,7 +39,18 @@ from .common import (
 
 
 def index(request: HttpRequest) -> HttpResponse:
-    return render(request, "studies/index.html")
+    """The start page ("View site" in the admin): annotators are sent to their personal
+    link; signed-in staff get their way on (the admin, the documentation, and each
+    study's dashboard for those who may see them)."""
+    context = {
+        "staff": user_is_active_staff(request.user),
+        "dashboards": (
+            Study.objects.order_by("title").only("slug", "title")
+            if user_is_researcher(request.user)
+            else ()
+        ),
+    }
+    return render(request, "studies/index.html", context)
 
 
 #: The refusal page's heading for each code it can carry: "This link is not valid" only

@@ -1,9 +1,13 @@
 """The study page in a real browser at 1280 pixels: nothing wider than the screen (the
 stages with their codes and join links), the object tools clear of the title, and the
-join links on the address the page was asked at (the live server's port, not 8000)."""
+join links on the address the page was asked at (the live server's port, not 8000); the
+annotators list with every column on the screen."""
 
 import pytest
+from django.utils import timezone
 
+from studies.models import Annotator
+from studies.services import annotators_create
 from tests.factories import StaffUserFactory
 
 DESKTOP = {"width": 1280, "height": 900}
@@ -84,3 +88,28 @@ def test_the_join_links_name_the_address_the_page_was_asked_at(study_page, live_
     links = study_page.locator("#stages-group .join-links input")
     values = [links.nth(i).input_value() for i in range(links.count())]
     assert values and all(v.startswith(f"{live_server.url}/s/pilot/join/") for v in values)
+
+
+def test_the_annotators_list_fits_1280_pixels(browser, live_server, loaded_study, researcher):
+    group = loaded_study.groups.get(name="Layperson")
+    for annotator in annotators_create(group=group, count=3):
+        Annotator.objects.filter(pk=annotator.pk).update(last_seen_at=timezone.now())
+    page = browser.new_page(viewport=DESKTOP)
+    url = "/admin/studies/annotator/"
+    page.goto(f"{live_server.url}/admin/login/?next={url}")
+    page.get_by_label("Username").fill(researcher.username)
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    page.wait_for_selector("#result_list")
+    assert page.evaluate("document.documentElement.scrollWidth") <= DESKTOP["width"]
+    headers = page.locator("#result_list thead th")
+    names = [headers.nth(i).inner_text().strip().lower() for i in range(headers.count())]
+    for column in ("created", "last seen", "active"):
+        assert column in names, names
+    # Every column, the last included, is on the screen beside the filters.
+    filters = box(page, "#changelist-filter")
+    for i in range(headers.count()):
+        cell = headers.nth(i).bounding_box()
+        assert cell["x"] + cell["width"] <= DESKTOP["width"], names[i]
+        assert not overlaps(cell, filters), names[i]
+    page.close()

@@ -251,7 +251,14 @@ def test_a_full_study_turns_crowd_newcomers_away_before_storing_anything(client,
     before = snapshot()
     response = client.get(prolific(crowd_study, 1, "latecomer"))
     assert response.status_code == 403
-    assert "This study has all the participants it needs." in response.content.decode()
+    page = response.content.decode()
+    assert "This study has all the participants it needs." in page
+    # Each platform's own word for what the worker gives back.
+    assert "Please return the study on Prolific" in page
+    assert snapshot() == before
+    page = client.get(mturk(crowd_study, 1, "W-late", "A-late")).content.decode()
+    assert "Please return the HIT on MTurk" in page
+    assert "return the study" not in page
     assert snapshot() == before
 
 
