@@ -70,10 +70,20 @@
   }
   document.documentElement.classList.toggle("no-shortcuts", !shortcutsOn());
 
-  // Warn before leaving a page whose answer is changed but not saved yet.
+  // Warn before leaving a page whose answer is changed but not saved yet, and ask
+  // before "← Back" (which htmx follows without leaving the page) throws it away.
   var dirty = false;
   window.addEventListener("beforeunload", function (event) {
     if (dirty) { event.preventDefault(); event.returnValue = ""; }
+  });
+  var LEAVE_UNSAVED = "Your answer to this response candidate is not saved yet. Go back anyway and lose it?";
+  document.addEventListener("htmx:confirm", function (event) {
+    if (!dirty || !event.detail.elt.hasAttribute("data-back")) { return; }
+    event.preventDefault();
+    if (window.confirm(LEAVE_UNSAVED)) {
+      dirty = false;
+      event.detail.issueRequest(true);
+    }
   });
 
   function setup(root) {
@@ -93,7 +103,18 @@
         setShortcuts(toggle.checked);
       });
     }
-    form.addEventListener("change", function () { dirty = true; update(form); });
+    form.addEventListener("change", function (event) {
+      dirty = true;
+      update(form);
+      // No on a stage whose whole answer to No is a description: the cursor goes to the
+      // box, so typing straight away fills it (and triggers no shortcut). With
+      // categories to tick the keys stay on them.
+      var description = form.querySelector('textarea[name="description"]');
+      if (event.target.name === "coherent" && event.target.value === "no" && description &&
+          !form.querySelector('input[name="categories"]')) {
+        description.focus();
+      }
+    });
     form.addEventListener("input", function (event) {
       if (event.target.tagName === "TEXTAREA") { dirty = true; update(form); }
     });

@@ -86,7 +86,7 @@ def training(request: HttpRequest) -> HttpResponse:
             "n_items": training_attempt_size(study=study),
             "wrong": _wrong_items(attempt) if attempt is not None else [],
             "next_is_new": attempt is not None and training_next_attempt_is_new(attempt=attempt),
-            "asks_categories": training_answer_settings(study=study).asks_categories,
+            "quiz_asks": training_answer_settings(study=study),
         },
     )
 
@@ -164,7 +164,7 @@ def _feedback_context(request, items, number: int, answer: TrainingAnswer) -> di
         "attempt": answer.attempt,
         "answer": answer,
         "revealed": revealed,
-        "asks_categories": settings.asks_categories,
+        "quiz_asks": settings,
         "number": number,
         "n_items": len(items),
         "given": _answer_summary(answer, study.categories_in_order),

@@ -9,6 +9,8 @@ import pytest
 from playwright.sync_api import expect
 
 from analysis.services import analysis_run_compute
+from studies.models import Stage
+from studies.protocol import NO_ANSWER_FREE_TEXT
 from tests.browser.test_annotation_flow import _choice, _consent_and_tutorial, _heading, _save
 from tests.browser.test_dashboard import DESKTOP, _log_in
 
@@ -66,6 +68,32 @@ def test_the_annotator_pages_run_without_a_violation(watched, open_study, invita
     page.wait_for_load_state("networkidle")
     _visit(page, f"{page.url.split('/s/')[0]}/s/{open_study.slug}/tutorial/")
     _visit(page, f"{page.url.split('/s/')[0]}/i/not-a-token/")
+    assert page.violations == []
+
+
+def test_a_free_text_batch_runs_without_a_violation(watched, open_study, invitation_url):
+    """No, typing, a resized description box and Back: htmx swaps the items in without
+    applying a style attribute (it used to copy the resized box's onto the next one)."""
+    Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)
+    page = watched
+    _consent_and_tutorial(page, invitation_url)
+    description = page.locator("#item-panel textarea[name=description]")
+    page.keyboard.press("n")
+    page.keyboard.type("Nothing in the dialogue says so.")
+    _save(page).click()
+    expect(_heading(page)).to_have_text(re.compile(r"^Response candidate 2 of"))
+    page.keyboard.press("n")
+    page.keyboard.type("Typed, then")
+    box = description.bounding_box()  # drag the box's corner: a taller box
+    page.mouse.move(box["x"] + box["width"] - 3, box["y"] + box["height"] - 3)
+    page.mouse.down()
+    page.mouse.move(box["x"] + box["width"] - 3, box["y"] + box["height"] + 60)
+    page.mouse.up()
+    assert "height" in (description.get_attribute("style") or "")
+    page.once("dialog", lambda dialog: dialog.accept())
+    page.locator("#item-panel").get_by_role("link", name="← Back").click()
+    expect(_heading(page)).to_have_text(re.compile(r"^Response candidate 1 of"))
+    page.wait_for_load_state("networkidle")
     assert page.violations == []
 
 

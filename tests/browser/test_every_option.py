@@ -123,14 +123,17 @@ def consent_tutorial_and_quiz(page) -> None:
         expect(page.locator("#item-panel .feedback")).to_be_visible()
         page.locator("#item-panel [data-next]").click()
     expect(page.get_by_role("heading", name="You passed the practice quiz")).to_be_visible()
-    page.get_by_role("link", name="Go to your first batch").click()
+    page.get_by_role("button", name="Go to your first batch").click()  # starts it
 
 
-def annotate_batch(page, *, describe_first: bool, categories: list[str] | None = None) -> None:
-    """Start a batch and answer every item with the keyboard (Yes, 4), the first one
-    No with a description when ``describe_first``; then submit it. ``categories``: the
-    labels the stage's "No" must offer, in order."""
-    page.get_by_role("button", name="Start a batch").click()
+def annotate_batch(
+    page, *, describe_first: bool, started: bool = False, categories: list[str] | None = None
+) -> None:
+    """Start a batch (unless ``started``) and answer every item with the keyboard (Yes,
+    4), the first one No with a description when ``describe_first``; then submit it.
+    ``categories``: the labels the stage's "No" must offer, in order."""
+    if not started:
+        page.get_by_role("button", name="Start a batch").click()
     heading = page.locator("#item-heading")
     expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
     if categories is not None:
@@ -174,7 +177,6 @@ def test_an_invitation_link_leads_through_every_step_to_the_first_batch(
     page.goto(invitation_url)
     answer_screening(page)
     consent_tutorial_and_quiz(page)
-    page.get_by_role("button", name="Start a batch").click()
     expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
     assert QuestionnaireResponse.objects.get(annotator=annotator).screened_out is False
     assert Assignment.objects.get(annotator=annotator).stage.position == 1
@@ -187,7 +189,7 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
     page.goto(live_server.url + prolific(every_option, 1, "pid1", "se1"))
     answer_screening(page)
     consent_tutorial_and_quiz(page)
-    annotate_batch(page, describe_first=True)
+    annotate_batch(page, describe_first=True, started=True)
 
     # Stage 1 is finished: its questionnaire comes before the completion code.
     expect(page.get_by_text("DONE1")).to_have_count(0)

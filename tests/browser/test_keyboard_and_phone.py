@@ -1,6 +1,8 @@
 """Keyboard and phone details of the annotation page, in a real browser: the next
-candidate comes into view after a save on a phone, the disabled Save button stays
-legible, and single-key shortcuts can be switched off (and stay off)."""
+candidate comes into view after a save on a phone, below the clock, which stays in
+view; the tutorial's keyboard section only where there is a keyboard; the disabled
+Save button stays legible, and single-key shortcuts can be switched off (and stay
+off)."""
 
 import re
 
@@ -78,8 +80,27 @@ def test_on_a_phone_each_next_candidate_is_in_view_after_saving(
         # The new candidate's text and its first question are on screen, not below.
         expect(page.locator("#item-panel .candidate")).to_be_in_viewport(ratio=1)
         expect(page.locator("#item-panel .q-coherent")).to_be_in_viewport(ratio=1)
+        # The clock stays in view far down the page, and covers nothing of the item.
+        expect(page.locator("#timer")).to_be_in_viewport(ratio=1)
+        bar = page.locator(".batch-bar").bounding_box()
+        assert page.locator("#item-heading").bounding_box()["y"] >= bar["y"] + bar["height"]
     context.close()
     assert Judgement.objects.filter(assignment__annotator=annotator).count() == n - 1
+
+
+def test_the_tutorials_keyboard_section_is_not_shown_on_a_phone(browser, invitation_url):
+    phone = browser.new_context(viewport=PHONE, is_mobile=True, has_touch=True).new_page()
+    phone.goto(invitation_url)
+    phone.locator("label[for=id_agree]").tap()
+    phone.get_by_role("button", name="I agree and want to take part").tap()
+    expect(phone.get_by_role("heading", name="When it is coherent")).to_be_visible()
+    expect(phone.get_by_role("heading", name="Keyboard")).to_be_hidden()
+    desktop = browser.new_context(viewport=DESKTOP).new_page()
+    desktop.goto(invitation_url)
+    expect(desktop.get_by_role("heading", name="Keyboard")).to_be_visible()
+    # A narrow window, even without touch, is taken for a phone too.
+    desktop.set_viewport_size(PHONE)
+    expect(desktop.get_by_role("heading", name="Keyboard")).to_be_hidden()
 
 
 def test_the_disabled_save_button_is_legible_and_looks_disabled(browser, annotator, invitation_url):

@@ -59,8 +59,7 @@ def test_an_annotator_passes_the_quiz_with_the_keyboard_then_starts_a_batch(
         page.locator("#item-panel [data-next]").click()
     expect(page.get_by_role("heading", name="You passed the practice quiz")).to_be_visible()
     expect(page.locator(".training-score")).to_contain_text("4 of 5")
-    page.get_by_role("link", name="Go to your first batch").click()
-    page.get_by_role("button", name="Start a batch").click()
+    page.get_by_role("button", name="Go to your first batch").click()  # starts it
     expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
     attempt = TrainingAttempt.objects.get(annotator=annotator)
     assert (attempt.status, attempt.n_right) == ("passed", 4)

@@ -18,6 +18,7 @@ from studies.models import (
     TrainingAttempt,
     TrainingItem,
 )
+from studies.protocol import NO_ANSWER_BOTH, NO_ANSWER_FREE_TEXT
 from studies.selectors import study_progress
 from studies.selectors.training import TrainingStatus, training_outcomes, training_status
 from studies.services.crowd import PROLIFIC_COMPLETE_URL
@@ -124,6 +125,24 @@ def test_the_introduction_states_the_pass_mark_and_the_attempts(client, trainee)
     assert "<strong>80 %</strong>" in page and "2 attempts" in page
 
 
+def test_the_rule_follows_what_the_first_stage_asks_after_no(client, trainee, open_study):
+    page = client.get(QUIZ).content.decode()
+    assert RULE in page and "The agreement rating after Yes is not scored." in page
+    assert "description" not in page
+    Stage.objects.filter(study=open_study, position=1).update(
+        no_answer=NO_ANSWER_FREE_TEXT, empathy_after_yes=False
+    )
+    page = client.get(QUIZ).content.decode()
+    rule = re.search(r'<p class="training-rule">(.*?)</p>', page).group(1)
+    assert rule == (
+        "A Yes or No counts as right when it is the expected one. "
+        "The description you write after No is not scored."
+    )
+    Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_BOTH)
+    page = client.get(QUIZ).content.decode()
+    assert RULE in page and "The description you may add after No is not scored." in page
+
+
 def test_each_item_is_the_item_panel_then_its_feedback(client, trainee, quiz):
     client.post(QUIZ)
     page = client.get(item(1)).content.decode()
@@ -160,6 +179,9 @@ def test_passing_unlocks_the_batches(client, trainee):
     assert "You passed the practice quiz" in page
     assert "<strong>5 of 5</strong> (100 %; 80 % needed)" in page
     assert client.get("/s/pilot/").status_code == 200
+    # Its button starts the first batch (no detour through the home page).
+    assert '<form method="post" action="/s/pilot/start/">' in page
+    assert re.search(r'<button type="submit" class="primary">Go to your first batch</button>', page)
     response = client.post("/s/pilot/start/")
     assert Assignment.objects.filter(annotator=trainee).count() == 1
     assert response.url.startswith("/s/pilot/b/")
