@@ -74,6 +74,8 @@ class CrowdReturn:
 
     platform: str
     platform_name: str
+    #: What the platform calls the task (``PLATFORM_TASK_NAMES``): "study", "HIT".
+    task_name: str
     outcome: CrowdEntry.Outcome
     stage_position: int
     code: str
@@ -131,6 +133,7 @@ def crowd_entry_return(*, entry: CrowdEntry, stage: Stage, outcome: str) -> Crow
     common = {
         "platform": entry.platform,
         "platform_name": PLATFORM_NAMES[entry.platform],
+        "task_name": PLATFORM_TASK_NAMES[entry.platform],
         "outcome": outcome,
         "stage_position": stage.position,
         "code": code,

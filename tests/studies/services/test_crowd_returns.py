@@ -5,6 +5,7 @@ from datetime import timedelta
 
 import pytest
 from django.db import IntegrityError, transaction
+from django.template.loader import render_to_string
 from django.utils import timezone
 
 from studies.models import Annotator, CrowdEntry, Stage
@@ -61,6 +62,8 @@ def test_prolific_gets_the_completion_url_with_the_stages_own_code(study, stages
     # No screened-out code: nothing to follow; the worker is asked to return the study.
     no_code = crowd_return(annotator=worker, stage=second, outcome="screened_out")
     assert (no_code.code, no_code.url, no_code.posts) == ("", "", False)
+    page = render_to_string("studies/annotate/_crowd_return.html", {"back": no_code})
+    assert "go back to Prolific and return the study there" in page
 
 
 @pytest.mark.parametrize(
@@ -90,6 +93,7 @@ def test_mturk_posts_the_assignment_back_where_the_hit_said(study, stages, submi
         "code": "FIRST1",
     }
     assert back.platform_name == "MTurk"
+    assert back.task_name == "HIT"
 
 
 def test_invited_annotators_and_stages_entered_otherwise_get_no_return(study, stages):
