@@ -49,6 +49,7 @@ from ..models import (
     TrainingItem,
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
+from ..selectors.stages import stage_categories
 from ..selectors.training import QuizRules, TrainingStatus, training_rules, training_status
 from .crowd import crowd_entry_close
 from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
@@ -164,8 +165,8 @@ def training_item_categories_check(
     required: Iterable[ErrorCategory],
     wrong: Iterable[ErrorCategory],
 ) -> None:
-    """A practice item's category marks: only for an expected No, of the item's study,
-    never both required and wrong. ``ValidationError`` (by field) otherwise. The rule
+    """A practice item's category marks: only for an expected No, of the item's study and
+    offered by its first stage (``training_categories``), never both required and wrong. ``ValidationError`` (by field) otherwise. The rule
     for the admin's form and any other way of writing practice items."""
     required, wrong = list(required), list(wrong)
     errors: dict[str, str] = {}
@@ -177,6 +178,16 @@ def training_item_categories_check(
         errors.setdefault(
             "required_categories",
             f"These categories belong to another study: {', '.join(foreign)}.",
+        )
+    offered = {c.pk for c in training_categories(study=study)}
+    not_offered = sorted(
+        {c.label for c in [*required, *wrong] if c.pk not in offered} - set(foreign)
+    )
+    if not_offered:
+        errors.setdefault(
+            "required_categories",
+            "The quiz prepares for the first stage, which does not offer these categories: "
+            f"{', '.join(not_offered)}.",
         )
     both = sorted({c.label for c in required} & {c.label for c in wrong})
     if both:
@@ -193,6 +204,13 @@ def training_answer_settings(*, study: Study) -> AnswerSettings:
     prepares for it)."""
     stage = Stage.objects.filter(study=study).order_by("position").first()
     return stage.answer_settings if stage is not None else DEFAULT_ANSWER_SETTINGS
+
+
+def training_categories(*, study: Study) -> list[ErrorCategory]:
+    """The error categories the quiz offers after No: those the first stage offers (the
+    quiz prepares for it), in display order."""
+    stage = Stage.objects.filter(study=study).order_by("position").first()
+    return stage_categories(stage=stage) if stage is not None else study.categories_in_order
 
 
 def training_answer_is_right(

@@ -22,6 +22,7 @@ from ..services.training import (
     training_attempt_items,
     training_attempt_size,
     training_attempt_start,
+    training_categories,
     training_next_attempt_is_new,
     training_next_number,
     training_outcome,
@@ -105,8 +106,9 @@ def _item_context(request, items, number: int, attempt: TrainingAttempt, form=No
     study = request.study
     item = items[number - 1]
     settings = training_answer_settings(study=study)
+    categories = training_categories(study=study)
     if form is None:
-        form = AnswerForm(categories=study.categories_in_order, settings=settings)
+        form = AnswerForm(categories=categories, settings=settings)
     n_answered = attempt.answers.count()
     url = reverse("studies:training_item", args=[study.slug, number])
     turns = item.dialogue_turns
@@ -123,7 +125,7 @@ def _item_context(request, items, number: int, attempt: TrainingAttempt, form=No
         "form": form,
         "form_url": url,
         "item_url": url,
-        **item_panel_questions(study, settings),
+        **item_panel_questions(study, settings, categories),
         "revision": 0,
         "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "turns": turns,
@@ -167,7 +169,7 @@ def _feedback_context(request, items, number: int, answer: TrainingAnswer) -> di
         "quiz_asks": settings,
         "number": number,
         "n_items": len(items),
-        "given": _answer_summary(answer, study.categories_in_order),
+        "given": _answer_summary(answer, training_categories(study=study)),
         "expected": _expected_summary(item, settings) if revealed else None,
         "next_url": reverse("studies:training", args=[study.slug])
         if last
@@ -229,7 +231,7 @@ def _training_item_save(request, number: int, attempt) -> HttpResponse:
     items = training_attempt_items(attempt=attempt) if attempt is not None else []
     form = AnswerForm(
         request.POST,
-        categories=study.categories_in_order,
+        categories=training_categories(study=study),
         settings=training_answer_settings(study=study),
     )
     try:

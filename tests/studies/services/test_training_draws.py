@@ -251,3 +251,37 @@ def test_category_marks_are_checked_with_clear_messages(open_study):
     assert caught.value.message_dict == {
         "required_categories": ["These categories belong to another study: Rude."]
     }
+
+
+def test_the_quiz_offers_the_first_stages_categories_only(client, open_study):
+    """A first stage offering a subset of the study's categories: the quiz, which
+    prepares for that stage, offers the same subset, and a practice item may not mark a
+    category the stage does not offer."""
+    first = open_study.stages.get(position=1)
+    categories = {c.slug: c for c in ErrorCategory.objects.filter(study=open_study)}
+    first.categories.set([categories["parroting"]])
+    offered = sorted(
+        c.slug for c in categories.values() if c.slug == "parroting" or c.catches_attention_check
+    )
+    assert len(offered) < len(categories)
+
+    quiz_add(open_study)
+    trainee(client, open_study)
+    assert client.post(QUIZ).status_code == 302
+    page = client.get(item(1)).content.decode()
+    shown = sorted(set(re.findall(r'name="categories"[^>]*value="([^"]+)"', page)))
+    assert shown == offered
+
+    with pytest.raises(ValidationError) as caught:
+        training_item_categories_check(
+            study=open_study,
+            expected_coherent=False,
+            required=[categories["dialogue_contradicting"]],
+            wrong=[],
+        )
+    assert caught.value.message_dict == {
+        "required_categories": [
+            "The quiz prepares for the first stage, which does not offer these categories: "
+            f"{categories['dialogue_contradicting'].label}."
+        ]
+    }
