@@ -52,7 +52,7 @@ from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selecte
 from ..selectors.stages import stage_categories
 from ..selectors.training import QuizRules, TrainingStatus, training_rules, training_status
 from .crowd import crowd_entry_close
-from .judgements import Answer, EncodedAnswer, answer_encode, study_category_bits
+from .judgements import Answer, EncodedAnswer, answer_encode
 
 Status = TrainingAttempt.Status
 
@@ -84,13 +84,6 @@ class TrainingRefused(Exception):
 def _with_dialogue_and_marks(items):
     return items.select_related("context").prefetch_related(
         Prefetch("required_categories"), Prefetch("wrong_categories")
-    )
-
-
-def training_items(*, study: Study) -> list[TrainingItem]:
-    """The study's practice items in order, with their context and category marks."""
-    return list(
-        _with_dialogue_and_marks(TrainingItem.objects.filter(study=study)).order_by("position")
     )
 
 
@@ -199,18 +192,24 @@ def training_item_categories_check(
         raise ValidationError(errors)
 
 
+def training_stage(*, study: Study) -> Stage | None:
+    """The stage the quiz prepares for: the first (none while the study has no stage)."""
+    return Stage.objects.filter(study=study).order_by("position").first()
+
+
 def training_answer_settings(*, study: Study) -> AnswerSettings:
-    """What the quiz asks after Yes and after No: what the first stage asks (the quiz
-    prepares for it)."""
-    stage = Stage.objects.filter(study=study).order_by("position").first()
+    """What the quiz asks after Yes and after No: what ``training_stage`` asks."""
+    stage = training_stage(study=study)
     return stage.answer_settings if stage is not None else DEFAULT_ANSWER_SETTINGS
 
 
 def training_categories(*, study: Study) -> list[ErrorCategory]:
-    """The error categories the quiz offers after No: those the first stage offers (the
-    quiz prepares for it), in display order."""
-    stage = Stage.objects.filter(study=study).order_by("position").first()
-    return stage_categories(stage=stage) if stage is not None else study.categories_in_order
+    """The error categories the quiz offers after No: those ``training_stage`` offers
+    (all of the study's while it has no stage), in display order."""
+    stage = training_stage(study=study)
+    if stage is None:
+        return list(ErrorCategory.objects.filter(study=study).order_by("order", "bit"))
+    return stage_categories(stage=stage)
 
 
 def training_answer_is_right(
@@ -365,7 +364,7 @@ def training_answer_record(
     settings = training_answer_settings(study=annotator.study)
     encoded = answer_encode(
         answer=answer,
-        categories=study_category_bits(study_id=annotator.study_id),
+        categories={c.slug: c.bit for c in training_categories(study=annotator.study)},
         settings=settings,
     )
     try:

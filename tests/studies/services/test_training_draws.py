@@ -9,8 +9,9 @@ from collections import Counter
 import pytest
 from django.core.exceptions import ValidationError
 
-from studies.models import ErrorCategory, TrainingAttempt, TrainingItem
+from studies.models import ErrorCategory, TrainingAnswer, TrainingAttempt, TrainingItem
 from studies.selectors.training import training_pool_warning, training_rules
+from studies.services import study_create
 from studies.services.judgements import Answer
 from studies.services.training import (
     training_answer_record,
@@ -285,3 +286,31 @@ def test_the_quiz_offers_the_first_stages_categories_only(client, open_study):
             f"{categories['dialogue_contradicting'].label}."
         ]
     }
+
+
+def test_the_service_refuses_a_category_the_quiz_does_not_offer(open_study):
+    """The rule lives in the service, not only in the page's form: an answer naming a
+    category the first stage does not offer is refused and nothing is written."""
+    categories = {c.slug: c for c in ErrorCategory.objects.filter(study=open_study)}
+    open_study.stages.get(position=1).categories.set([categories["parroting"]])
+    quiz_add(open_study, attempts=1)
+    annotator = annotator_ready_for_quiz(open_study)
+    answer_first_three(annotator)
+    before = TrainingAnswer.objects.count()
+    answer = Answer(coherent=False, categories=frozenset({"malformed"}), most_evident="malformed")
+    with pytest.raises(ValidationError) as caught:
+        training_answer_record(annotator=annotator, number=4, answer=answer)
+    assert "malformed" in str(caught.value)
+    assert TrainingAnswer.objects.count() == before
+
+
+def test_marks_in_a_study_without_stages_are_checked_against_its_categories(db):
+    """A draft study whose stages are not saved yet: the quiz would offer all of its
+    categories, so the marks are checked against those (no error page)."""
+    study = study_create(slug="no-stages", title="No stages yet", stages=[], groups=["Lay"])
+    assert not study.stages.exists()
+    category = ErrorCategory.objects.filter(study=study).first()
+    assert category is not None
+    training_item_categories_check(
+        study=study, expected_coherent=False, required=[category], wrong=[]
+    )
