@@ -133,17 +133,21 @@ class CodeAdmin(admin.ModelAdmin):
             self.message_user(request, "Choose codes of one study at a time.", messages.ERROR)
             return None
         study = codes[0].study
-        # The stages that can still offer them: asking for categories, no answers yet.
+        # The stages that can still offer them: asking for categories, no answers yet;
+        # none for a user who may not change stages (offering them in one does).
         stages = [
             stage
             for stage in study.stages.order_by("position")
             if stage.answer_settings.asks_categories and not stage_is_locked(stage=stage)
         ]
+        if not request.user.has_perm("studies.change_stage"):
+            stages = []
+        next_stage = coding_next_stage(study=study)
         form = CodesToCategoriesForm(
             request.POST if "apply" in request.POST else None,
             codes=codes,
             stages=stages,
-            next_stage=coding_next_stage(study=study),
+            next_stage=next_stage if next_stage in stages else None,
         )
         if form.is_bound and form.is_valid():
             chosen = form.cleaned_data["attention_check"]

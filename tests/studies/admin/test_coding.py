@@ -399,3 +399,20 @@ def test_the_admin_refuses_a_code_named_like_an_export_column(admin_client, codi
     assert not Code.objects.exists()
     admin_client.post(url, {**data, "slug": "vague"})
     assert list(Code.objects.values_list("slug", flat=True)) == ["vague"]
+
+
+def test_offering_codes_in_a_stage_needs_the_change_stage_permission(client, codes, coding_stage):
+    """Offering the new categories in a stage rewrites that stage's categories and closes
+    it until its scheme is final: a user who may add categories but not change stages
+    is not offered a stage, and one posted anyway is refused with nothing written."""
+    study = coding_stage.study
+    stage = study.stages.get(position=2)
+    before = categories(study)
+    client.force_login(make_staff("carol", perms=["view_code", "add_errorcategory", "view_study"]))
+    page = act(client, codes).content.decode()
+    assert "A new draft study" in page and stage.name not in page
+    response = act(client, codes, target="same", stage=str(stage.position))
+    assert "Select a valid choice" in response.content.decode()
+    assert categories(study) == before
+    stage.refresh_from_db()
+    assert not stage.categories_from_coding and not stage.categories.exists()
