@@ -9,10 +9,10 @@ from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
 from ..forms import ConsentForm
-from ..models import Annotator, ConsentVersion, Study
+from ..models import Annotator, ConsentVersion, Stage, Study
 from ..permissions import user_is_active_staff, user_is_researcher
-from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH, AnswerSettings
-from ..selectors import StageStatus, annotator_by_token, annotator_stage_states
+from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH
+from ..selectors import StageStatus, annotator_by_token, annotator_stage_states, stage_categories
 from ..services import (
     annotator_complete_tutorial,
     annotator_consent,
@@ -218,13 +218,13 @@ def decline(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _current_answer_settings(annotator) -> AnswerSettings:
-    """What the annotator's current stage (the first not done, else the last) asks."""
+def _current_stage(annotator) -> Stage | None:
+    """The annotator's current stage: the first not done, else the last."""
     states = annotator_stage_states(annotator=annotator)
     current = next(
         (s for s in states if s.status != StageStatus.DONE), states[-1] if states else None
     )
-    return current.stage.answer_settings if current else DEFAULT_ANSWER_SETTINGS
+    return current.stage if current else None
 
 
 @annotator_page(after=Step.CONSENT)
@@ -234,14 +234,18 @@ def tutorial(request: HttpRequest) -> HttpResponse:
         annotator_complete_tutorial(annotator=annotator)
         messages.success(request, "Thank you. You can reopen the tutorial at any time.")
         return redirect("studies:home", slug=study.slug)
+    stage = _current_stage(annotator)
     return render(
         request,
         "studies/annotate/tutorial.html",
         {
             "study": study,
             "annotator": annotator,
-            "categories": list(study.categories.order_by("order", "bit")),
-            "settings": _current_answer_settings(annotator),
+            # What the current stage offers and asks (all categories before any stage).
+            "categories": stage_categories(stage=stage)
+            if stage
+            else list(study.categories.order_by("order", "bit")),
+            "settings": stage.answer_settings if stage else DEFAULT_ANSWER_SETTINGS,
             "first_time": annotator.tutorial_completed_at is None,
             "keys": ITEM_KEYS,
         },

@@ -196,6 +196,18 @@ def test_tutorial_is_mandatory_once_and_stays_reachable(client, ready):
     assert "Back to your batches" in later
 
 
+def test_the_tutorial_explains_the_categories_the_current_stage_offers(client, ready):
+    """A stage offering a subset of the study's categories: the tutorial explains those
+    (and the attention check's), not categories the annotator cannot choose."""
+    categories = {c.slug: c for c in ready.study.categories.all()}
+    ready.study.stages.get(position=1).categories.set([categories["parroting"]])
+    page = client.get("/s/pilot/tutorial/").content.decode()
+    assert categories["parroting"].label in page
+    assert categories["malformed"].label not in page
+    catching = next(c for c in categories.values() if c.catches_attention_check)
+    assert catching.label in page
+
+
 def test_home_shows_stages_and_the_start_button(client, ready):
     page = client.get("/s/pilot/").content.decode()
     assert "Stage 1</strong>:" in page and "open (0 of 2 submitted)" in page
