@@ -61,6 +61,8 @@ class StageForm(LockedOnceUsedForm):
             field.queryset = field.queryset.select_related("study").order_by(
                 "study", "order", "bit"
             )
+            if not self.instance.study_id:  # several studies' categories: say whose
+                field.label_from_instance = lambda c: f"{c.label} ({c.study.slug})"
             field.error_messages["invalid_choice"] = (
                 "A stage offers only its own study's error categories; %(value)s is not one "
                 "of them."

@@ -58,6 +58,20 @@ def training_pool_warning(*, study: Study) -> str | None:
     if n_items == 0 or n_items >= rules.items_needed(n_items):
         return None
     size = rules.attempt_size(n_items)
+    fits = n_items // rules.attempts
+    if rules.items_per_attempt is None:
+        # Every item in every attempt: adding items cannot help, a smaller draw can.
+        advice = (
+            f"Set practice items per attempt to {fits} or fewer for retries to show new ones."
+            if fits
+            else f"Add practice items: {rules.attempts} attempts need at least "
+            f"{rules.attempts} for retries to show new ones."
+        )
+        return (
+            f"Training quiz: each of the {rules.attempts} attempts shows every practice item "
+            "(no number per attempt is set), so a retry shows the same items, and the "
+            f"feedback keeps back their expected answers and explanations. {advice}"
+        )
     return (
         f"Training quiz: {rules.attempts} attempts of {size} practice item"
         f"{'s' if size != 1 else ''} need {rules.items_needed(n_items)} practice items for "
