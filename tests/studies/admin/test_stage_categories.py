@@ -32,3 +32,16 @@ def test_the_stage_page_refuses_another_study_s_category_and_saves_nothing(clien
     data["categories"] = [str(study.categories.first().pk)]
     assert client.post(url, data).status_code == 302
     assert list(stage.categories.all()) == [study.categories.first()]
+
+
+def test_a_new_stage_names_the_study_of_each_category(client, study):
+    """A new stage lists every study's categories (it has no study yet): each says whose
+    it is, so two studies' "Off-topic" can be told apart; a saved stage's do not."""
+    client.force_login(StaffUserFactory())
+    study_create(slug="other", title="Other", stages=[("Only", timedelta(0))], groups=["G"])
+    label = study.categories.first().label
+    page = client.get(reverse("admin:studies_stage_add")).content.decode()
+    assert f"{label} (pilot)" in page and f"{label} (other)" in page
+    stage = study.stages.get(position=1)
+    saved = client.get(reverse("admin:studies_stage_change", args=[stage.pk])).content.decode()
+    assert f"{label} (pilot)" not in saved and label in saved
