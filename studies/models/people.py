@@ -17,12 +17,17 @@ def new_access_token() -> str:
     return secrets.token_urlsafe(24)
 
 
+#: An annotator whose screening answer ended their participation (the one condition;
+#: ``services.screening.screened_out_exists`` is its per-row form).
+SCREENED_OUT = Q(questionnaire_responses__screened_out=True)
+
+
 class AnnotatorQuerySet(models.QuerySet):
     def participating(self):
         """Annotators who take part: active (their link not disabled) and not screened
         out by a screening answer. The study page's headcount and what the others can
         still take (``study_progress``) both count these."""
-        return self.filter(is_active=True).exclude(questionnaire_responses__screened_out=True)
+        return self.filter(is_active=True).exclude(SCREENED_OUT)
 
 
 class Annotator(models.Model):

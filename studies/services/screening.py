@@ -13,7 +13,8 @@ from functools import reduce
 
 from django.db.models import Exists, F, OuterRef, Q
 
-from ..models import Annotator, CrowdEntry, Questionnaire, QuestionnaireResponse, ScreeningTally
+from ..models import Annotator, CrowdEntry, Questionnaire, ScreeningTally
+from ..models.people import SCREENED_OUT
 from ..personal_data import personal_fields
 
 #: What blocks re-entry: a crowd worker's platform id (cleared only by the purge).
@@ -23,7 +24,7 @@ KEPT_AT_SCREEN_OUT = ("platform_participant_id",)
 def screened_out_exists() -> Exists:
     """For an annotator query (``OuterRef("pk")``): whether a screening answer ended
     their participation (the admin's column and filter)."""
-    return Exists(QuestionnaireResponse.objects.filter(annotator=OuterRef("pk"), screened_out=True))
+    return Exists(Annotator.objects.filter(SCREENED_OUT, pk=OuterRef("pk")))
 
 
 def screened_out_forget(*, annotator: Annotator) -> None:
