@@ -295,8 +295,8 @@ def annotators_stage_states(
 def study_stage_categories(*, study_id: int) -> dict[int, list[ErrorCategory]]:
     """The error categories each stage of the study offers (stage id → categories in
     display order; the rule: ``stage_offered_categories``), from three queries. The
-    item panel, the save, the exports and the analysis ask this (the annotation pages
-    read the same from their one query, ``hot_path.reads``)."""
+    analysis asks this (the annotation pages read the same from their one query,
+    ``hot_path.reads``); the annotation exports keep one column per study category."""
     categories = list(ErrorCategory.objects.filter(study_id=study_id))
     chosen: dict[int, set[int]] = defaultdict(set)
     for stage_id, category_id in Stage.categories.through.objects.filter(
