@@ -21,7 +21,7 @@ from django.contrib.auth import get_user_model  # noqa: E402
 from django.db import transaction  # noqa: E402
 
 from studies.models import Judgement, Study  # noqa: E402
-from studies.selectors.coding import DESCRIPTION_ORDER  # noqa: E402
+from studies.selectors.coding import description_order  # noqa: E402
 from studies.services.coding import code_create, coder_join, coding_save  # noqa: E402
 
 DESCRIPTIONS = [
@@ -49,7 +49,7 @@ def main() -> None:
     answers = (
         Judgement.objects.analysed()
         .filter(assignment__stage=stage, coherent=False)
-        .order_by(*DESCRIPTION_ORDER)[: len(DESCRIPTIONS)]
+        .order_by(*description_order())[: len(DESCRIPTIONS)]
     )
     for judgement, text in zip(answers, DESCRIPTIONS, strict=False):
         Judgement.objects.filter(pk=judgement.pk).update(error_description=text)
@@ -62,7 +62,7 @@ def main() -> None:
     described = (
         Judgement.objects.analysed().filter(assignment__stage=stage).exclude(error_description="")
     )
-    first = list(described.order_by(*DESCRIPTION_ORDER)[:3])
+    first = list(described.order_by(*description_order())[:3])
     for judgement, chosen in zip(first, (["invents_facts"], ["parrots"], []), strict=True):
         coding_save(
             coder=coder,
