@@ -25,13 +25,22 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from .datafiles import MAX_REPORTED_PROBLEMS
 from .errors import API_ERROR_CODES, ErrorCode
-from .permissions import refusal_message, user_is_researcher
+from .permissions import (
+    Capability,
+    refusal_message,
+    study_for_user,
+    user_has_a_role,
+    user_is_researcher,
+)
 
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 # Ids in filters are database keys (bigint): larger numbers cannot match anything.
 MAX_ID = 2**63 - 1
 
 # --- permissions -------------------------------------------------------------------------
+
+
+ROLE_NEEDED = "Only researchers (active staff accounts with a role in a study) can use the API."
 
 
 class ResearcherPermission(permissions.BasePermission):
@@ -46,6 +55,8 @@ class ResearcherPermission(permissions.BasePermission):
 
     def has_permission(self, request, view) -> bool:
         user = request.user
+        if isinstance(view.may, Capability):
+            return self._has_study_permission(request, view)
         if not (user and user_is_researcher(user)):
             return False
         if not view.may(user):
@@ -55,6 +66,21 @@ class ResearcherPermission(permissions.BasePermission):
         if missing:
             self.message = f"Your account lacks the permission(s): {', '.join(missing)}."
             return False
+        return True
+
+    def _has_study_permission(self, request, view) -> bool:
+        """A ``Capability``: API users are active staff with a role in some study (or
+        superusers); an endpoint under a study's URL (``slug``) takes the study through
+        ``study_for_user`` (a 404 without a role in it, a 403 when the role does not
+        allow ``view.may``) and leaves it in ``request.study``. Lists across studies
+        narrow their rows themselves (``studies_where``, ``rows_where``)."""
+        user = request.user
+        if not (user and user.is_authenticated and user_has_a_role(user)):
+            self.message = ROLE_NEEDED
+            return False
+        slug = view.kwargs.get("slug")
+        if slug is not None:
+            request.study = study_for_user(user, slug, view.may)
         return True
 
 

@@ -44,3 +44,20 @@ class StaffUserFactory(factory.django.DjangoModelFactory):
     is_staff = True
     is_superuser = True
     password = factory.django.Password("pw-for-tests-only")
+
+
+class StaffMemberFactory(StaffUserFactory):
+    """A staff account that is not a superuser: it may do what its roles allow."""
+
+    username = factory.Sequence(lambda n: f"member{n}")
+    is_superuser = False
+
+
+def user_with_role(study, role: str, **kwargs):
+    """A new staff account holding ``role`` in ``study`` (and nothing else), fresh from
+    the database."""
+    from studies.models import StudyRole
+
+    user = StaffMemberFactory(**kwargs)
+    StudyRole.objects.create(study=study, user=user, role=role)
+    return get_user_model().objects.get(pk=user.pk)

@@ -10,7 +10,7 @@ Split by aggregate: ``study`` (configuration), ``categories`` (error categories)
 ``materials``, ``people`` (annotators and their sessions), ``work`` (assignments and
 judgements, with the querysets that define which of them count), ``coding`` (the
 codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz),
-``privacy`` (the purge log); ``messages`` gives every check constraint its message.
+``privacy`` (the purge log), ``roles`` (who may do what in a study); ``messages`` gives every check constraint its message.
 """
 
 from .categories import ErrorCategory, stage_offered_categories
@@ -34,6 +34,7 @@ from .questionnaires import (
     QuestionnaireResponse,
     ScreeningTally,
 )
+from .roles import Role, StudyRole, StudyRoleEvent
 from .study import (
     MAX_CATEGORY_BIT,
     PREFIX_REGEX,
@@ -76,10 +77,13 @@ __all__ = [
     "Questionnaire",
     "QuestionnaireResponse",
     "Reflection",
+    "Role",
     "ScreeningTally",
     "Stage",
     "StageUnlockNotice",
     "Study",
+    "StudyRole",
+    "StudyRoleEvent",
     "TrainingAnswer",
     "TrainingAttempt",
     "TrainingItem",

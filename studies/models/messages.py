@@ -11,6 +11,7 @@ from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
+from .roles import StudyRole, StudyRoleEvent
 from .study import AnnotatorGroup, ConsentVersion, Stage, Study
 from .work import Assignment, Judgement
 
@@ -18,6 +19,12 @@ from .work import Assignment, Judgement
 SLUG_MESSAGE = "Use lower-case letters, digits and underscores, starting with a letter."
 
 CHECK_MESSAGES = {
+    "study_role_valid": "A role is owner, collaborator, analyst, coder or viewer.",
+    "study_role_event_role_valid": "A role is owner, collaborator, analyst, coder or viewer.",
+    "study_role_event_previous_role_valid": (
+        "A role is owner, collaborator, analyst, coder or viewer."
+    ),
+    "study_role_event_changes": "A role change must change the role.",
     "study_slug_format": "Use lower-case letters, digits, hyphens and underscores only.",
     "study_status_valid": "Status must be draft, open or closed.",
     "study_overlap_k_positive": "At least one annotator per batch and group is needed.",
@@ -111,6 +118,8 @@ for _model in (
     Choice,
     QuestionAnswer,
     ScreeningTally,
+    StudyRole,
+    StudyRoleEvent,
 ):
     for _constraint in _model._meta.constraints:
         if isinstance(_constraint, models.CheckConstraint):

@@ -51,6 +51,13 @@ def new_crowd_code() -> str:
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
 
 
+class StudyQuerySet(models.QuerySet):
+    def without_owner(self):
+        """Studies no one owns (left so by the migration to roles, or by deleted
+        accounts): the admin lists them for superusers to assign an owner."""
+        return self.exclude(roles__role="owner")
+
+
 class Study(models.Model):
     class Status(models.TextChoices):
         DRAFT = "draft", "Draft"
@@ -183,10 +190,24 @@ class Study(models.Model):
     )
 
     created_at = models.DateTimeField(auto_now_add=True)
+    created_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL,
+        null=True,
+        blank=True,
+        editable=False,
+        on_delete=models.SET_NULL,
+        related_name="+",
+        help_text="Who created the study (its first owner).",
+    )
     updated_at = models.DateTimeField(auto_now=True)
+
+    objects = StudyQuerySet.as_manager()
 
     class Meta:
         verbose_name_plural = "studies"
+        # Creating a study is the one thing a global permission grants; everything else
+        # is a role in the study (studies.permissions).
+        permissions = [("create_study", "May create studies")]
         ordering = ["-created_at"]
         constraints = [
             models.CheckConstraint(

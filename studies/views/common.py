@@ -18,6 +18,7 @@ from redis.exceptions import RedisError
 from ..csp import response_allow_form_action, response_allow_framing
 from ..middleware import CROSS_SITE_COOKIES, JOIN_COOKIE_PREFIX
 from ..models import Annotator
+from ..permissions import Capability, study_for_user, user_is_active_staff
 from ..selectors import annotator_of_session
 from ..services import annotator_needs_consent
 from ..services.crowd import study_frame_origins
@@ -215,10 +216,13 @@ def response_for_study_frame(response, study):
 
 
 def staff_page(*, may):
-    """Staff pages and downloads, for users for whom ``may(user)`` holds (a predicate
-    of ``studies.permissions``). Anonymous visitors (annotators included: their
-    sessions carry no user) go to the admin login, an htmx request from an expired
-    login redirecting the whole page; signed-in users refused by ``may`` get a 403."""
+    """Staff pages and downloads. ``may`` is a ``Capability`` for a page of one study
+    (its URL's ``slug``): the study is ``request.study`` for the view, a user without a
+    role in it gets a 404 and one whose role does not allow ``may`` a 403 saying why
+    (``studies.permissions.study_for_user``). Otherwise ``may`` is a predicate of the
+    user (``studies.permissions``), refused with a 403. Anonymous visitors (annotators
+    included: their sessions carry no user) go to the admin login, an htmx request
+    from an expired login redirecting the whole page."""
 
     def decorator(view):
         @wraps(view)
@@ -229,7 +233,11 @@ def staff_page(*, may):
                     response["HX-Redirect"] = reverse("admin:login") + "?next=" + request.path
                     return response
                 return redirect_to_login(request.get_full_path(), reverse("admin:login"))
-            if not may(request.user):
+            if isinstance(may, Capability):
+                if not user_is_active_staff(request.user):
+                    raise PermissionDenied("Staff pages are for active staff accounts.")
+                request.study = study_for_user(request.user, kwargs["slug"], may)
+            elif not may(request.user):
                 raise PermissionDenied
             return view(request, *args, **kwargs)
 

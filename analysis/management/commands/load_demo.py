@@ -28,6 +28,7 @@ from studies.services import (
     study_create,
     study_open,
 )
+from studies.services.roles import study_created_by
 
 DEMO_DIR = Path(__file__).resolve().parents[3] / "studies" / "demo"
 RESEARCHER_USERNAME = "researcher"
@@ -73,7 +74,11 @@ class Command(BaseCommand):
         User = get_user_model()
         researcher = User.objects.filter(username=RESEARCHER_USERNAME).first()
         if researcher is None:
-            User.objects.create_superuser(RESEARCHER_USERNAME, password=RESEARCHER_PASSWORD)
+            researcher = User.objects.create_superuser(
+                RESEARCHER_USERNAME, password=RESEARCHER_PASSWORD
+            )
+        if study.created_by_id is None:  # its creator and owner, as in the admin
+            study_created_by(study=study, user=researcher)
 
         for group in study.groups.all():
             missing = ANNOTATORS_PER_GROUP - group.annotators.count()
