@@ -13,6 +13,11 @@ class Migration(migrations.Migration):
     ]
 
     operations = [
+        # Exporting platform ids is a role's (studies.permissions), not a permission.
+        migrations.AlterModelOptions(
+            name="annotator",
+            options={"ordering": ["study", "group", "number"]},
+        ),
         migrations.AlterModelOptions(
             name="study",
             options={

@@ -16,7 +16,8 @@ it could do, the first that applies:
 Each grant is recorded in the study's audit list, by the system. A study left without
 an owner is listed for superusers (the admin's index) to assign one. Accounts and groups
 holding *add study* get "may create studies" (``studies.create_study``). The "Coders"
-group is retired: its members' roles above replace it.
+group is retired: its members' roles above replace it, and so is the permission *Can
+export platform ids for payment*: that export is for owners and collaborators.
 
 Reversing removes every role and audit line, the "may create studies" grants this made,
 and makes the "Coders" group again (with its four permissions) for the accounts that
@@ -33,6 +34,7 @@ CODER_PERMS = {
     "studies.add_descriptioncoding",
     "studies.add_code",
 }
+EXPORT_PLATFORM_IDS = "export_platform_ids"
 NOTE = "from the account's permissions before roles"
 
 
@@ -106,6 +108,11 @@ def roles_from_permissions(apps, schema_editor):
     create.group_set.add(*add.group_set.all())
 
     Group.objects.filter(name=CODERS_GROUP).delete()
+    # A permission no code asks any more: the platform-id export is a role's.
+    Permission = apps.get_model("auth", "Permission")
+    Permission.objects.filter(
+        content_type__app_label="studies", codename=EXPORT_PLATFORM_IDS
+    ).delete()
 
 
 def roles_removed(apps, schema_editor):
@@ -129,6 +136,7 @@ def roles_removed(apps, schema_editor):
     create = _permission(apps, "study", "create_study", "May create studies")
     create.user_set.clear()
     create.group_set.clear()
+    _permission(apps, "annotator", EXPORT_PLATFORM_IDS, "Can export platform ids for payment")
 
 
 class Migration(migrations.Migration):

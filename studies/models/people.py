@@ -70,7 +70,6 @@ class Annotator(models.Model):
 
     class Meta:
         ordering = ["study", "group", "number"]
-        permissions = [("export_platform_ids", "Can export platform ids for payment")]
         constraints = [
             models.UniqueConstraint(
                 fields=["study", "pseudonym"], name="annotator_pseudonym_unique"

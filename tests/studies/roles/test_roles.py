@@ -201,7 +201,7 @@ def test_a_role_needs_an_active_staff_account(change, message):
 def test_the_same_role_again_is_refused_and_records_nothing():
     study = StudyFactory()
     user = user_with_role(study, "viewer", username="vic")
-    with pytest.raises(ValidationError, match="vic is already viewer of this study."):
+    with pytest.raises(ValidationError, match="vic is already viewer of this study"):
         study_role_grant(study=study, user=user, role="viewer", by=None)
     with pytest.raises(ValidationError, match="has no role in this study"):
         study_role_withdraw(study=study, user=StaffMemberFactory(), by=None)

@@ -98,6 +98,7 @@ def test_each_account_gets_the_role_matching_what_it_could_do(before_roles):
         "researcher",  # the demo's superuser
     }
     assert not Group.objects.filter(name="Coders").exists()
+    assert not Permission.objects.filter(codename="export_platform_ids").exists()
     coder = User.objects.get(username="coder")
     demo = Study.objects.exclude(slug="second").get()
     assert user_may(coder, demo, Capability.CODE)
@@ -126,3 +127,4 @@ def test_reversing_removes_the_roles_and_brings_the_coders_group_back(before_rol
     User = get_user_model()
     assert not Permission.objects.get(codename="create_study").user_set.exists()
     assert not user_may_create_studies(User.objects.get(username="creator"))
+    assert Permission.objects.filter(codename="export_platform_ids").exists()
