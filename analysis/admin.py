@@ -2,22 +2,22 @@ import json
 
 from django import forms
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import HttpRequest
-from django.shortcuts import get_object_or_404
 from django.template.defaultfilters import truncatechars
 from django.urls import path
 from django.utils.html import format_html
 
+from studies.admin.common import PerStudyAdminMixin, study_page
 from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study
+from studies.permissions import Capability
 
 from .computed_scores import automatic_scores_compute_enqueue, scores_compute_notice
 from .importers import automatic_scores_import
 from .metrics.overlap import METRICS
 from .models import AnalysisRun, AutomaticScore
-from .permissions import user_may_write_scores
 from .services import analysis_run_enqueue
 
 # The study list's "Run the analysis" action lives here, since analysis builds on
@@ -30,8 +30,13 @@ admin.site.unregister(Study)
 class StudyAdmin(StudiesStudyAdmin):
     actions = ("run_analysis", "compute_scores", *StudiesStudyAdmin.actions)
 
-    @admin.action(description="Run the analysis for the selected studies")
+    def has_analyse_permission(self, request) -> bool:
+        return self.may(request, None, Capability.ANALYSE)
+
+    @admin.action(description="Run the analysis for the selected studies", permissions=["analyse"])
     def run_analysis(self, request, queryset):
+        if self.action_refused(request, queryset, Capability.ANALYSE):
+            return
         for study in queryset:
             analysis_run_enqueue(study=study, user=request.user)
         self.message_user(
@@ -42,13 +47,15 @@ class StudyAdmin(StudiesStudyAdmin):
 
     @admin.action(
         description="Compute BLEU-4 and ROUGE-L scores for the selected studies",
-        permissions=["compute_scores"],
+        permissions=["analyse"],
     )
     def compute_scores(self, request, queryset):
         """Both metrics, on the worker; a study whose computation is refused (no human
         reflections, scores imported under a metric's name) is named with the reason and
         nothing is queued for it (to replace imported scores, use the dashboard or
         ``manage.py compute_scores --replace``)."""
+        if self.action_refused(request, queryset, Capability.ANALYSE):
+            return
         queued = []
         for study in queryset:
             try:
@@ -64,12 +71,14 @@ class StudyAdmin(StudiesStudyAdmin):
                 request, scores_compute_notice(METRICS, studies=queued), messages.SUCCESS
             )
 
-    def has_compute_scores_permission(self, request) -> bool:
-        return user_may_write_scores(request.user)
-
 
 @admin.register(AnalysisRun)
-class AnalysisRunAdmin(admin.ModelAdmin):
+class AnalysisRunAdmin(PerStudyAdminMixin, admin.ModelAdmin):
+    """Runs, with their results (the analysis's output): for those who may run and
+    download analyses; started from the study list's action, never added here."""
+
+    view_capability = delete_capability = Capability.ANALYSE
+    add_capability = change_capability = None
     list_display = ("__str__", "study", "status", "progress", "created_at", "duration")
     list_filter = ("status", "study")
     readonly_fields = (
@@ -91,12 +100,6 @@ class AnalysisRunAdmin(admin.ModelAdmin):
         if request.resolver_match and request.resolver_match.url_name.endswith("changelist"):
             qs = qs.defer("result")
         return qs
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="duration")
     def duration(self, obj):
@@ -126,10 +129,14 @@ class ImportScoresForm(DataFileUploadForm):
 
 
 @admin.register(AutomaticScore)
-class AutomaticScoreAdmin(admin.ModelAdmin):
+class AutomaticScoreAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     """Scores are written only by the import (the study page's *Import automatic scores*
-    or ``manage.py import_scores``); researchers look, and may delete a wrong evaluator's
-    rows."""
+    or ``manage.py import_scores``) and the computation (the study list's action): an
+    analysis's input, so for those who may run analyses, who look, import, compute, and
+    may delete a wrong evaluator's rows."""
+
+    view_capability = delete_capability = Capability.ANALYSE
+    add_capability = change_capability = None
 
     list_display = (
         "evaluator", "score", "origin", "stage", "dialogue", "source", "reflection_text",
@@ -141,12 +148,6 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
     readonly_fields = (
         "study", "stage", "reflection", "evaluator", "score", "origin", "imported_at",
     )  # fmt: skip
-
-    def has_add_permission(self, request):
-        return False
-
-    def has_change_permission(self, request, obj=None):
-        return False
 
     @admin.display(description="dialogue", ordering="reflection__context__external_id")
     def dialogue(self, obj):
@@ -170,12 +171,9 @@ class AutomaticScoreAdmin(admin.ModelAdmin):
             *super().get_urls(),
         ]
 
-    def import_view(self, request: HttpRequest, study_id: int):
-        """Reached from the study's admin page; needs the right to change the study and
-        to add and change scores."""
-        study = get_object_or_404(Study, pk=study_id)
-        if not user_may_write_scores(request.user):
-            raise PermissionDenied
+    @study_page(Capability.ANALYSE)
+    def import_view(self, request: HttpRequest, study: Study):
+        """Reached from the study's admin page."""
 
         def do_import(upload):
             # The view has validated this form already; its checkbox says whether to

@@ -6,12 +6,14 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.actions import delete_selected
 from django.core.exceptions import ValidationError
+from django.db import transaction
 from django.db.models import Count
 from django.http import HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
 
 from ..models import Code, Coder, DescriptionCoding
+from ..permissions import Capability, user_may_create_studies
 from ..services.coding import coder_make_primary, coder_user_problem, reserved_slug_message
 from ..services.coding_categories import (
     codes_to_categories,
@@ -19,7 +21,8 @@ from ..services.coding_categories import (
     coding_next_stage,
 )
 from ..services.in_use import code_is_used, coder_is_used, coders_used, stage_is_locked
-from .common import ReadOnlyAdminMixin
+from ..services.roles import study_created_by
+from .common import PerStudyAdminMixin, ReadOnlyAdminMixin
 
 
 class CodesToCategoriesForm(forms.Form):
@@ -85,7 +88,10 @@ class CodeForm(forms.ModelForm):
 
 
 @admin.register(Code)
-class CodeAdmin(admin.ModelAdmin):
+class CodeAdmin(PerStudyAdminMixin, admin.ModelAdmin):
+    """The codebook: seen with the study, changed by those who configure it (coders
+    grow it from the coding page)."""
+
     form = CodeForm
     list_display = ("label", "slug", "study", "n_codings", "definition")
     list_filter = ("study",)
@@ -121,7 +127,7 @@ class CodeAdmin(admin.ModelAdmin):
         return obj._n_codings
 
     def has_categories_permission(self, request) -> bool:
-        return request.user.has_perm("studies.add_errorcategory")
+        return self.may(request, None, Capability.CONFIGURE)
 
     @admin.action(
         description="Make the selected codes error categories…", permissions=["categories"]
@@ -132,16 +138,15 @@ class CodeAdmin(admin.ModelAdmin):
         if len(studies) != 1:
             self.message_user(request, "Choose codes of one study at a time.", messages.ERROR)
             return None
+        if self.action_refused(request, queryset, Capability.CONFIGURE):
+            return None
         study = codes[0].study
-        # The stages that can still offer them: asking for categories, no answers yet;
-        # none for a user who may not change stages (offering them in one does).
+        # The stages that can still offer them: asking for categories, no answers yet.
         stages = [
             stage
             for stage in study.stages.order_by("position")
             if stage.answer_settings.asks_categories and not stage_is_locked(stage=stage)
         ]
-        if not request.user.has_perm("studies.change_stage"):
-            stages = []
         next_stage = coding_next_stage(study=study)
         form = CodesToCategoriesForm(
             request.POST if "apply" in request.POST else None,
@@ -156,15 +161,19 @@ class CodeAdmin(admin.ModelAdmin):
             offer_in = next((s for s in stages if str(s.position) == position), None)
             try:
                 if form.cleaned_data["target"] == "copy":
-                    if not request.user.has_perm("studies.add_study"):
-                        raise ValidationError("Creating a study needs the add study permission.")
-                    target = codes_to_new_study(
-                        codes=codes,
-                        slug=form.cleaned_data["slug"],
-                        title=form.cleaned_data["title"],
-                        attention_check=attention_check,
-                        user=request.user,
-                    )
+                    if not user_may_create_studies(request.user):
+                        raise ValidationError(
+                            "Creating a study needs the permission to create studies."
+                        )
+                    with transaction.atomic():
+                        target = codes_to_new_study(
+                            codes=codes,
+                            slug=form.cleaned_data["slug"],
+                            title=form.cleaned_data["title"],
+                            attention_check=attention_check,
+                            user=request.user,
+                        )
+                        study_created_by(study=target, user=request.user)
                 else:
                     target = study
                     codes_to_categories(
@@ -213,7 +222,11 @@ class CoderForm(forms.ModelForm):
 
 
 @admin.register(Coder)
-class CoderAdmin(admin.ModelAdmin):
+class CoderAdmin(PerStudyAdminMixin, admin.ModelAdmin):
+    """Who coded the study's descriptions: read with its rows; added, removed and made
+    primary by those who configure it."""
+
+    view_capability = Capability.READ_ROWS
     form = CoderForm
     list_display = ("user", "study", "is_primary", "primary_now", "n_codings", "added_at")
     list_filter = ("study",)
@@ -270,6 +283,8 @@ class CoderAdmin(admin.ModelAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one coder.", messages.WARNING)
             return
+        if self.action_refused(request, queryset, Capability.CONFIGURE):
+            return
         coder = coder_make_primary(coder=queryset.get())
         self.message_user(
             request,
@@ -279,7 +294,9 @@ class CoderAdmin(admin.ModelAdmin):
 
 
 @admin.register(DescriptionCoding)
-class DescriptionCodingAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class DescriptionCodingAdmin(ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdmin):
+    study_path = "coder__study"
+    view_capability = Capability.READ_ROWS
     list_display = ("judgement", "coder", "code_list", "uninformative", "coded_at")
     list_filter = ("coder__study", "uninformative")
     list_select_related = ("coder__user", "coder__study", "judgement__assignment__annotator")

@@ -15,6 +15,7 @@ from ..models import (
     ErrorCategory,
     Stage,
 )
+from ..permissions import Capability, user_may
 from ..selectors import error_category_is_used
 from ..services import (
     error_category_next_bit,
@@ -24,6 +25,8 @@ from ..services.stages import stage_scheme_mark_final
 from .common import (
     HUMAN_DURATIONS,
     PageRequestMixin,
+    PerStudyAdminMixin,
+    PerStudyInlineMixin,
     ReadOnlyAdminMixin,
     is_changelist,
     page_request,
@@ -38,7 +41,7 @@ from .forms import (
 )
 
 
-class StageInline(admin.StackedInline):
+class StageInline(PerStudyInlineMixin, admin.StackedInline):
     """Each stage as a block of short rows (its settings, then what the crowd platform
     needs), so the study page fits a 1280-pixel screen however many settings a
     stage has; a table row of them all was twice as wide."""
@@ -65,12 +68,17 @@ class StageInline(admin.StackedInline):
 
 def stage_join_links_html(stage: Stage):
     """A saved stage's join link per platform, each in a read-only box to copy, on the
-    address the page was asked at (``page_request``)."""
+    address the page was asked at (``page_request``); from the second stage on, links to
+    the platform ids ready for it (personal data: for those who may see it)."""
     if stage is None or not stage.pk:
         return "Save the stage first."
-    links = stage_join_links(stage=stage, request=page_request())
+    request = page_request()
+    links = stage_join_links(stage=stage, request=request)
     ids = ""
-    if stage.position > 1:  # who may be invited back (allow-list), per platform
+    personal = request is not None and user_may(
+        request.user, stage.study_id, Capability.PERSONAL_DATA
+    )
+    if stage.position > 1 and personal:  # who may be invited back (allow-list), per platform
         ids = format_html(
             "Platform ids ready for this stage: {}",
             format_html_join(
@@ -99,14 +107,14 @@ def stage_join_links_html(stage: Stage):
     )
 
 
-class AnnotatorGroupInline(admin.TabularInline):
+class AnnotatorGroupInline(PerStudyInlineMixin, admin.TabularInline):
     model = AnnotatorGroup
     form = AnnotatorGroupForm
     extra = 0
     fields = ("name", "pseudonym_prefix")
 
 
-class ErrorCategoryInline(admin.StackedInline):
+class ErrorCategoryInline(PerStudyInlineMixin, admin.StackedInline):
     model = ErrorCategory
     form = ErrorCategoryForm
     formset = ErrorCategoryFormSet
@@ -123,7 +131,7 @@ class ErrorCategoryInline(admin.StackedInline):
     classes = ("collapse",)
 
 
-class ConsentVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
+class ConsentVersionInline(ReadOnlyAdminMixin, PerStudyInlineMixin, admin.TabularInline):
     model = ConsentVersion
     extra = 0
     fields = ("number", "created_at", "created_by", "n_consents")
@@ -144,7 +152,7 @@ class ConsentVersionInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(ConsentVersion)
-class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class ConsentVersionAdmin(ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdmin):
     list_display = ("study", "number", "created_at", "created_by")
     list_filter = ("study",)
     readonly_fields = (
@@ -164,7 +172,7 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
 
 
 @admin.register(Stage)
-class StageAdmin(PageRequestMixin, admin.ModelAdmin):
+class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
     list_display = ("name", "study", "position", "min_wait_display", "no_answer", "scheme")
     list_filter = ("study",)
@@ -203,6 +211,8 @@ class StageAdmin(PageRequestMixin, admin.ModelAdmin):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one stage.", messages.WARNING)
             return
+        if self.action_refused(request, queryset, Capability.CONFIGURE):
+            return
         try:
             stage = stage_scheme_mark_final(stage=queryset.get(), by=request.user)
         except ValidationError as exc:
@@ -222,7 +232,7 @@ class StageAdmin(PageRequestMixin, admin.ModelAdmin):
 
 
 @admin.register(AnnotatorGroup)
-class AnnotatorGroupAdmin(admin.ModelAdmin):
+class AnnotatorGroupAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     form = AnnotatorGroupForm
     list_display = ("name", "study", "pseudonym_prefix", "n_annotators")
     list_filter = ("study",)
@@ -240,10 +250,18 @@ class AnnotatorGroupAdmin(admin.ModelAdmin):
     def n_annotators(self, obj):
         return obj._n
 
-    @admin.action(description="Create annotators for the selected group (shows their links)")
+    def has_create_annotators_permission(self, request) -> bool:
+        return self.may(request, None, Capability.MANAGE_ANNOTATORS)
+
+    @admin.action(
+        description="Create annotators for the selected group (shows their links)",
+        permissions=["create_annotators"],
+    )
     def create_annotators(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Select exactly one group.", messages.WARNING)
+            return None
+        if self.action_refused(request, queryset, Capability.MANAGE_ANNOTATORS):
             return None
         group = queryset.get()
         url = reverse("admin:studies_study_create_annotators", args=[group.study_id])
@@ -251,7 +269,7 @@ class AnnotatorGroupAdmin(admin.ModelAdmin):
 
 
 @admin.register(ErrorCategory)
-class ErrorCategoryAdmin(admin.ModelAdmin):
+class ErrorCategoryAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     form = ErrorCategoryForm
     list_display = ("label", "slug", "study", "order")
     list_filter = ("study",)

@@ -5,7 +5,13 @@ from django.db.models import Count, Exists, OuterRef
 from django.db.models.functions import Substr
 
 from ..models import Batch, BatchItem, DialogueContext, Judgement, Reflection
-from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
+from .common import (
+    LockedOnceUsedForm,
+    PerStudyAdminMixin,
+    PerStudyInlineMixin,
+    ReadOnlyAdminMixin,
+    is_changelist,
+)
 
 
 class DialogueContextForm(LockedOnceUsedForm):
@@ -20,15 +26,16 @@ class ReflectionForm(LockedOnceUsedForm):
         fields = ("context", "kind", "source", "text", "generation")
 
 
-class ReflectionInline(admin.TabularInline):
+class ReflectionInline(PerStudyInlineMixin, admin.TabularInline):
     model = Reflection
+    study_path = "context__study"
     form = ReflectionForm
     extra = 0
     fields = ("kind", "source", "text", "generation")
 
 
 @admin.register(DialogueContext)
-class DialogueContextAdmin(admin.ModelAdmin):
+class DialogueContextAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     form = DialogueContextForm
     list_display = ("external_id", "study", "n_reflections", "n_batches", "created_at")
     list_filter = ("study",)
@@ -58,7 +65,8 @@ class DialogueContextAdmin(admin.ModelAdmin):
 
 
 @admin.register(Reflection)
-class ReflectionAdmin(admin.ModelAdmin):
+class ReflectionAdmin(PerStudyAdminMixin, admin.ModelAdmin):
+    study_path = "context__study"
     form = ReflectionForm
     list_display = ("short_text", "source", "kind", "context")
     list_filter = ("kind", "source", "context__study")
@@ -79,8 +87,9 @@ class ReflectionAdmin(admin.ModelAdmin):
         return text if len(text) <= 90 else text[:87] + "…"
 
 
-class BatchItemInline(ReadOnlyAdminMixin, admin.TabularInline):
+class BatchItemInline(ReadOnlyAdminMixin, PerStudyInlineMixin, admin.TabularInline):
     model = BatchItem
+    study_path = "batch__stage__study"
     extra = 0
     fields = ("position", "reflection_kind", "reflection_source", "reflection")
     readonly_fields = fields
@@ -98,19 +107,18 @@ class BatchItemInline(ReadOnlyAdminMixin, admin.TabularInline):
 
 
 @admin.register(Batch)
-class BatchAdmin(admin.ModelAdmin):
+class BatchAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     """Batches come from the materials import; their items are read-only here so that
     a batch cannot mix contexts or lose annotated items."""
 
+    study_path = "stage__study"
+    add_capability = None
     list_display = ("__str__", "stage", "context", "n_items", "n_assignments", "has_judgements")
     list_filter = ("stage__study", "stage")
     search_fields = ("context__external_id",)
     list_select_related = ("stage__study", "context")
     readonly_fields = ("stage", "context", "created_at")
     inlines = (BatchItemInline,)
-
-    def has_add_permission(self, request):
-        return False
 
     def get_queryset(self, request):
         return (

@@ -12,10 +12,13 @@ from django.utils.formats import date_format
 from django.utils.html import format_html
 
 from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
+from ..permissions import Capability
 from ..services import annotator_validate, assignment_reject, wait_exemption_grant
 from ..services.screening import screened_out_exists
 from .common import (
     CategoryLabelCacheMixin,
+    PerStudyAdminMixin,
+    PerStudyInlineMixin,
     ReadOnlyAdminMixin,
     judgement_category_labels,
     judgement_empathy_label,
@@ -48,8 +51,13 @@ class WaitExemptionForm(forms.ModelForm):
             ).select_related("study")
 
 
-class WaitExemptionInline(admin.TabularInline):
+class WaitExemptionInline(PerStudyInlineMixin, admin.TabularInline):
+    """Granted (and withdrawn) by those who manage the study's annotators."""
+
     model = WaitExemption
+    study_path = "annotator__study"
+    view_capability = Capability.READ_ROWS
+    add_capability = delete_capability = Capability.MANAGE_ANNOTATORS
     form = WaitExemptionForm
     extra = 0
     fields = ("stage", "reason", "granted_by", "granted_at")
@@ -66,8 +74,7 @@ class WaitExemptionInline(admin.TabularInline):
 
         return Bound
 
-    def has_change_permission(self, request, obj=None):
-        return False  # add or delete; an exemption is never edited after the fact
+    change_capability = None  # add or delete; an exemption is never edited after the fact
 
 
 def short_time(moment) -> str:
@@ -89,7 +96,19 @@ class ScreenedOutFilter(admin.SimpleListFilter):
 
 
 @admin.register(Annotator)
-class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
+class AnnotatorAdmin(PerStudyAdminMixin, TrainingOutcomeMixin, admin.ModelAdmin):
+    """Pseudonymous rows for the roles that read the study's rows; their personal data
+    (e-mail, platform ids, the invitation link) only for those who may see it; changed
+    (deactivated, exempted from a wait) by those who manage the annotators.
+
+    Annotators are created in bulk with numbered pseudonyms: "Create annotators" on the
+    study page or the action on the group list, not here."""
+
+    view_capability = Capability.READ_ROWS
+    change_capability = delete_capability = Capability.MANAGE_ANNOTATORS
+    add_capability = None
+    #: Shows ``access_token`` (a personal column).
+    personal_displays = ("invitation_link",)
     form = AnnotatorForm
     # Short columns, so that the list fits a 1280-pixel screen beside its filters: the
     # group names its study ("Layperson (pilot)"), the times are short.
@@ -110,11 +129,6 @@ class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
         "platform_participant_id", "consented_version", "consented_at", "tutorial_completed_at",
         "training_outcome_display", "created_at", "last_seen_at",
     )  # fmt: skip
-
-    def has_add_permission(self, request):
-        # Annotators are created in bulk with numbered pseudonyms: "Create annotators"
-        # on the study page or the action on the group list.
-        return False
 
     def save_formset(self, request, form, formset, change):
         if formset.model is not WaitExemption:
@@ -156,8 +170,10 @@ class AnnotatorAdmin(TrainingOutcomeMixin, admin.ModelAdmin):
         return format_html('<a href="{}">{}</a>', url, url)
 
 
-class JudgementInline(ReadOnlyAdminMixin, admin.TabularInline):
+class JudgementInline(ReadOnlyAdminMixin, PerStudyInlineMixin, admin.TabularInline):
     model = Judgement
+    study_path = "assignment__stage__study"
+    view_capability = Capability.READ_ROWS
     extra = 0
     fields = (
         "reflection", "coherent", "categories", "most_evident", "error_description",
@@ -189,7 +205,14 @@ class RejectForm(forms.Form):
 
 
 @admin.register(Assignment)
-class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+class AssignmentAdmin(
+    CategoryLabelCacheMixin, ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdmin
+):
+    """Read by the roles that read the study's rows; rejected by those who manage the
+    annotators."""
+
+    study_path = "stage__study"
+    view_capability = Capability.READ_ROWS
     list_display = (
         "annotator", "batch", "status", "is_recurring", "attention_passed", "assigned_at",
         "expires_at", "submitted_at",
@@ -204,13 +227,15 @@ class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAd
         return super().get_queryset(request).defer("batch__context__turns")
 
     def has_reject_permission(self, request):
-        return request.user.has_perm("studies.change_assignment")
+        return self.may(request, None, Capability.MANAGE_ANNOTATORS)
 
     @admin.action(
         description="Reject the selected assignments (releases their slots)…",
         permissions=["reject"],
     )
     def reject(self, request, queryset):
+        if self.action_refused(request, queryset, Capability.MANAGE_ANNOTATORS):
+            return None
         form = RejectForm(request.POST if "apply" in request.POST else None)
         if form.is_valid():
             done, refused = 0, []
@@ -239,7 +264,11 @@ class AssignmentAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAd
 
 
 @admin.register(Judgement)
-class JudgementAdmin(CategoryLabelCacheMixin, ReadOnlyAdminMixin, admin.ModelAdmin):
+class JudgementAdmin(
+    CategoryLabelCacheMixin, ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdmin
+):
+    study_path = "assignment__stage__study"
+    view_capability = Capability.READ_ROWS
     list_display = (
         "annotator", "reflection_source", "coherent", "categories", "most_evident",
         "empathy_label", "assignment_status", "updated_at",

@@ -7,16 +7,18 @@ from django.core.exceptions import ValidationError
 from django.template.response import TemplateResponse
 
 from ..models import PersonalDataPurge
+from ..permissions import Capability
 from ..personal_data import personal_data_counts_text, personal_data_phrases
 from ..services import study_personal_data_counts, study_purge_personal_data
-from .common import ReadOnlyAdminMixin
+from .common import PerStudyAdminMixin, ReadOnlyAdminMixin
 
 
 class PurgePersonalDataMixin:
-    """``StudyAdmin``'s action; ``purge_personal_data`` goes in its ``actions``."""
+    """``StudyAdmin``'s action (a ``PerStudyAdminMixin``); ``purge_personal_data`` goes
+    in its ``actions``. For the study's owners (``Capability.GOVERN``)."""
 
     def has_purge_permission(self, request) -> bool:
-        return request.user.has_perm("studies.add_personaldatapurge")
+        return self.may(request, None, Capability.GOVERN)
 
     @admin.action(
         description="Delete the personal data of the selected closed study…",
@@ -25,6 +27,8 @@ class PurgePersonalDataMixin:
     def purge_personal_data(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one study to purge.", messages.WARNING)
+            return None
+        if self.action_refused(request, queryset, Capability.GOVERN):
             return None
         study = queryset.get()
         if "apply" in request.POST:
@@ -50,7 +54,10 @@ class PurgePersonalDataMixin:
 
 
 @admin.register(PersonalDataPurge)
-class PersonalDataPurgeAdmin(ReadOnlyAdminMixin, admin.ModelAdmin):
+class PersonalDataPurgeAdmin(ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdmin):
+    """The log of purges (what was deleted, in counts, and by whom): seen by the roles
+    that see the study."""
+
     list_display = ("study", "purged_at", "purged_by_name", "deleted_summary")
     list_filter = ("study",)
     fields = ("study", "purged_at", "purged_by", "purged_by_name", "deleted")

@@ -24,6 +24,7 @@ from ..services.questionnaires import (
     questions_short_of_choices,
     short_of_choices_warning,
 )
+from .common import PerStudyAdminMixin, PerStudyInlineMixin
 
 
 def _questionnaire_of(obj) -> Questionnaire | None:
@@ -90,14 +91,19 @@ class ChoiceFormSet(LockedFormSet):
 
 class StudyStageField(forms.ModelChoiceField):
     """The stage menu of one study. A stage of another study that is posted anyway is
-    still found (not "not one of the available choices"), so the questionnaire's rules
-    (``questionnaire_validate``) can say whose stage it is."""
+    still found (not "not one of the available choices") among ``lookup_queryset``
+    (the admin narrows it to the studies the user may configure, as the menu), so the
+    questionnaire's rules (``questionnaire_validate``) can say whose stage it is."""
+
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.lookup_queryset = Stage.objects.all()
 
     def to_python(self, value):
         if value in self.empty_values:
             return None
         try:
-            return Stage.objects.select_related("study").get(pk=value)
+            return self.lookup_queryset.select_related("study").get(pk=value)
         except (ValueError, TypeError, Stage.DoesNotExist):
             raise ValidationError(
                 self.error_messages["invalid_choice"], code="invalid_choice"
@@ -176,8 +182,9 @@ class QuestionForm(forms.ModelForm):
         return cleaned
 
 
-class QuestionInline(admin.TabularInline):
+class QuestionInline(PerStudyInlineMixin, admin.TabularInline):
     model = Question
+    study_path = "questionnaire__study"
     formset = QuestionFormSet
     extra = 1
     fields = ("position", "text", "kind", "required", "scale_low", "scale_high", "choices_link")
@@ -193,8 +200,9 @@ class QuestionInline(admin.TabularInline):
         return format_html('<a href="{}">{} choices: edit</a>', url, obj.choices.count())
 
 
-class ChoiceInline(admin.TabularInline):
+class ChoiceInline(PerStudyInlineMixin, admin.TabularInline):
     model = Choice
+    study_path = "question__questionnaire__study"
     formset = ChoiceFormSet
     extra = 2
     fields = ("position", "text", "ends_participation")
@@ -230,7 +238,7 @@ class RefuseLockedDeleteMixin:
 
 
 @admin.register(Questionnaire)
-class QuestionnaireAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
+class QuestionnaireAdmin(RefuseLockedDeleteMixin, PerStudyAdminMixin, admin.ModelAdmin):
     form = QuestionnaireForm
     inlines = [QuestionInline]
     list_display = ("name", "study", "placement", "stage", "n_questions", "n_responses")
@@ -260,7 +268,8 @@ class QuestionnaireAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
 
 
 @admin.register(Question)
-class QuestionAdmin(RefuseLockedDeleteMixin, admin.ModelAdmin):
+class QuestionAdmin(RefuseLockedDeleteMixin, PerStudyAdminMixin, admin.ModelAdmin):
+    study_path = "questionnaire__study"
     form = QuestionForm
     inlines = [ChoiceInline]
     list_display = ("text", "questionnaire", "position", "kind", "required")

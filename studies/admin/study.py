@@ -5,7 +5,7 @@ export and the "create annotators" page."""
 import copy
 
 from django.contrib import admin, messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.db.models import Count, IntegerField, OuterRef, Subquery
 from django.db.models.functions import Coalesce
@@ -29,7 +29,7 @@ from ..models import (
     Reflection,
     Study,
 )
-from ..permissions import user_may_export
+from ..permissions import Capability, user_may, user_may_create_studies
 from ..selectors import (
     stage_code_warnings,
     study_analysed_sources,
@@ -52,7 +52,15 @@ from ..services.in_use import (
     study_instrument_is_locked,
     study_seed_is_locked,
 )
-from .common import HUMAN_DURATIONS, LockedOnceUsedForm, PageRequestMixin, is_changelist
+from ..services.roles import study_created_by
+from .common import (
+    HUMAN_DURATIONS,
+    LockedOnceUsedForm,
+    PageRequestMixin,
+    PerStudyAdminMixin,
+    is_changelist,
+    study_page,
+)
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -139,7 +147,13 @@ TUTORIAL_SECTION = "Tutorial"
 
 
 @admin.register(Study)
-class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
+class StudyAdmin(PerStudyAdminMixin, PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
+    """Seen by every role but the coder's; changed (opened, closed) by those who may
+    configure the study; added by users who may create studies (each becomes its
+    owner); deleted by its owners."""
+
+    study_path = "pk"
+    delete_capability = Capability.GOVERN
     form = StudyForm
     formfield_overrides = HUMAN_DURATIONS
     list_display = (
@@ -241,6 +255,14 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
             )  # fmt: skip
         return qs
 
+    def has_add_permission(self, request):
+        return user_may_create_studies(request.user)
+
+    def save_model(self, request, obj, form, change):
+        super().save_model(request, obj, form, change)
+        if not change:
+            study_created_by(study=obj, user=request.user)
+
     def get_readonly_fields(self, request, obj=None):
         locked = ()
         if obj is not None and study_seed_is_locked(study=obj):
@@ -316,20 +338,16 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
                     messages.warning(request, warning)
                 if warning := training_pool_warning(study=study):
                     messages.warning(request, warning)
-        extra_context["can_export"] = user_may_export(request.user)
+            # What the page's links lead to, each shown to those who may use it.
+            extra_context["may"] = {
+                capability.name: user_may(request.user, study, capability)
+                for capability in Capability
+            }
+            extra_context["can_export"] = extra_context["may"][Capability.READ_ROWS.name]
         return super().change_view(request, object_id, form_url, extra_context)
 
-    def _study_for(self, request, study_id: int, *perms: str) -> Study:
-        study = get_object_or_404(Study, pk=study_id)
-        if not self.has_change_permission(request, study) or not request.user.has_perms(perms):
-            raise PermissionDenied
-        return study
-
-    def import_materials_view(self, request: HttpRequest, study_id: int):
-        study = self._study_for(
-            request, study_id, "studies.add_dialoguecontext", "studies.add_reflection",
-            "studies.add_batch",
-        )  # fmt: skip
+    @study_page(Capability.CONFIGURE)
+    def import_materials_view(self, request: HttpRequest, study: Study):
         return data_file_import_view(
             request,
             admin_site=self.admin_site,
@@ -342,12 +360,10 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
             ),
         )
 
-    def platform_ids_view(self, request: HttpRequest, study_id: int, position: int, platform):
+    @study_page(Capability.PERSONAL_DATA)
+    def platform_ids_view(self, request: HttpRequest, study: Study, position: int, platform):
         """The platform ids whose wait for this stage has passed, one per line (for the
-        platform's allow-list). Staff with "export platform ids for payment" only."""
-        study = get_object_or_404(Study, pk=study_id)
-        if not request.user.has_perm("studies.export_platform_ids"):
-            raise PermissionDenied
+        platform's allow-list): personal data."""
         stage = get_object_or_404(study.stages, position=position)
         if platform not in PLATFORM_NAMES:
             raise Http404("Unknown platform.")
@@ -358,11 +374,9 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
         )
         return response
 
-    def export_view(self, request: HttpRequest, study_id: int):
+    @study_page(Capability.READ_ROWS)
+    def export_view(self, request: HttpRequest, study: Study):
         """A form whose GET goes to the streaming download (studies:export)."""
-        study = get_object_or_404(Study, pk=study_id)
-        if not user_may_export(request.user):
-            raise PermissionDenied
         context = {
             **self.admin_site.each_context(request),
             "opts": self.model._meta,
@@ -380,20 +394,23 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
         return TemplateResponse(request, "admin/studies/study/export.html", context)
 
     def has_export_permission(self, request) -> bool:
-        return user_may_export(request.user)
+        return self.may(request, None, Capability.READ_ROWS)
 
     @admin.action(description="Export the annotations (published CSV)", permissions=["export"])
     def export_annotations(self, request, queryset):
         if queryset.count() != 1:
             self.message_user(request, "Choose exactly one study to export.", messages.WARNING)
             return None
+        if self.action_refused(request, queryset, Capability.READ_ROWS):
+            return None
         study = queryset.get()
         return HttpResponseRedirect(reverse("studies:export", args=[study.slug]))
 
-    def create_annotators_view(self, request: HttpRequest, study_id: int):
-        """POST creates, then redirects to a GET that shows the links, so reloading the
-        page never creates more annotators."""
-        study = self._study_for(request, study_id, "studies.add_annotator")
+    @study_page(Capability.MANAGE_ANNOTATORS)
+    def create_annotators_view(self, request: HttpRequest, study: Study):
+        """POST creates, then redirects to a GET that shows the links (personal data:
+        only to those who may see it), so reloading the page never creates more
+        annotators."""
         form = CreateAnnotatorsForm(
             request.POST or None, study=study, initial={"group": request.GET.get("group")}
         )
@@ -412,7 +429,11 @@ class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
                 )
                 return HttpResponseRedirect(request.path + "?created=1")
         created_ids = []
-        if request.method == "GET" and request.GET.get("created"):
+        if (
+            request.method == "GET"
+            and request.GET.get("created")
+            and user_may(request.user, study, Capability.PERSONAL_DATA)
+        ):
             created_ids = request.session.get(SESSION_CREATED_ANNOTATORS, [])
         annotators = Annotator.objects.filter(pk__in=created_ids, study=study).order_by(
             "group__name", "number"

@@ -14,13 +14,14 @@ from ..models import (
     TrainingItem,
     TrainingQuiz,
 )
+from ..permissions import Capability
 from ..protocol import selected_categories
 from ..services.training import (
     training_is_locked,
     training_item_categories_check,
     training_outcome,
 )
-from .common import ReadOnlyAdminMixin, category_labels
+from .common import PerStudyInlineMixin, ReadOnlyAdminMixin, category_labels
 
 LOCKED_NOTE = (
     "Locked: annotation (or the quiz) has started, so every annotator answers the same quiz."
@@ -45,7 +46,7 @@ class _LockedOnceStartedInline:
         return not self._locked(obj) and super().has_delete_permission(request, obj)
 
 
-class TrainingQuizInline(_LockedOnceStartedInline, admin.TabularInline):
+class TrainingQuizInline(_LockedOnceStartedInline, PerStudyInlineMixin, admin.TabularInline):
     model = TrainingQuiz
     fields = ("pass_mark", "attempts", "items_per_attempt")
     max_num = 1
@@ -108,7 +109,7 @@ class TrainingItemForm(forms.ModelForm):
         return cleaned
 
 
-class TrainingItemInline(_LockedOnceStartedInline, admin.StackedInline):
+class TrainingItemInline(_LockedOnceStartedInline, PerStudyInlineMixin, admin.StackedInline):
     model = TrainingItem
     form = TrainingItemForm
     extra = 0
@@ -139,8 +140,10 @@ class TrainingItemInline(_LockedOnceStartedInline, admin.StackedInline):
 # --- the annotator's page -----------------------------------------------------------
 
 
-class TrainingAttemptInline(ReadOnlyAdminMixin, admin.TabularInline):
+class TrainingAttemptInline(ReadOnlyAdminMixin, PerStudyInlineMixin, admin.TabularInline):
     model = TrainingAttempt
+    study_path = "annotator__study"
+    view_capability = Capability.READ_ROWS
     extra = 0
     fields = ("number", "status", "score_display", "started_at", "finished_at", "answers_display")
     readonly_fields = fields

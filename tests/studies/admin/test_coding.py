@@ -3,6 +3,7 @@ copy) or are refused with nothing written; the primary coder; read-only codings.
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.contrib.messages import get_messages
 from django.db import connection
 from django.test.utils import CaptureQueriesContext
@@ -16,13 +17,16 @@ from studies.models import (
     Coder,
     ErrorCategory,
     Judgement,
+    Role,
     Stage,
     Study,
+    StudyRole,
 )
 from studies.protocol import NO_ANSWER_CATEGORIES
 from studies.services import assignment_create, study_create
 from studies.services.coding import code_create, coder_join, coding_save
 from studies.services.coding_categories import NOT_COPIED, copied_fields
+from tests.factories import StudyFactory, user_with_role
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
 from tests.studies.coding_fixtures import coded_descriptions, make_staff
 
@@ -294,21 +298,49 @@ def test_the_primary_coder_is_chosen_in_the_admin(admin_client, coding_stage, al
     assert Coder.objects.primary(study) == second
 
 
-def test_a_view_only_user_cannot_change_the_primary_coder(client, coding_stage, alice, bob):
+def test_an_analyst_cannot_change_the_primary_coder(client, coding_stage, alice, bob):
+    """An analyst reads the coders (rows of the study) but does not configure it."""
     study = coding_stage.study
     first = coder_join(study=study, user=alice)
     second = coder_join(study=study, user=bob)
-    viewer = make_staff("viewer", perms=("view_coder",))
-    client.force_login(viewer)
+    client.force_login(user_with_role(study, Role.ANALYST))
+    listed = client.get(reverse("admin:studies_coder_changelist"))
+    assert listed.status_code == 200 and "bob" in listed.content.decode()
+    assert 'value="make_primary"' not in listed.content.decode()  # not offered
     response = client.post(
         reverse("admin:studies_coder_changelist"),
         {"action": "make_primary", "_selected_action": [second.pk]},
         follow=True,
     )
     assert response.status_code == 200 and "now the primary coder" not in said(response)
-    assert 'value="make_primary"' not in response.content.decode()  # not offered
     assert Coder.objects.primary(study) == first
     assert list(Coder.objects.filter(is_primary=True)) == [first]
+
+
+def test_a_collaborator_in_another_study_cannot_change_this_studys_primary_coder(
+    client, coding_stage, alice, bob
+):
+    """The action is offered (they configure a study), but the row chosen is of a study
+    where they are analyst: nothing changes and the message says why."""
+    study = coding_stage.study
+    first = coder_join(study=study, user=alice)
+    second = coder_join(study=study, user=bob)
+    user = user_with_role(study, Role.ANALYST)
+    StudyRole.objects.create(study=StudyFactory(), user=user, role=Role.COLLABORATOR)
+    client.force_login(user)
+    listed = client.get(reverse("admin:studies_coder_changelist")).content.decode()
+    assert 'value="make_primary"' in listed
+    response = client.post(
+        reverse("admin:studies_coder_changelist"),
+        {"action": "make_primary", "_selected_action": [second.pk]},
+        follow=True,
+    )
+    assert said(response) == (
+        "Nothing was changed: Pilot study: Your role in this study (analyst) does not "
+        "allow this: it takes a role that may change the study's configuration and open "
+        "or close it."
+    )
+    assert Coder.objects.primary(study) == first
 
 
 def test_a_coder_with_codings_cannot_be_deleted(admin_client, coding_stage, alice, bob):
@@ -401,18 +433,58 @@ def test_the_admin_refuses_a_code_named_like_an_export_column(admin_client, codi
     assert list(Code.objects.values_list("slug", flat=True)) == ["vague"]
 
 
-def test_offering_codes_in_a_stage_needs_the_change_stage_permission(client, codes, coding_stage):
-    """Offering the new categories in a stage rewrites that stage's categories and closes
-    it until its scheme is final: a user who may add categories but not change stages
-    is not offered a stage, and one posted anyway is refused with nothing written."""
+def test_making_codes_categories_needs_a_role_that_configures_the_study(
+    client, codes, coding_stage
+):
+    """An analyst sees the codebook but is not offered the action; posted anyway, it is
+    refused with nothing written."""
     study = coding_stage.study
     stage = study.stages.get(position=2)
     before = categories(study)
-    client.force_login(make_staff("carol", perms=["view_code", "add_errorcategory", "view_study"]))
-    page = act(client, codes).content.decode()
-    assert "A new draft study" in page and stage.name not in page
+    client.force_login(user_with_role(study, Role.ANALYST))
+    listed = client.get(reverse(CHANGELIST)).content.decode()
+    assert "Lost the context" in listed and 'value="make_error_categories"' not in listed
     response = act(client, codes, target="same", stage=str(stage.position))
-    assert "Select a valid choice" in response.content.decode()
+    assert "Make codes error categories" not in response.content.decode()
     assert categories(study) == before
     stage.refresh_from_db()
     assert not stage.categories_from_coding and not stage.categories.exists()
+
+
+def test_a_collaborator_offers_codes_in_a_stage(client, codes, coding_stage):
+    study = coding_stage.study
+    stage = study.stages.get(position=2)
+    client.force_login(user_with_role(study, Role.COLLABORATOR))
+    page = act(client, codes).content.decode()
+    assert "A new draft study" in page and stage.name in page
+    response = act(client, codes, target="same", stage=str(stage.position))
+    assert "2 error categories added to pilot." in said(response)
+    stage.refresh_from_db()
+    assert stage.categories_from_coding
+
+
+def test_a_new_draft_study_from_codes_needs_create_study_and_makes_its_creator_owner(
+    client, codes, coding_stage
+):
+    study = coding_stage.study
+    collaborator = user_with_role(study, Role.COLLABORATOR)
+    client.force_login(collaborator)
+    response = act(
+        client, codes, target="copy", slug="pilot-2", title="Phase 2", attention_check="parrots"
+    )
+    assert "Nothing was changed: Creating a study needs the permission to create studies." in said(
+        response
+    )
+    assert not Study.objects.filter(slug="pilot-2").exists()
+
+    collaborator.user_permissions.add(Permission.objects.get(codename="create_study"))
+    collaborator = get_user_model().objects.get(pk=collaborator.pk)
+    client.force_login(collaborator)
+    response = act(
+        client, codes, target="copy", slug="pilot-2", title="Phase 2", attention_check="parrots"
+    )
+    assert "2 error categories added to pilot-2." in said(response)
+    copy = Study.objects.get(slug="pilot-2")
+    assert copy.created_by == collaborator
+    assert StudyRole.objects.get(study=copy).user == collaborator
+    assert StudyRole.objects.get(study=copy).role == Role.OWNER

@@ -3,7 +3,7 @@
 import json
 
 import pytest
-from django.contrib.auth.models import Permission
+from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 from django.utils import timezone
 
@@ -13,6 +13,7 @@ from studies.models import (
     DialogueContext,
     ErrorCategory,
     Reflection,
+    Role,
     Stage,
     Study,
     WaitExemption,
@@ -24,7 +25,7 @@ from studies.services import (
     judgement_record,
 )
 from tests.conftest import form_data
-from tests.factories import StaffUserFactory
+from tests.factories import StaffUserFactory, StudyFactory, user_with_role
 
 
 @pytest.fixture
@@ -197,13 +198,20 @@ def test_rejecting_asks_for_a_reason_and_records_who(staff_client, researcher, j
     assert (judged.rejected_by, judged.rejection_reason) == (researcher, "Answered at random")
 
 
-def test_reject_action_is_refused_without_change_permission(client, judged):
-    viewer = StaffUserFactory(is_superuser=False)
-    viewer.user_permissions.add(Permission.objects.get(codename="view_assignment"))
-    client.force_login(viewer)
-    response = client.get(reverse("admin:studies_assignment_changelist"))
+def test_rejecting_needs_a_role_that_manages_annotators(client, judged):
+    """An analyst reads the assignments but is not offered the action; posted anyway,
+    nothing is rejected."""
+    analyst = user_with_role(judged.stage.study, Role.ANALYST)
+    client.force_login(analyst)
+    url = reverse("admin:studies_assignment_changelist")
+    response = client.get(url)
     assert response.status_code == 200
     assert "Reject the selected assignments" not in response.content.decode()
+    client.post(
+        url,
+        {"action": "reject", "_selected_action": [judged.pk], "apply": "1", "reason": "No"},
+    )
+    assert Assignment.objects.get(pk=judged.pk).status == Assignment.Status.IN_PROGRESS
 
 
 def test_exemption_granted_in_the_admin_records_who_and_when(staff_client, researcher, study):
@@ -229,10 +237,23 @@ def test_exemption_granted_in_the_admin_records_who_and_when(staff_client, resea
     assert exemption.granted_at <= timezone.now()
 
 
-def test_import_needs_permission_to_add_materials(client, study):
-    staff = StaffUserFactory(is_superuser=False)
-    staff.user_permissions.add(Permission.objects.get(codename="change_study"))
-    client.force_login(staff)
+@pytest.mark.parametrize("role", [Role.ANALYST, Role.VIEWER, Role.CODER])
+def test_import_needs_a_role_that_configures_the_study(client, study, role):
+    client.force_login(user_with_role(study, role))
     url = reverse("admin:studies_study_import_materials", args=[study.pk])
-    assert client.get(url).status_code == 403
+    response = client.get(url)
+    assert response.status_code == 403
+    assert f"Your role in this study ({role.label.lower()}) does not allow this" in (
+        response.content.decode()
+    )
+    response = client.post(url, {"file": SimpleUploadedFile("materials.json", b"{}")})
+    assert response.status_code == 403
     assert not DialogueContext.objects.exists()
+
+
+def test_import_of_a_study_without_a_role_in_it_is_not_found(client, study):
+    client.force_login(user_with_role(StudyFactory(), Role.OWNER))
+    url = reverse("admin:studies_study_import_materials", args=[study.pk])
+    response = client.get(url)
+    assert response.status_code == 404
+    assert study.title not in response.content.decode()
