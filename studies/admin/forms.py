@@ -68,6 +68,8 @@ class StageForm(LockedOnceUsedForm):
                 "of them."
             )
         for name in MADE_UP_CODES:
+            if name not in self.fields:  # read-only: a role that may not change the stage
+                continue
             field = self.fields[name]
             field.required = False
             field.initial = None

@@ -258,6 +258,12 @@ class StudyAdmin(PerStudyAdminMixin, PageRequestMixin, PurgePersonalDataMixin, a
     def has_add_permission(self, request):
         return user_may_create_studies(request.user)
 
+    def has_view_permission(self, request, obj=None):
+        # Who may create studies has a list to add to (empty until they do).
+        if obj is None and self.has_add_permission(request):
+            return True
+        return super().has_view_permission(request, obj)
+
     def save_model(self, request, obj, form, change):
         super().save_model(request, obj, form, change)
         if not change:

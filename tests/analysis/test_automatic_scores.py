@@ -23,9 +23,9 @@ from analysis.importers import AutomaticScoresImportError, automatic_scores_impo
 from analysis.models import AutomaticScore
 from analysis.selectors.judgements import automatic_scores_frame
 from studies.datafiles.materials import materials_import
-from studies.models import BatchItem, Reflection, Study
+from studies.models import BatchItem, Reflection, Role, Study
 from tests.conftest import materials_doc
-from tests.factories import StaffUserFactory, StudyFactory
+from tests.factories import StaffMemberFactory, StaffUserFactory, StudyFactory, user_with_role
 
 EXAMPLES = Path(__file__).resolve().parents[2] / "docs" / "examples"
 STAGES = ("GPT-2 stage", "GPT-3 stage")
@@ -678,32 +678,34 @@ def test_non_staff_users_are_sent_to_the_login_page(client, loaded_study):
     assert AutomaticScore.objects.count() == 0
 
 
-def _staff_with(*codenames: str):
-    user = StaffUserFactory(is_superuser=False)
-    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    return user
-
-
-@pytest.mark.parametrize(
-    "codenames",
-    [
-        ("view_study",),
-        ("change_study",),
-        ("add_automaticscore", "change_automaticscore"),
-    ],
-)
-def test_staff_without_the_right_to_change_the_study_and_its_scores_get_403(
-    client, loaded_study, codenames
-):
-    client.force_login(_staff_with(*codenames))
+@pytest.mark.parametrize("role", [Role.VIEWER, Role.CODER], ids=str)
+def test_a_role_that_may_not_run_analyses_is_refused_the_import(client, loaded_study, role):
+    client.force_login(user_with_role(loaded_study, role))
     assert client.get(import_url(loaded_study)).status_code == 403
     response = client.post(import_url(loaded_study), {"file": upload(score_rows())})
     assert response.status_code == 403
+    assert "does not allow this: it takes a role that may run and download analyses" in (
+        response.content.decode()
+    )
     assert AutomaticScore.objects.count() == 0
 
 
-def test_staff_with_the_right_permissions_may_import(client, loaded_study):
-    client.force_login(_staff_with("change_study", "add_automaticscore", "change_automaticscore"))
+def test_model_permissions_without_a_role_do_not_reach_the_import(client, loaded_study):
+    user = StaffMemberFactory()
+    user.user_permissions.set(
+        Permission.objects.filter(
+            codename__in=["change_study", "add_automaticscore", "change_automaticscore"]
+        )
+    )
+    client.force_login(user)
+    response = client.post(import_url(loaded_study), {"file": upload(score_rows())})
+    assert response.status_code == 404
+    assert AutomaticScore.objects.count() == 0
+
+
+@pytest.mark.parametrize("role", [Role.ANALYST, Role.COLLABORATOR], ids=str)
+def test_a_role_that_runs_analyses_may_import(client, loaded_study, role):
+    client.force_login(user_with_role(loaded_study, role))
     response = client.post(import_url(loaded_study), {"file": upload(score_rows())})
     assert response.status_code == 302
     assert AutomaticScore.objects.count() == 18

@@ -30,8 +30,8 @@ from analysis.models import AutomaticScore
 from annotation_site.celery import app as celery_app
 from studies.datafiles.materials import materials_import
 from studies.errors import ErrorCode
-from studies.models import BatchItem, Reflection
-from tests.factories import StaffUserFactory
+from studies.models import BatchItem, Reflection, Role, StudyRole
+from tests.factories import StaffUserFactory, StudyFactory, user_with_role
 
 # --- the metrics, by hand ---------------------------------------------------------------------
 
@@ -630,13 +630,32 @@ def test_the_admin_action_names_a_refused_study_and_queues_nothing(staff_client,
     assert set(AutomaticScore.objects.values_list("origin", flat=True)) == {"imported"}
 
 
-def test_the_admin_action_is_offered_only_to_staff_who_may_write_scores(client, text_study):
-    client.force_login(_staff_with("view_study", "change_study"))
+def test_the_admin_action_is_offered_only_to_roles_that_run_analyses(client, text_study):
+    client.force_login(user_with_role(text_study, Role.VIEWER))
     page = client.get(reverse("admin:studies_study_changelist")).content.decode()
     assert 'value="compute_scores"' not in page
-    client.force_login(_staff_with(*SCORE_PERMS))
+    client.force_login(user_with_role(text_study, Role.ANALYST))
     page = client.get(reverse("admin:studies_study_changelist")).content.decode()
     assert '<option value="compute_scores">Compute BLEU-4 and ROUGE-L scores' in page
+
+
+def test_the_admin_action_refuses_a_study_where_the_role_may_not_run_analyses(client, text_study):
+    """Analyst of another study (so offered the action), viewer of this one: refused,
+    nothing queued."""
+    user = user_with_role(text_study, Role.VIEWER)
+    StudyRole.objects.create(study=StudyFactory(), user=user, role=Role.ANALYST)
+    client.force_login(user)
+    with mock.patch("analysis.services._task") as task:
+        response = client.post(
+            reverse("admin:studies_study_changelist"),
+            {"action": "compute_scores", "_selected_action": [text_study.pk]},
+            follow=True,
+        )
+    assert "Nothing was changed: Pilot study: Your role in this study (viewer)" in (
+        response.content.decode()
+    )
+    task.assert_not_called()
+    assert AutomaticScore.objects.count() == 0
 
 
 def test_the_admin_scores_import_has_the_replace_box(staff_client, text_study):

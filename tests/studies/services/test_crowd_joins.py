@@ -266,18 +266,12 @@ def test_a_full_study_turns_crowd_newcomers_away_before_storing_anything(client,
 
 
 @pytest.fixture
-def payer(client, db):
-    from django.contrib.auth.models import Permission
+def payer(client, crowd_study):
+    """A collaborator of the study: may see its personal data, platform ids included."""
+    from studies.models import Role
+    from tests.factories import user_with_role
 
-    from tests.factories import StaffUserFactory
-
-    user = StaffUserFactory(is_superuser=False)
-    user.user_permissions.add(
-        Permission.objects.get(codename="export_platform_ids"),
-        Permission.objects.get(codename="change_study"),
-        Permission.objects.get(codename="view_study"),
-    )
-    client.force_login(user)
+    client.force_login(user_with_role(crowd_study, Role.COLLABORATOR))
     return client
 
 
@@ -300,13 +294,22 @@ def test_staff_with_the_permission_download_the_ids_whose_wait_has_passed(
     assert payer.get(f"/admin/studies/study/{crowd_study.pk}/platform-ids/2/mturk/").content == b""
 
 
-def test_the_platform_id_download_needs_its_permission(crowd_study, client):
-    from tests.factories import StaffUserFactory
+def test_the_platform_id_download_needs_a_role_that_sees_personal_data(crowd_study, client):
+    """An analyst is refused, saying why; a user without a role in the study finds no
+    such page. Neither changes anything."""
+    from studies.models import Role
+    from tests.factories import StudyFactory, user_with_role
 
-    client.force_login(StaffUserFactory(is_superuser=False))
+    url = f"/admin/studies/study/{crowd_study.pk}/platform-ids/2/prolific/"
     before = snapshot()
-    response = client.get(f"/admin/studies/study/{crowd_study.pk}/platform-ids/2/prolific/")
+    client.force_login(user_with_role(crowd_study, Role.ANALYST))
+    response = client.get(url)
     assert response.status_code == 403
+    assert "it takes a role that may see annotators&#x27; personal data" in (
+        response.content.decode()
+    )
+    client.force_login(user_with_role(StudyFactory(), Role.OWNER))
+    assert client.get(url).status_code == 404
     assert snapshot() == before
 
 
