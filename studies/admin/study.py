@@ -61,6 +61,7 @@ from .configuration import (
 )
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
 from .privacy import PurgePersonalDataMixin
+from .roles import StudyRolesMixin
 from .training import TrainingItemInline, TrainingQuizInline
 
 SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
@@ -139,7 +140,7 @@ TUTORIAL_SECTION = "Tutorial"
 
 
 @admin.register(Study)
-class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
+class StudyAdmin(PageRequestMixin, PurgePersonalDataMixin, StudyRolesMixin, admin.ModelAdmin):
     form = StudyForm
     formfield_overrides = HUMAN_DURATIONS
     list_display = (
