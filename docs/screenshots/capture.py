@@ -13,7 +13,8 @@ Layperson invitation links the admin has just created, so the annotator is alway
 new, or with ``--invitation-url`` for an annotator who has not consented yet.
 
 With ``--prepared`` (the JSON ``prepare.py`` writes; `make screenshots` passes it), also
-a crowd worker's page at the end of a stage and a free-text stage's item.
+the demo study's Roles page (with the collaborator and coder ``prepare.py`` granted), a
+crowd worker's page at the end of a stage and a free-text stage's item.
 """
 
 import argparse
@@ -105,11 +106,23 @@ def main() -> None:
         capture_coding(page, base)
         capture_annotator_pages(browser, invitation_url)
         if args.prepared:
+            capture_roles(page, study_url)
             links = json.loads(Path(args.prepared).read_text(encoding="utf-8"))
             capture_crowd_done(browser, urljoin(base, links["crowd_done"]))
             capture_free_text(browser, urljoin(base, links["free_text"]))
         browser.close()
     print(f"Screenshots written to {OUT}")
+
+
+def capture_roles(page, study_url: str) -> None:
+    """The demo study's Roles page as its owner sees it: the holders (the collaborator
+    and the coder prepare.py granted), the grant form being filled in (not sent) and
+    the top of the audit list."""
+    page.goto(study_url.replace("/change/", "/roles/"))
+    expect(page.locator("#role-holders tr[data-username='cora']")).to_be_visible()
+    page.get_by_label("Account").fill("ana.lyst@uni.example")
+    page.get_by_role("radio", name=re.compile("^Analyst:")).check()
+    page.screenshot(path=OUT / "roles.png", full_page=True)
 
 
 def capture_dashboard(page, base: str) -> None:

@@ -5,7 +5,9 @@ their links as JSON for ``capture.py --prepared``:
 * ``crowd_done``: a Prolific worker who joined stage 1 of the demo study through its
   join link and finished it (their page shows the stage's completion code);
 * ``free_text``: a new annotator of a small study whose first stage asks for a
-  description after No (a copy of the demo's materials).
+  description after No (a copy of the demo's materials);
+* the demo study's roles: two staff accounts, a collaborator and a coder, granted by
+  the demo researcher (its owner), for the Roles page's screenshot.
 
     DATABASE_URL=... python docs/screenshots/prepare.py /tmp/screenshots-links.json
 """
@@ -85,12 +87,44 @@ def main(out: Path) -> None:
         annotator_consent(annotator=writer, version=consent_version_current(study=study))
         annotator_complete_tutorial(annotator=writer, now=timezone.now())
 
+    demo_roles_grant(study=demo)
+
     links = {
         "crowd_done": reverse("studies:invitation", args=[worker.access_token]),
         "free_text": reverse("studies:invitation", args=[writer.access_token]),
     }
     out.write_text(json.dumps(links), encoding="utf-8")
     print(f"Prepared: {', '.join(links)} -> {out}")
+
+
+#: The demo's colleagues: (username, first name, last name, e-mail address, role, note).
+COLLEAGUES = [
+    ("sam", "Sam", "Cole", "sam.cole@uni.example", "collaborator", "ethics amendment 2"),
+    ("cora", "Cora", "Diaz", "cora.diaz@uni.example", "coder", "codes stage 1"),
+]
+
+
+def demo_roles_grant(*, study) -> None:
+    """A collaborator and a coder in ``study``, granted by its creator (the demo
+    researcher); accounts and roles already there are left as they are."""
+    from django.contrib.auth import get_user_model
+
+    from studies.models import StudyRole
+    from studies.services.roles import study_role_grant
+
+    User = get_user_model()
+    for username, first_name, last_name, email, role, note in COLLEAGUES:
+        user, _ = User.objects.get_or_create(
+            username=username,
+            defaults={
+                "first_name": first_name,
+                "last_name": last_name,
+                "email": email,
+                "is_staff": True,
+            },
+        )
+        if not StudyRole.objects.filter(study=study, user=user, role=role).exists():
+            study_role_grant(study=study, user=user, role=role, by=study.created_by, note=note)
 
 
 if __name__ == "__main__":

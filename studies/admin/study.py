@@ -69,6 +69,7 @@ from .configuration import (
 )
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
 from .privacy import PurgePersonalDataMixin
+from .roles import StudyRolesMixin
 from .training import TrainingItemInline, TrainingQuizInline
 
 SESSION_CREATED_ANNOTATORS = "admin_created_annotators"
@@ -147,10 +148,16 @@ TUTORIAL_SECTION = "Tutorial"
 
 
 @admin.register(Study)
-class StudyAdmin(PerStudyAdminMixin, PageRequestMixin, PurgePersonalDataMixin, admin.ModelAdmin):
+class StudyAdmin(
+    PerStudyAdminMixin,
+    PageRequestMixin,
+    PurgePersonalDataMixin,
+    StudyRolesMixin,
+    admin.ModelAdmin,
+):
     """Seen by every role but the coder's; changed (opened, closed) by those who may
     configure the study; added by users who may create studies (each becomes its
-    owner); deleted by its owners."""
+    owner); deleted by its owners. Its Roles page: ``StudyRolesMixin``."""
 
     study_path = "pk"
     delete_capability = Capability.GOVERN
