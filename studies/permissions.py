@@ -148,17 +148,27 @@ def refusal_for(user, study, capability: Capability) -> str:
     )
 
 
+def _study_checked(user, study: Study | None, capability: Capability, missing: str) -> Study:
+    if study is None or not (_is_superuser(user) or user_role(user, study) is not None):
+        raise Http404(missing)
+    if not user_may(user, study, capability):
+        raise PermissionDenied(refusal_for(user, study, capability))
+    return study
+
+
 def study_for_user(user, slug: str, capability: Capability, queryset=None) -> Study:
     """The study of a URL for ``user`` to do ``capability`` in: ``Http404`` when there
     is no such study or ``user`` has no role in it (the same answer, so study names do
     not leak), ``PermissionDenied`` (with ``refusal_for``'s reason) when their role does
     not allow it. ``queryset`` may add ``select_related`` and the like."""
     study = (queryset if queryset is not None else Study.objects.all()).filter(slug=slug).first()
-    if study is None or not (_is_superuser(user) or user_role(user, study) is not None):
-        raise Http404(f"No study with the slug {slug!r}.")
-    if not user_may(user, study, capability):
-        raise PermissionDenied(refusal_for(user, study, capability))
-    return study
+    return _study_checked(user, study, capability, f"No study with the slug {slug!r}.")
+
+
+def study_by_id_for_user(user, study_id: int, capability: Capability) -> Study:
+    """``study_for_user`` for a URL naming the study by id (the admin's pages)."""
+    study = Study.objects.filter(pk=study_id).first()
+    return _study_checked(user, study, capability, "No such study.")
 
 
 # --- before roles: global permissions (gone once every interface asks the roles) -------

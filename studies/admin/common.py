@@ -11,7 +11,7 @@ from django.contrib.admin.options import BaseModelAdmin
 from django.contrib.admin.utils import get_fields_from_path
 from django.core.exceptions import FieldDoesNotExist, PermissionDenied
 from django.db import models
-from django.http import Http404, HttpRequest
+from django.http import HttpRequest
 from django.template.response import TemplateResponse
 
 from ..durations import HumanDurationField
@@ -20,10 +20,10 @@ from ..permissions import (
     Capability,
     refusal_for,
     rows_where,
+    study_by_id_for_user,
     study_ids_where,
     user_may,
     user_may_somewhere,
-    user_role,
 )
 from ..personal_data import personal_fields
 from ..protocol import selected_categories
@@ -147,18 +147,6 @@ def is_personal_path(model, path: str) -> bool:
     return False
 
 
-def admin_study_for(user, study_id, capability: Capability) -> Study:
-    """The study of an admin page's URL (its ``study_id``) for ``user`` to do
-    ``capability`` in, by ``study_for_user``'s rule: a 404 without a role in it (saying
-    nothing of the study), a 403 with the reason when the role does not allow it."""
-    study = Study.objects.filter(pk=study_id).first()
-    if study is None or (user_role(user, study) is None and not user_may(user, study, capability)):
-        raise Http404("No such study.")
-    if not user_may(user, study, capability):
-        raise PermissionDenied(refusal_for(user, study, capability))
-    return study
-
-
 def refusal_page(request, admin_site, reason: str) -> TemplateResponse:
     """The admin's 403 page, saying why."""
     context = {**admin_site.each_context(request), "title": "Not allowed", "reason": reason}
@@ -168,14 +156,14 @@ def refusal_page(request, admin_site, reason: str) -> TemplateResponse:
 def study_page(capability: Capability):
     """An extra admin page of one study (a ``ModelAdmin`` method taking the URL's
     ``study_id``), for users whose role there allows ``capability``: the method gets
-    the study instead of the id; others get ``admin_study_for``'s 404, or a 403 page
+    the study instead of the id; others get ``study_by_id_for_user``'s 404, or a 403 page
     saying why (nothing done)."""
 
     def decorator(method):
         @wraps(method)
         def wrapper(self, request, study_id, *args, **kwargs):
             try:
-                study = admin_study_for(request.user, study_id, capability)
+                study = study_by_id_for_user(request.user, study_id, capability)
             except PermissionDenied as exc:
                 return refusal_page(request, self.admin_site, str(exc))
             return method(self, request, study, *args, **kwargs)

@@ -7,14 +7,15 @@ lists; a coder is refused (403), and a user without a role in the study gets a 4
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.http import Http404, HttpRequest, HttpResponseRedirect
+from django.http import HttpRequest, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import path
 from django.utils.html import format_html
 
 from ..models import Role, Study, StudyRole, StudyRoleEvent
-from ..permissions import ROLE_CAPABILITIES, Capability, study_for_user, user_may
+from ..permissions import ROLE_CAPABILITIES, Capability, refusal_for, user_may
 from ..services.roles import role_user_by_name, study_role_grant, study_role_withdraw
+from .common import refusal_page, study_page
 
 
 def role_description(role: str) -> str:
@@ -93,16 +94,16 @@ class StudyRolesMixin:
             *super().get_urls(),
         ]
 
-    def roles_view(self, request: HttpRequest, study_id: int):
+    @study_page(Capability.SEE)
+    def roles_view(self, request: HttpRequest, study: Study):
         """GET: the lists (and the forms, for those who may govern). POST (``action``
         grant, change or withdraw; withdraw asks for a confirmation first): one change
         through the services, then back here with a message saying what changed; when
         refused, the service's message, and nothing written."""
-        slug = Study.objects.filter(pk=study_id).values_list("slug", flat=True).first()
-        if slug is None:
-            raise Http404(f"No study with the id {study_id}.")
-        needs = Capability.GOVERN if request.method == "POST" else Capability.SEE
-        study = study_for_user(request.user, slug, needs)
+        if request.method == "POST" and not user_may(request.user, study, Capability.GOVERN):
+            return refusal_page(
+                request, self.admin_site, refusal_for(request.user, study, Capability.GOVERN)
+            )
         if request.method != "POST":
             return self._roles_page(request, study, grant_form=GrantRoleForm())
         action = request.POST.get("action")
