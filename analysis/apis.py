@@ -16,11 +16,10 @@ from studies.api_framework import (
     error_responses,
     paginated_response,
 )
-from studies.apis import study_or_404
 from studies.apis.common import TAG_DATA
 from studies.apis.exports import FILE_PARAMETER, CsvRenderer, XlsxRenderer
 from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
-from studies.permissions import user_may_export
+from studies.permissions import Capability, study_object_check
 
 from .item_export import COLUMNS as ITEM_COLUMNS
 from .item_export import items_parameters_clean
@@ -64,6 +63,9 @@ class RunDetailSerializer(RunSerializer):
 
 
 class AnalysisRunListApi(ResearcherApi):
+    # Reading runs and their reports is downloading analyses, as starting one is running
+    # them: the same capability (viewers read the aggregates on the dashboard).
+    may = Capability.ANALYSE
     pagination_class = PageNumberPagination
 
     class InputSerializer(serializers.Serializer):
@@ -107,23 +109,16 @@ class AnalysisRunListApi(ResearcherApi):
             value.update({key: data[key] for key in data if key not in self.fields})
             return value
 
-    def get_permissions(self):
-        if self.request.method == "POST":
-            # Like the dashboard's "Run the analysis" button.
-            self.required_perms = ("analysis.add_analysisrun",)
-        return super().get_permissions()
-
     @extend_schema(
         tags=TAGS,
         summary="The study's analysis runs, newest first (without reports)",
         responses={200: RunSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug)
         return paginated_response(
             paginator=self.pagination_class(),
             serializer_class=RunSerializer,
-            queryset=analysis_run_list(study_id=study.pk),
+            queryset=analysis_run_list(study_id=request.study.pk),
             request=request,
             view=self,
         )
@@ -140,11 +135,10 @@ class AnalysisRunListApi(ResearcherApi):
         },
     )
     def post(self, request, slug: str):
-        study = study_or_404(slug)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         run = analysis_run_enqueue(
-            study=study, parameters=serializer.validated_data, user=request.user
+            study=request.study, parameters=serializer.validated_data, user=request.user
         )
         return Response(
             RunSerializer(run).data,
@@ -155,7 +149,10 @@ class AnalysisRunListApi(ResearcherApi):
 
 class AnalysisRunDetailApi(ResearcherApi):
     """One run; `result` is the JSON report (documentation: /docs/analysts/report/), null
-    until the run is done."""
+    until the run is done. Needs a role in the run's study that may run and download
+    analyses (404 without a role there)."""
+
+    may = Capability.ANALYSE
 
     @extend_schema(
         tags=TAGS,
@@ -164,19 +161,20 @@ class AnalysisRunDetailApi(ResearcherApi):
     )
     def get(self, request, run_id: int):
         run = analysis_run_get(run_id=run_id)
+        missing = f"No analysis run {run_id}."
         if run is None:
-            raise exceptions.NotFound(f"No analysis run {run_id}.")
+            raise exceptions.NotFound(missing)
+        study_object_check(request.user, run.study, self.may, missing=missing)
         return Response(RunDetailSerializer(run).data)
 
 
 class ItemExportApi(ResearcherApi):
     """Streams the item-level CSV: one row per (stage, item, group) of the judgements the
-    report analyses (the same as `manage.py export_items`). Row-level data: needs what
-    the annotation export needs (view or change judgement, as the admin's judgement
-    list)."""
+    report analyses (the same as `manage.py export_items`). Row-level data: needs a role
+    that may read the annotation export."""
 
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
-    may = staticmethod(user_may_export)
+    may = Capability.READ_ROWS
 
     class InputSerializer(serializers.Serializer):
         exclude_source = serializers.ListField(child=serializers.CharField(), required=False)
@@ -214,7 +212,7 @@ class ItemExportApi(ResearcherApi):
         },
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug)
+        study = request.study
         data = {"exclude_source": request.query_params.getlist("exclude_source")}
         for key in ("include_expired", "file"):
             if key in request.query_params:

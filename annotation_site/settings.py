@@ -216,9 +216,10 @@ REST_FRAMEWORK = {
 SPECTACULAR_SETTINGS = {
     "TITLE": "Reflection coherence studies API",
     "DESCRIPTION": "Read studies, materials, assignments, judgements, progress and analysis "
-    "reports; import materials, start analyses and reject assignments. Researchers (staff) "
-    "only: send `Authorization: Token <key>`. Annotators are identified by pseudonyms; no "
-    "personal data is served.",
+    "reports; import materials, start analyses and reject assignments. Researchers (staff "
+    "with a role in a study) only: send `Authorization: Token <key>`. A token acts as its "
+    "user: what their role in a study allows, and a 404 for studies where they have none. "
+    "Annotators are identified by pseudonyms; no personal data is served.",
     "VERSION": "1.0.0",
     "SERVE_INCLUDE_SCHEMA": False,
     # The schema and the docs pages describe the API and contain no study data: public,

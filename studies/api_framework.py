@@ -25,13 +25,7 @@ from rest_framework.views import exception_handler as drf_exception_handler
 
 from .datafiles import MAX_REPORTED_PROBLEMS
 from .errors import API_ERROR_CODES, ErrorCode
-from .permissions import (
-    Capability,
-    refusal_message,
-    study_for_user,
-    user_has_a_role,
-    user_is_researcher,
-)
+from .permissions import Capability, study_for_user, user_has_a_role
 
 NON_FIELD_ERRORS = api_settings.NON_FIELD_ERRORS_KEY
 # Ids in filters are database keys (bigint): larger numbers cannot match anything.
@@ -44,43 +38,25 @@ ROLE_NEEDED = "Only researchers (active staff accounts with a role in a study) c
 
 
 class ResearcherPermission(permissions.BasePermission):
-    """Researchers (``user_is_researcher``, as on the dashboard) for whom the view's
-    ``may`` holds (a predicate of :mod:`studies.permissions`: rows of judgements or
-    assignments need what the admin's list of them needs) and, for writes, the model
-    permissions the admin asks for the same action (``required_perms``, all of them).
-    Annotators have no API access: their sessions carry no user, so they get a 401
-    like anyone without credentials."""
+    """Researchers: active staff accounts with a role in some study (or superusers);
+    tokens act as their user. An endpoint under a study's URL (``slug``) takes the study
+    through ``study_for_user`` with the view's ``may`` (a ``Capability``): a 404 to a
+    user without a role in it (as for no such study, so study names do not leak), a 403
+    saying why to one whose role does not allow it; the study is then
+    ``request.study``. Endpoints naming an object by id check the object's study
+    themselves (``study_object_check``), lists across studies narrow their rows
+    (``studies_where``). Annotators have no API access: their sessions carry no user,
+    so they get a 401 like anyone without credentials."""
 
-    message = "Only researchers (active staff accounts allowed to see studies) can use the API."
+    message = ROLE_NEEDED
 
     def has_permission(self, request, view) -> bool:
         user = request.user
-        if isinstance(view.may, Capability):
-            return self._has_study_permission(request, view)
-        if not (user and user_is_researcher(user)):
-            return False
-        if not view.may(user):
-            self.message = refusal_message(view.may)
-            return False
-        missing = [perm for perm in getattr(view, "required_perms", ()) if not user.has_perm(perm)]
-        if missing:
-            self.message = f"Your account lacks the permission(s): {', '.join(missing)}."
-            return False
-        return True
-
-    def _has_study_permission(self, request, view) -> bool:
-        """A ``Capability``: API users are active staff with a role in some study (or
-        superusers); an endpoint under a study's URL (``slug``) takes the study through
-        ``study_for_user`` (a 404 without a role in it, a 403 when the role does not
-        allow ``view.may``) and leaves it in ``request.study``. Lists across studies
-        narrow their rows themselves (``studies_where``, ``rows_where``)."""
-        user = request.user
         if not (user and user.is_authenticated and user_has_a_role(user)):
-            self.message = ROLE_NEEDED
             return False
         slug = view.kwargs.get("slug")
         if slug is not None:
-            request.study = study_for_user(user, slug, view.may)
+            request.study = study_for_user(user, slug, view.may, view.study_queryset())
         return True
 
 
@@ -88,10 +64,12 @@ class ResearcherPermission(permissions.BasePermission):
 # takes each view's docstring as its description.)
 class ResearcherApi(APIView):
     permission_classes = [ResearcherPermission]
-    #: Who may call it: a predicate of studies.permissions (row-level reads narrow it).
-    may = staticmethod(user_is_researcher)
-    #: Model permissions needed on top of reading studies (writes).
-    required_perms: tuple[str, ...] = ()
+    #: What the caller's role must allow in the study (studies.permissions.Capability).
+    may: Capability = Capability.SEE
+
+    def study_queryset(self):
+        """Where ``request.study`` is read from (None: plain studies)."""
+        return None
 
 
 class ApiNotFound(ResearcherApi):
@@ -307,8 +285,15 @@ def error_responses(*codes: int) -> dict:
     described = {
         400: (ValidationErrorSerializer, "Invalid input: message and field errors."),
         401: (ErrorSerializer, "No or invalid credentials (send `Authorization: Token <key>`)."),
-        403: (ErrorSerializer, "Not a researcher, or lacking the model permission."),
-        404: (ErrorSerializer, "No such study, object or page."),
+        403: (
+            ErrorSerializer,
+            "Not a researcher, or the role in this study does not allow this (the "
+            "message says why).",
+        ),
+        404: (
+            ErrorSerializer,
+            "No such study, object or page (a study you have no role in is none).",
+        ),
         413: (ErrorSerializer, "The body is larger than the server accepts."),
         415: (ErrorSerializer, "The body is not JSON (send `Content-Type: application/json`)."),
     }

@@ -171,6 +171,18 @@ def study_by_id_for_user(user, study_id: int, capability: Capability) -> Study:
     return _study_checked(user, study, capability, "No such study.")
 
 
+def study_object_check(user, study, capability: Capability, *, missing: str) -> None:
+    """``study_for_user`` for the study of an object a URL names by its id (an
+    assignment, an analysis run): ``Http404(missing)``, the answer for no such object,
+    when ``user`` has no role in ``study``, and ``PermissionDenied`` with
+    ``refusal_for``'s reason when their role does not allow ``capability``."""
+    if user_may(user, study, capability):
+        return
+    if user_role(user, study) is None:
+        raise Http404(missing)
+    raise PermissionDenied(refusal_for(user, study, capability))
+
+
 # --- before roles: global permissions (gone once every interface asks the roles) -------
 
 STUDY_READ_PERMS = ("studies.view_study", "studies.change_study")

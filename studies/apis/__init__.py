@@ -8,7 +8,6 @@ Permissions, errors and pagination (shared with the analysis API): ``studies.api
 """
 
 from .annotations import AssignmentListApi, AssignmentRejectApi, JudgementListApi
-from .common import study_or_404
 from .exports import AnnotationExportApi
 from .materials import BatchListApi, ContextListApi, MaterialsImportApi
 from .studies import (
@@ -34,5 +33,4 @@ __all__ = [
     "StudyDetailApi",
     "StudyListApi",
     "StudyOpenApi",
-    "study_or_404",
 ]

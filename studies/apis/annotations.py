@@ -13,18 +13,18 @@ from ..api_framework import (
     paginated_response,
 )
 from ..models import Assignment, Reflection
-from ..permissions import user_may_export, user_may_read_assignments
+from ..permissions import Capability, study_object_check
 from ..protocol import selected_categories
 from ..selectors import assignment_get, assignment_list, error_category_slugs, judgement_list
 from ..services import assignment_reject
-from .common import TAG_DATA, AssignmentSerializer, id_filter, study_or_404
+from .common import TAG_DATA, AssignmentSerializer, id_filter
 
 
 class AssignmentListApi(ResearcherApi):
     """The study's assignments by id: who (pseudonym) has which batch, its status and
     timestamps, whether it recurs and whether the attention check passed."""
 
-    may = staticmethod(user_may_read_assignments)
+    may = Capability.READ_ROWS
     pagination_class = PageNumberPagination
 
     class FilterSerializer(serializers.Serializer):
@@ -50,7 +50,7 @@ class AssignmentListApi(ResearcherApi):
             paginator=self.pagination_class(),
             serializer_class=AssignmentSerializer,
             queryset=assignment_list(
-                study=study_or_404(slug),
+                study=request.study,
                 statuses=sorted(data.get("status") or ()),
                 stage_id=data.get("stage"),
                 group_id=data.get("group"),
@@ -61,7 +61,7 @@ class AssignmentListApi(ResearcherApi):
 
 
 class AssignmentRejectApi(ResearcherApi):
-    required_perms = ("studies.change_assignment",)
+    may = Capability.MANAGE_ANNOTATORS
 
     class InputSerializer(serializers.Serializer):
         # Blank passes here so that the service says what a rejection needs.
@@ -79,14 +79,17 @@ class AssignmentRejectApi(ResearcherApi):
         summary="Reject an assignment",
         description="Invalidates the work (its answers stay, marked rejected, and analysis "
         "leaves them out) and frees its slot for another annotator. Only assigned, "
-        "in-progress or submitted work can be rejected.",
+        "in-progress or submitted work can be rejected. Needs a role in the assignment's "
+        "study that may reject assignments (404 without a role there).",
         request=InputSerializer,
         responses={200: AssignmentSerializer, **error_responses(400, 401, 403, 404, 413, 415)},
     )
     def post(self, request, assignment_id: int):
         assignment = assignment_get(assignment_id=assignment_id)
+        missing = f"No assignment {assignment_id}."
         if assignment is None:
-            raise exceptions.NotFound(f"No assignment {assignment_id}.")
+            raise exceptions.NotFound(missing)
+        study_object_check(request.user, assignment.stage.study_id, self.may, missing=missing)
         serializer = self.InputSerializer(data=request.data)
         serializer.is_valid(raise_exception=True)
         assignment_reject(
@@ -100,7 +103,7 @@ class JudgementListApi(ResearcherApi):
     the answer (coherent, error categories, most evident error, the 1–5 rating) and the
     time spent."""
 
-    may = staticmethod(user_may_export)
+    may = Capability.READ_ROWS
     pagination_class = IdCursorPagination
 
     class FilterSerializer(serializers.Serializer):
@@ -180,7 +183,7 @@ class JudgementListApi(ResearcherApi):
         filters = self.FilterSerializer(data=request.query_params)
         filters.is_valid(raise_exception=True)
         data = filters.validated_data
-        study = study_or_404(slug)
+        study = request.study
         return paginated_response(
             paginator=self.pagination_class(),
             serializer_class=self.OutputSerializer,

@@ -1,24 +1,15 @@
-"""Shared by the study API modules: the study of the URL, id filters, durations and
-the output shapes several endpoints return."""
+"""Shared by the study API modules: id filters, durations and the output shapes several
+endpoints return. (The study of the URL is ``request.study``: ``ResearcherPermission``.)"""
 
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import extend_schema_field
-from rest_framework import exceptions, serializers
+from rest_framework import serializers
 
 from ..api_framework import MAX_ID
-from ..models import Assignment, Study
-from ..selectors import study_by_slug
+from ..models import Assignment
 
 TAG_STUDIES = ["studies"]
 TAG_DATA = ["materials and annotations"]
-
-
-def study_or_404(slug: str, **kwargs) -> Study:
-    """The study of the URL, or a JSON 404 (``study_by_slug`` takes the kwargs)."""
-    study = study_by_slug(slug=slug, **kwargs)
-    if study is None:
-        raise exceptions.NotFound(f"No study with the slug {slug!r}.")
-    return study
 
 
 def id_filter(**kwargs):

@@ -11,9 +11,9 @@ from rest_framework.negotiation import DefaultContentNegotiation
 from ..api_framework import ResearcherApi, error_responses
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import FILES, FORMATS, export_options_clean
-from ..permissions import user_may_export
+from ..permissions import Capability
 from ..views.exports import export_response
-from .common import TAG_DATA, study_or_404
+from .common import TAG_DATA
 
 
 class CsvRenderer(renderers.BaseRenderer):
@@ -64,7 +64,7 @@ class AnnotationExportApi(ResearcherApi):
     audit format, as CSV (texts exactly as stored, or spreadsheet-safe) or as an Excel
     workbook; same options as `manage.py export_annotations`."""
 
-    may = staticmethod(user_may_export)
+    may = Capability.READ_ROWS
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
     content_negotiation_class = ExportNegotiation
 
@@ -96,6 +96,5 @@ class AnnotationExportApi(ResearcherApi):
         },
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug)
-        options = export_options_clean(study=study, data=request.query_params)
-        return export_response(study=study, options=options)
+        options = export_options_clean(study=request.study, data=request.query_params)
+        return export_response(study=request.study, options=options)

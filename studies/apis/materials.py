@@ -14,8 +14,9 @@ from ..api_framework import (
 )
 from ..datafiles.materials import MaterialsImportError, materials_import
 from ..models import Reflection
+from ..permissions import Capability
 from ..selectors import batch_list, context_list
-from .common import TAG_DATA, id_filter, study_or_404
+from .common import TAG_DATA, id_filter
 
 
 class ContextListApi(ResearcherApi):
@@ -62,7 +63,7 @@ class ContextListApi(ResearcherApi):
         return paginated_response(
             paginator=self.pagination_class(),
             serializer_class=self.OutputSerializer,
-            queryset=context_list(study=study_or_404(slug)),
+            queryset=context_list(study=request.study),
             request=request,
             view=self,
         )
@@ -104,9 +105,7 @@ class BatchListApi(ResearcherApi):
         return paginated_response(
             paginator=self.pagination_class(),
             serializer_class=self.OutputSerializer,
-            queryset=batch_list(
-                study=study_or_404(slug), stage_id=filters.validated_data.get("stage")
-            ),
+            queryset=batch_list(study=request.study, stage_id=filters.validated_data.get("stage")),
             request=request,
             view=self,
         )
@@ -116,12 +115,7 @@ class MaterialsImportApi(ResearcherApi):
     """The materials JSON document of ``manage.py import_materials`` and the admin's
     import page, checked and written by the same importer: all or nothing."""
 
-    required_perms = (
-        "studies.change_study",
-        "studies.add_dialoguecontext",
-        "studies.add_reflection",
-        "studies.add_batch",
-    )
+    may = Capability.CONFIGURE
 
     class DocumentSerializer(serializers.Serializer):
         """For the schema only: the importer itself checks the document."""
@@ -221,7 +215,7 @@ class MaterialsImportApi(ResearcherApi):
         },
     )
     def post(self, request, slug: str):
-        study = study_or_404(slug)
+        study = request.study
         # The importer parses the raw body itself, so its rules and messages (line and
         # column, numbers PostgreSQL cannot store...) are those of every other import.
         media_type = request.content_type.split(";")[0].strip().lower()

@@ -11,7 +11,14 @@ from ..api_framework import (
     paginated_response,
 )
 from ..models import Study
-from ..selectors import group_list, stage_list, study_list, study_progress
+from ..permissions import Capability, rows_where
+from ..selectors import (
+    group_list,
+    stage_list,
+    studies_with_configuration,
+    study_list,
+    study_progress,
+)
 from ..services import study_open
 from .common import (
     TAG_STUDIES,
@@ -19,12 +26,11 @@ from .common import (
     GroupSerializer,
     SecondsField,
     StageSerializer,
-    study_or_404,
 )
 
 
 class StudyListApi(ResearcherApi):
-    """Every study, newest first."""
+    """The studies the caller's role lets them see, newest first."""
 
     pagination_class = PageNumberPagination
 
@@ -51,7 +57,7 @@ class StudyListApi(ResearcherApi):
         return paginated_response(
             paginator=self.pagination_class(),
             serializer_class=self.OutputSerializer,
-            queryset=study_list(),
+            queryset=rows_where(study_list(), request.user, Capability.SEE, "pk"),
             request=request,
             view=self,
         )
@@ -74,21 +80,23 @@ class StudyDetailApi(ResearcherApi):
         class Meta:
             ref_name = "Study"
 
+    def study_queryset(self):
+        return studies_with_configuration()
+
     @extend_schema(
         tags=TAG_STUDIES,
         summary="A study with its stages, groups and error categories",
         responses={200: OutputSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug, with_configuration=True)
-        return Response(self.OutputSerializer(study).data)
+        return Response(self.OutputSerializer(request.study).data)
 
 
 class StudyOpenApi(ResearcherApi):
     """Open the study to annotators. Refused (400, listing what is missing, nothing
     changed) while annotators would lack something: the rule of the admin's study page."""
 
-    required_perms = ("studies.change_study",)
+    may = Capability.CONFIGURE
 
     @extend_schema(
         tags=TAG_STUDIES,
@@ -100,7 +108,7 @@ class StudyOpenApi(ResearcherApi):
         responses={200: StudyListApi.OutputSerializer, **error_responses(400, 401, 403, 404)},
     )
     def post(self, request, slug: str):
-        study = study_open(study=study_or_404(slug))
+        study = study_open(study=request.study)
         return Response(StudyListApi.OutputSerializer(study).data)
 
 
@@ -113,7 +121,7 @@ class StageListApi(ResearcherApi):
         responses={200: StageSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
-        return Response(StageSerializer(stage_list(study=study_or_404(slug)), many=True).data)
+        return Response(StageSerializer(stage_list(study=request.study), many=True).data)
 
 
 class GroupListApi(ResearcherApi):
@@ -125,7 +133,7 @@ class GroupListApi(ResearcherApi):
         responses={200: GroupSerializer(many=True), **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
-        return Response(GroupSerializer(group_list(study=study_or_404(slug)), many=True).data)
+        return Response(GroupSerializer(group_list(study=request.study), many=True).data)
 
 
 class ProgressApi(ResearcherApi):
@@ -197,7 +205,7 @@ class ProgressApi(ResearcherApi):
         responses={200: OutputSerializer, **error_responses(401, 403, 404)},
     )
     def get(self, request, slug: str):
-        study = study_or_404(slug)
+        study = request.study
         progress = study_progress(study=study)
         data = {
             "study": study.slug,

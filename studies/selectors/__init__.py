@@ -87,16 +87,13 @@ def study_list() -> QuerySet[Study]:
     return Study.objects.order_by("-created_at", "-id")
 
 
-def study_by_slug(*, slug: str, with_configuration: bool = False) -> Study | None:
-    """The study, optionally with its stages, groups and categories prefetched."""
-    qs = Study.objects.filter(slug=slug)
-    if with_configuration:
-        qs = qs.prefetch_related(
-            Prefetch("stages", queryset=Stage.objects.order_by("position")),
-            Prefetch("groups", queryset=AnnotatorGroup.objects.order_by("name")),
-            Prefetch("categories", queryset=ErrorCategory.objects.order_by("order", "bit")),
-        )
-    return qs.first()
+def studies_with_configuration() -> QuerySet[Study]:
+    """Studies with their stages, groups and categories prefetched (in their orders)."""
+    return Study.objects.prefetch_related(
+        Prefetch("stages", queryset=Stage.objects.order_by("position")),
+        Prefetch("groups", queryset=AnnotatorGroup.objects.order_by("name")),
+        Prefetch("categories", queryset=ErrorCategory.objects.order_by("order", "bit")),
+    )
 
 
 def stage_list(*, study: Study) -> QuerySet[Stage]:

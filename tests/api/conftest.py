@@ -1,9 +1,11 @@
-"""Fixtures of the REST API tests: clients for each kind of caller and a study with
-annotations (submitted, open and rejected work, incoherent answers, an annotator
-with personal data the API must never show)."""
+"""Fixtures of the REST API tests: clients for each kind of caller (a superuser, each
+role of a study, staff without a role) and a study with annotations (submitted, open
+and rejected work, incoherent answers, an annotator with personal data the API must
+never show)."""
 
 import pytest
 from django.contrib.auth import get_user_model
+from django.contrib.auth.models import Permission
 from django.utils import timezone
 from rest_framework.authtoken.models import Token
 from rest_framework.test import APIClient
@@ -18,7 +20,7 @@ from studies.services import (
     consent_version_current,
     judgement_record,
 )
-from tests.factories import StaffUserFactory
+from tests.factories import StaffMemberFactory, StaffUserFactory, user_with_role
 
 PERSONAL = {
     "email": "layperson.one@example.org",
@@ -40,8 +42,19 @@ def staff(db):
 
 @pytest.fixture
 def api(staff) -> APIClient:
-    """A researcher (superuser staff) with a token."""
+    """A superuser with a token: may do everything in every study."""
     return token_client(staff)
+
+
+@pytest.fixture
+def role_client(db):
+    """``role_client(study, role)``: a token client of a new staff account holding
+    ``role`` in ``study`` and nothing else."""
+
+    def make(study, role: str) -> APIClient:
+        return token_client(user_with_role(study, role))
+
+    return make
 
 
 @pytest.fixture
@@ -55,32 +68,19 @@ def non_staff(db) -> APIClient:
     return token_client(user)
 
 
-@pytest.fixture
-def staff_without_permissions(db) -> APIClient:
-    user = get_user_model().objects.create_user("intern", is_staff=True)
-    return token_client(user)
-
-
-@pytest.fixture
-def reader(db) -> APIClient:
-    """Staff who may see studies (and nothing more)."""
-    from django.contrib.auth.models import Permission
-
-    user = get_user_model().objects.create_user("reader", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
-    return token_client(user)
-
-
-@pytest.fixture
-def row_reader(db) -> APIClient:
-    """Staff who may see studies and the admin's judgement and assignment lists."""
-    from django.contrib.auth.models import Permission
-
-    user = get_user_model().objects.create_user("row-reader", is_staff=True)
-    user.user_permissions.add(
-        *Permission.objects.filter(codename__in=["view_study", "view_judgement", "view_assignment"])
+def staff_with_every_permission():
+    """Staff holding every global permission of the studies and analysis apps, and no
+    role: permissions grant nothing in a study any more."""
+    user = StaffMemberFactory()
+    user.user_permissions.set(
+        Permission.objects.filter(content_type__app_label__in=["studies", "analysis"])
     )
-    return token_client(user)
+    return get_user_model().objects.get(pk=user.pk)
+
+
+@pytest.fixture
+def staff_without_roles(db) -> APIClient:
+    return token_client(staff_with_every_permission())
 
 
 def answer_for(reflection: Reflection, n: int) -> Answer:

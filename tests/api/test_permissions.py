@@ -1,8 +1,10 @@
-"""Who may call what: the permission matrix over every endpoint, and JSON 404s.
+"""Who may call what: the permission matrix over every endpoint, per role and per
+study, and JSON 404s.
 
-Each endpoint is called by every kind of caller. Refused writes must leave the
-database as it was, so every refusal also compares a snapshot of the rows the write
-endpoints touch.
+Each endpoint is called by every kind of caller: anonymous callers and annotators,
+non-staff, staff with every global permission but no role, each role of study A (on
+study A, and on study B where it has none) and a superuser. Refused calls must leave
+the database as it was, so every refusal also compares a snapshot of the rows.
 """
 
 from collections.abc import Callable
@@ -12,21 +14,30 @@ import pytest
 from rest_framework.test import APIClient
 
 from analysis.models import AnalysisRun
+from studies.api_framework import ROLE_NEEDED
 from studies.errors import ErrorCode
-from studies.models import Assignment, DialogueContext, Reflection, Study
+from studies.models import Assignment, DialogueContext, Reflection, Role, Study
+from studies.permissions import Capability
+from tests.api.conftest import token_client
 from tests.conftest import materials_doc
+from tests.studies.roles.other_study import leaked, make_other_study, rows_snapshot
+from tests.studies.roles.test_roles import EXPECTED
+from tests.studies.services.test_opening import TUTORIAL
 
 
 @dataclass(frozen=True)
 class Endpoint:
     method: str
     url: Callable[[Study], str]
+    may: Capability
     body: Callable[[Study], dict] | None = None
     ok: int = 200
     content_type: str = "application/json"
+    #: Makes ``study`` one the endpoint serves (called before the calls).
+    prepare: Callable[[Study], None] | None = None
 
-    def call(self, client, study: Study):
-        url = self.url(study)
+    def call(self, client, study: Study, url: str | None = None):
+        url = url or self.url(study)
         if self.method == "get":
             return client.get(url)
         body = self.body(study) if self.body else {}
@@ -50,53 +61,58 @@ def _new_material(study: Study) -> dict:
     return {"contexts": materials_doc(n_contexts=4)["contexts"][3:]}  # dlg-4 is new
 
 
+def _open_ready(study: Study) -> None:
+    """A study the open endpoint accepts (so that allowed roles get a 200)."""
+    Study.objects.filter(pk=study.pk).update(status=Study.Status.DRAFT, **TUTORIAL)
+
+
+C = Capability
+#: Every endpoint but the list of studies, with what it takes.
 ENDPOINTS = {
-    "study list": Endpoint("get", lambda s: "/api/studies/"),
-    "study detail": Endpoint("get", lambda s: f"/api/studies/{s.slug}/"),
-    "stages": Endpoint("get", lambda s: f"/api/studies/{s.slug}/stages/"),
-    "groups": Endpoint("get", lambda s: f"/api/studies/{s.slug}/groups/"),
-    "progress": Endpoint("get", lambda s: f"/api/studies/{s.slug}/progress/"),
-    "contexts": Endpoint("get", lambda s: f"/api/studies/{s.slug}/contexts/"),
-    "batches": Endpoint("get", lambda s: f"/api/studies/{s.slug}/batches/"),
-    "assignments": Endpoint("get", lambda s: f"/api/studies/{s.slug}/assignments/"),
-    "judgements": Endpoint("get", lambda s: f"/api/studies/{s.slug}/judgements/"),
+    "study detail": Endpoint("get", lambda s: f"/api/studies/{s.slug}/", C.SEE),
+    "stages": Endpoint("get", lambda s: f"/api/studies/{s.slug}/stages/", C.SEE),
+    "groups": Endpoint("get", lambda s: f"/api/studies/{s.slug}/groups/", C.SEE),
+    "progress": Endpoint("get", lambda s: f"/api/studies/{s.slug}/progress/", C.SEE),
+    "contexts": Endpoint("get", lambda s: f"/api/studies/{s.slug}/contexts/", C.SEE),
+    "batches": Endpoint("get", lambda s: f"/api/studies/{s.slug}/batches/", C.SEE),
+    "assignments": Endpoint("get", lambda s: f"/api/studies/{s.slug}/assignments/", C.READ_ROWS),
+    "judgements": Endpoint("get", lambda s: f"/api/studies/{s.slug}/judgements/", C.READ_ROWS),
     "export": Endpoint(
         "get",
         lambda s: f"/api/studies/{s.slug}/export/?format=full",
+        C.READ_ROWS,
         content_type="text/csv; charset=utf-8",
     ),
     "item export": Endpoint(
         "get",
         lambda s: f"/api/studies/{s.slug}/items/",
+        C.READ_ROWS,
         content_type="text/csv; charset=utf-8",
     ),
-    "analysis runs": Endpoint("get", lambda s: f"/api/studies/{s.slug}/analysis-runs/"),
-    "analysis run": Endpoint("get", lambda s: f"/api/analysis-runs/{_run(s)}/"),
+    "analysis runs": Endpoint("get", lambda s: f"/api/studies/{s.slug}/analysis-runs/", C.ANALYSE),
+    "analysis run": Endpoint("get", lambda s: f"/api/analysis-runs/{_run(s)}/", C.ANALYSE),
     "start analysis": Endpoint(
         "post",
         lambda s: f"/api/studies/{s.slug}/analysis-runs/",
+        C.ANALYSE,
         lambda s: {"bootstrap_resamples": 0},
         ok=202,
     ),
     "import materials": Endpoint(
-        "post", lambda s: f"/api/studies/{s.slug}/materials/", _new_material, ok=201
+        "post", lambda s: f"/api/studies/{s.slug}/materials/", C.CONFIGURE, _new_material, ok=201
+    ),
+    "open study": Endpoint(
+        "post", lambda s: f"/api/studies/{s.slug}/open/", C.CONFIGURE, prepare=_open_ready
     ),
     "reject assignment": Endpoint(
         "post",
         lambda s: f"/api/assignments/{_submitted(s)}/reject/",
+        C.MANAGE_ANNOTATORS,
         lambda s: {"reason": "Copied answers."},
     ),
 }
-
-
-# Rows of judgements or assignments: the permission the admin's list of them needs
-# (studies.permissions), on top of reading studies.
-ROW_LEVEL = {
-    "assignments": "studies.view_assignment",
-    "judgements": "studies.view_judgement",
-    "export": "studies.view_judgement",
-    "item export": "studies.view_judgement",
-}
+WRITES = {name for name, endpoint in ENDPOINTS.items() if endpoint.method == "post"}
+ROLES = [role.value for role in Role]
 
 
 def snapshot() -> tuple:
@@ -105,6 +121,7 @@ def snapshot() -> tuple:
         DialogueContext.objects.count(),
         Reflection.objects.count(),
         sorted(Assignment.objects.values_list("pk", "status")),
+        sorted(Study.objects.values_list("pk", "status")),
     )
 
 
@@ -118,29 +135,28 @@ def assert_error(response, status: int, code: ErrorCode, who: str = "") -> dict:
     return body
 
 
+def refusal(role: str, capability: Capability) -> str:
+    return (
+        f"Your role in this study ({role}) does not allow this: it takes a role that may "
+        f"{capability.value}."
+    )
+
+
 @pytest.mark.parametrize("name", ENDPOINTS)
-def test_permission_matrix(
-    name,
-    small_study,
-    anonymous,
-    annotator_client,
-    non_staff,
-    staff_without_permissions,
-    reader,
-    row_reader,
-    api,
+def test_callers_without_a_role_are_refused(
+    name, small_study, anonymous, annotator_client, non_staff, staff_without_roles, api
 ):
     """Anonymous callers and annotators (a session through their invitation link, no
-    user) get 401 with the token challenge; users who are not staff, and staff who may
-    not see studies, 403; staff who may only see studies read the study and its
-    aggregates but neither rows of judgements or assignments nor write; with the
-    admin's view permissions on judgements and assignments they read those rows too;
-    researchers with a token are served."""
+    user) get 401 with the token challenge; users who are not staff, and staff with
+    every global permission of studies and analysis but no role, 403 saying who may use
+    the API; superusers are served."""
     endpoint = ENDPOINTS[name]
-    is_write = endpoint.method == "post"
+    if endpoint.prepare:
+        endpoint.prepare(small_study)
+    url = endpoint.url(small_study)
     before = snapshot()
 
-    response = endpoint.call(anonymous, small_study)
+    response = endpoint.call(anonymous, small_study, url)
     body = assert_error(response, 401, ErrorCode.NOT_AUTHENTICATED, "anonymous")
     assert body == {
         "message": "Authentication credentials were not provided.",
@@ -149,43 +165,119 @@ def test_permission_matrix(
     assert response["WWW-Authenticate"] == "Token"
 
     assert_error(
-        endpoint.call(annotator_client, small_study), 401, ErrorCode.NOT_AUTHENTICATED, "annotator"
+        endpoint.call(annotator_client, small_study, url),
+        401,
+        ErrorCode.NOT_AUTHENTICATED,
+        "annotator",
     )
-
-    body = assert_error(
-        endpoint.call(non_staff, small_study), 403, ErrorCode.PERMISSION_DENIED, "non-staff"
-    )
-    assert body["message"].startswith("Only researchers")
-
-    assert_error(
-        endpoint.call(staff_without_permissions, small_study),
-        403,
-        ErrorCode.PERMISSION_DENIED,
-        "staff, no perms",
-    )
-
-    response = endpoint.call(reader, small_study)
-    if is_write:
-        body = assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "reader")
-        assert "lacks the permission" in body["message"]
-    elif name in ROW_LEVEL:
-        body = assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "reader")
-        assert body["message"] == f"Your account lacks the permission {ROW_LEVEL[name]}."
-    else:
-        assert response.status_code == endpoint.ok, response.content
-
-    response = endpoint.call(row_reader, small_study)
-    if is_write:
-        assert_error(response, 403, ErrorCode.PERMISSION_DENIED, "row reader")
-    else:
-        assert response.status_code == endpoint.ok, response.content
+    for who, client in (("non-staff", non_staff), ("staff without roles", staff_without_roles)):
+        body = assert_error(
+            endpoint.call(client, small_study, url), 403, ErrorCode.PERMISSION_DENIED, who
+        )
+        assert body["message"] == ROLE_NEEDED
 
     assert snapshot() == before, "a refused call wrote something"
 
-    response = endpoint.call(api, small_study)
+    response = endpoint.call(api, small_study, url)
     assert response.status_code == endpoint.ok, response.content
     assert response["Content-Type"] == endpoint.content_type
-    assert (snapshot() != before) == is_write
+    assert (snapshot() != before) == (name in WRITES)
+
+
+@pytest.mark.parametrize("role", ROLES)
+@pytest.mark.parametrize("name", ENDPOINTS)
+def test_each_role_may_what_it_allows_in_its_own_study_only(name, role, small_study, role_client):
+    """A role in study A: served where it allows the endpoint's capability, else a 403
+    saying which role it takes; for study B, where it has no role, a 404 as for no such
+    study (or object), however the role stands in A. Refusals write nothing."""
+    endpoint = ENDPOINTS[name]
+    other = Study.objects.get(pk=make_other_study().study)
+    if endpoint.prepare:
+        endpoint.prepare(small_study)
+    client = role_client(small_study, role)
+
+    url = endpoint.url(other)
+    before = rows_snapshot()
+    response = endpoint.call(client, other, url)
+    body = assert_error(response, 404, ErrorCode.NOT_FOUND, f"{role} on study B")
+    assert not leaked(response.content.decode()), body
+    if other.slug in url:  # the same answer as for a study that does not exist
+        unknown = endpoint.call(client, other, url.replace(other.slug, "no-such-study"))
+        assert body == {**unknown.json(), "message": body["message"]}
+        assert body["message"] == unknown.json()["message"].replace("no-such-study", other.slug)
+    assert rows_snapshot() == before, "a call on study B wrote something"
+
+    url = endpoint.url(small_study)
+    before = snapshot()
+    response = endpoint.call(client, small_study, url)
+    if endpoint.may in EXPECTED[role]:
+        assert response.status_code == endpoint.ok, (role, response.content)
+        assert response["Content-Type"] == endpoint.content_type
+        assert (snapshot() != before) == (name in WRITES)
+    else:
+        body = assert_error(response, 403, ErrorCode.PERMISSION_DENIED, role)
+        assert body["message"] == refusal(role, endpoint.may)
+        assert snapshot() == before, "a refused call wrote something"
+
+
+@pytest.mark.parametrize("role", ROLES)
+def test_the_study_list_holds_the_studies_a_role_may_see(role, small_study, role_client):
+    make_other_study()
+    response = role_client(small_study, role).get("/api/studies/")
+    assert response.status_code == 200
+    slugs = [study["slug"] for study in response.json()["results"]]
+    assert slugs == (["pilot"] if Capability.SEE in EXPECTED[role] else [])
+
+
+def test_superusers_list_every_study(api, small_study):
+    make_other_study()
+    slugs = {study["slug"] for study in api.get("/api/studies/").json()["results"]}
+    assert slugs == {"pilot", Study.objects.exclude(pk=small_study.pk).get().slug}
+
+
+def test_ids_of_study_b_under_study_a_select_nothing(small_study, role_client):
+    """Filters by id take the study of the URL: study B's stage and group ids under
+    study A's slug select no row of either."""
+    b = make_other_study()
+    client = role_client(small_study, Role.OWNER)
+    for path in ("assignments", "judgements", "batches"):
+        for key, value in (("stage", b.stage), ("group", b.group)):
+            if path == "batches" and key == "group":
+                continue
+            response = client.get(f"/api/studies/pilot/{path}/?{key}={value}")
+            assert response.status_code == 200, response.content
+            assert response.json()["results"] == [], (path, key)
+
+
+def test_rejecting_study_bs_assignment_is_a_404_and_writes_nothing(small_study, role_client):
+    b = make_other_study()
+    clients = [role_client(small_study, role) for role in (Role.OWNER, Role.COLLABORATOR)]
+    before = rows_snapshot()
+    for client in clients:
+        response = client.post(
+            f"/api/assignments/{b.assignment}/reject/", {"reason": "x"}, format="json"
+        )
+        body = assert_error(response, 404, ErrorCode.NOT_FOUND)
+        assert body["message"] == f"No assignment {b.assignment}."
+    assert rows_snapshot() == before
+    assert Assignment.objects.get(pk=b.assignment).status == Assignment.Status.SUBMITTED
+
+
+def test_a_token_acts_as_its_user(small_study):
+    """The same account through a token and through a session gets the same answers:
+    its role's."""
+    from django.test import Client
+
+    from tests.factories import user_with_role
+
+    user = user_with_role(small_study, Role.VIEWER)
+    session = Client()
+    session.force_login(user)
+    for client in (token_client(user), session):
+        assert client.get("/api/studies/pilot/progress/").status_code == 200
+        response = client.get("/api/studies/pilot/judgements/")
+        assert response.status_code == 403
+        assert response.json()["message"] == refusal("viewer", Capability.READ_ROWS)
 
 
 def test_a_wrong_token_is_refused_with_401(small_study):
@@ -249,40 +341,7 @@ def test_a_method_an_endpoint_lacks_is_a_json_405(api, small_study):
     assert body == {"message": 'Method "DELETE" not allowed.', "code": "method_not_allowed"}
 
 
-PERMISSION_SETS = [
-    (),
-    ("view_study",),
-    ("view_study", "view_judgement"),
-    ("view_study", "change_judgement"),
-    ("view_study", "view_assignment"),
-    ("change_study", "change_assignment"),
-    ("view_judgement", "view_assignment"),
-]
-
-
-@pytest.mark.parametrize("codenames", PERMISSION_SETS, ids=lambda c: "+".join(c) or "none")
-def test_the_api_answers_as_the_admins_lists_do(small_study, codenames):
-    """One rule, one answer: whoever the admin shows the judgement (assignment) list
-    to reads judgement (assignment) rows through the API, and nobody else."""
-    from django.contrib.admin import site
-    from django.contrib.auth import get_user_model
-    from django.contrib.auth.models import Permission
-    from django.test import RequestFactory
-
-    from studies.models import Judgement
-    from tests.api.conftest import token_client
-
-    user = get_user_model().objects.create_user("someone", is_staff=True)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    client = token_client(user)
-    request = RequestFactory().get("/")
-    request.user = user
-    may_see_studies = site._registry[Study].has_view_permission(request)
-    for model, endpoint in ((Judgement, "judgements"), (Assignment, "assignments")):
-        admin_says = may_see_studies and site._registry[model].has_view_permission(request)
-        response = ENDPOINTS[endpoint].call(client, small_study)
-        assert response.status_code == (200 if admin_says else 403), (endpoint, codenames)
-    judgements_allowed = may_see_studies and site._registry[Judgement].has_view_permission(request)
-    for endpoint in ("export", "item export"):
-        response = ENDPOINTS[endpoint].call(client, small_study)
-        assert response.status_code == (200 if judgements_allowed else 403), (endpoint, codenames)
+def test_the_study_list_needs_a_role_somewhere(small_study, anonymous, staff_without_roles):
+    assert_error(anonymous.get("/api/studies/"), 401, ErrorCode.NOT_AUTHENTICATED)
+    body = assert_error(staff_without_roles.get("/api/studies/"), 403, ErrorCode.PERMISSION_DENIED)
+    assert body["message"] == ROLE_NEEDED

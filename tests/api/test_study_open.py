@@ -1,7 +1,7 @@
 """POST /api/studies/{slug}/open/: the admin's rule for opening a study, over the API."""
 
 from studies.errors import ErrorCode
-from studies.models import Study
+from studies.models import Role, Study
 from tests.studies.services.test_opening import TUTORIAL
 
 
@@ -29,10 +29,13 @@ def test_opening_a_ready_study_opens_it_and_again_changes_nothing(api, loaded_st
     assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.OPEN
 
 
-def test_opening_needs_the_permission_to_change_studies(reader, loaded_study):
+def test_opening_needs_a_role_that_may_configure_the_study(role_client, loaded_study):
     Study.objects.filter(pk=loaded_study.pk).update(**TUTORIAL)
-    response = reader.post("/api/studies/pilot/open/")
+    response = role_client(loaded_study, Role.ANALYST).post("/api/studies/pilot/open/")
     assert response.status_code == 403
     assert response.json()["code"] == ErrorCode.PERMISSION_DENIED
-    assert "studies.change_study" in response.json()["message"]
+    assert response.json()["message"] == (
+        "Your role in this study (analyst) does not allow this: it takes a role that may "
+        "change the study's configuration and open or close it."
+    )
     assert Study.objects.get(pk=loaded_study.pk).status == Study.Status.DRAFT
