@@ -5,12 +5,11 @@ annotation export writes them (``studies.views.exports.rows_response``)."""
 
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpRequest, HttpResponse, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from studies.exports.options import flag_clean
 from studies.models import Study
-from studies.permissions import user_may_export
+from studies.permissions import Capability
 from studies.views.common import staff_page
 from studies.views.exports import rows_response
 
@@ -18,14 +17,13 @@ from .item_export import items_filename, items_parameters_clean, items_rows
 
 
 @require_GET
-@staff_page(may=user_may_export)
+@staff_page(may=Capability.READ_ROWS)
 def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The item-level export, streamed: ``?exclude_source=NAME`` (repeatable) and
     ``include_expired=1`` choose the judgements as the analysis parameters do;
     ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export. Rows per item and
-    group are row-level data: they need what the annotation export and the admin's
-    judgement list need (``user_may_export``)."""
-    study = get_object_or_404(Study, slug=slug)
+    group are row-level data: they need a role that may read the annotation export."""
+    study = request.study
     try:
         include_expired = flag_clean(request.GET.get("include_expired", ""))
     except ValidationError as exc:

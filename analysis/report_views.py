@@ -1,5 +1,6 @@
 """A finished run's report as downloads (interfaces only): the JSON report, each table
-as CSV and each figure as SVG, for the dashboard's links. Staff only, as the dashboard."""
+as CSV and each figure as SVG, for the dashboard's links. For roles that may run and
+download analyses (``Capability.ANALYSE``); the dashboard shows the rest the report."""
 
 import json
 
@@ -9,7 +10,7 @@ from django.utils.text import slugify
 from django.views.decorators.http import require_GET
 
 from studies.models import Study
-from studies.permissions import user_is_researcher
+from studies.permissions import Capability
 from studies.views.common import staff_page
 
 from .models import AnalysisRun
@@ -33,9 +34,9 @@ def _attachment(response: HttpResponse, filename: str) -> HttpResponse:
 
 
 @require_GET
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.ANALYSE)
 def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     run = _done_run(study, run_id)
     body = json.dumps(run.result, indent=2, ensure_ascii=False, allow_nan=False) + "\n"
     response = HttpResponse(body, content_type="application/json; charset=utf-8")
@@ -43,10 +44,10 @@ def report_json(request: HttpRequest, slug: str, run_id: int) -> HttpResponse:
 
 
 @require_GET
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.ANALYSE)
 def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> HttpResponse:
     """One table of a run's report as tidy CSV (raw numbers, empty = null)."""
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     run = _done_run(study, run_id)
     found = next((t for t in report_tables(run.result) if t.slug == table), None)
     if found is None:
@@ -56,13 +57,13 @@ def report_table(request: HttpRequest, slug: str, run_id: int, table: str) -> Ht
 
 
 @require_GET
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.ANALYSE)
 def plot_svg(request: HttpRequest, slug: str, run_id: int, plot: str) -> HttpResponse:
     """One figure of a run's report as SVG; ``?download=1`` as an attachment,
     ``?by=source`` splits the label distribution by source."""
     if plot not in PLOTS:
         raise Http404("No such figure.")
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     run = _done_run(study, run_id)
     if plot == "label-distribution" and request.GET.get("by") == "source":
         svg, name = PLOTS[plot](run.result, by="source"), f"{plot}-by-source"

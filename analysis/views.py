@@ -1,21 +1,25 @@
 """The researcher's dashboard of a study (interfaces only): progress, the latest
 analysis as tables and figures, and re-running the analysis with live progress.
 
-Staff only. Pages render with htmx partials when ``request.htmx`` and work as plain
-forms and links without JavaScript (POST/redirect/GET).
+For the roles of the study: the page and its aggregates for roles that may see the
+study (``Capability.SEE``); running the analysis, computing scores and the report's
+downloads for those that may run and download analyses (``ANALYSE``); the exports'
+links for those that may read rows (``READ_ROWS``). A control is shown only to whom may
+use it. Pages render with htmx partials when ``request.htmx`` and work as plain forms
+and links without JavaScript (POST/redirect/GET).
 """
 
 from urllib.parse import urlencode
 
 from django.contrib import messages
-from django.core.exceptions import PermissionDenied, ValidationError
+from django.core.exceptions import ValidationError
 from django.http import Http404, HttpRequest, HttpResponse
-from django.shortcuts import get_object_or_404, redirect, render
+from django.shortcuts import redirect, render
 from django.urls import reverse
 from django.views.decorators.http import require_GET, require_POST
 
 from studies.models import Study
-from studies.permissions import user_is_researcher, user_may_export
+from studies.permissions import Capability, user_may
 from studies.selectors import study_progress
 from studies.views.common import staff_page
 
@@ -23,7 +27,6 @@ from .computed_scores import automatic_scores_compute_enqueue, scores_compute_no
 from .explanations import EXPLANATIONS, glossary
 from .forms import ComputeScoresForm, RunParametersForm
 from .models import AnalysisRun
-from .permissions import user_may_run_analysis, user_may_write_scores
 from .plots import PLOTS
 from .selectors.judgements import annotator_ids_by_pseudonym, automatic_evaluators_list
 from .services import analysis_run_enqueue, tasks_run_in_process
@@ -123,8 +126,11 @@ FIGURES = {
 }
 
 
-def _report_blocks(study: Study, run: AnalysisRun, tables) -> list[tuple[str, object]]:
-    """The report's tables in reading order, each figure after the table it belongs to."""
+def _report_blocks(
+    study: Study, run: AnalysisRun, tables, *, downloads: bool
+) -> list[tuple[str, object]]:
+    """The report's tables in reading order, each figure after the table it belongs to
+    (with its download links when ``downloads``)."""
     report = run.result
     svgs = {name: plot(report) for name, plot in PLOTS.items()}
     after: dict[str, list[dict]] = {}
@@ -134,6 +140,7 @@ def _report_blocks(study: Study, run: AnalysisRun, tables) -> list[tuple[str, ob
             "slug": name,
             "svg": svgs[name],
             "caption": caption,
+            "downloads": downloads,
             "svg_url": url,
             "download_url": f"{url}?download=1",
             "png_name": f"{study.slug}-{run.pk}-{name}.png",
@@ -150,10 +157,9 @@ def _report_blocks(study: Study, run: AnalysisRun, tables) -> list[tuple[str, ob
 
 
 @require_GET
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.SEE)
 def dashboard(request: HttpRequest, slug: str) -> HttpResponse:
-    study = get_object_or_404(Study, slug=slug)
-    return _render_dashboard(request, study)
+    return _render_dashboard(request, request.study)
 
 
 def _export_links(study: Study, shown: AnalysisRun | None) -> list[tuple[str, str]]:
@@ -192,7 +198,7 @@ def _scores_context(request, study: Study, form=None) -> dict:
         "study": study,
         "evaluators": automatic_evaluators_list(study_id=study.pk),
         "scores_form": form if form is not None else ComputeScoresForm(),
-        "can_compute": user_may_write_scores(request.user),
+        "can_compute": user_may(request.user, study, Capability.ANALYSE),
     }
 
 
@@ -204,8 +210,10 @@ def _render_dashboard(
     newest = runs[0] if runs else None
     report = shown.result if shown is not None else None
     tables = report_tables(report) if shown is not None else []
+    may_read_rows = user_may(request.user, study, Capability.READ_ROWS)
+    may_analyse = user_may(request.user, study, Capability.ANALYSE)
     if shown is not None:
-        links = _batches_links(study)
+        links = _batches_links(study) if may_read_rows else {}
         tables = [quality_table(report, links) if t.slug == "quality" else t for t in tables]
     done_runs = [r for r in runs if r.status == AnalysisRun.Status.DONE]
     if shown is not None and shown.pk not in {r.pk for r in done_runs}:
@@ -217,17 +225,23 @@ def _render_dashboard(
         "done_runs": done_runs,
         "shown": shown,
         "report": report,
-        "blocks": _report_blocks(study, shown, tables) if shown is not None else [],
+        "blocks": _report_blocks(study, shown, tables, downloads=may_analyse)
+        if shown is not None
+        else [],
         "help": EXPLANATIONS,
         "form": form if form is not None else _form(study, shown),
-        "can_run": user_may_run_analysis(request.user),
+        "can_run": may_analyse,
+        # The report's downloads (JSON, tables, figures) and the admin's list of runs.
+        "can_download": may_analyse,
         "glossary": glossary(),
         "table_downloads": [
             (reverse("analysis:table_csv", args=[study.slug, shown.pk, table.slug]), table)
             for table in tables
-        ],
+        ]
+        if may_analyse
+        else [],
         # The exports are rows of judgements; the rest of the page is aggregates.
-        "exports": _export_links(study, shown) if user_may_export(request.user) else [],
+        "exports": _export_links(study, shown) if may_read_rows else [],
         **_scores_context(request, study, scores_form),
         **_status_context(study, newest, shown_id=shown.pk if shown else None),
     }
@@ -235,14 +249,12 @@ def _render_dashboard(
 
 
 @require_POST
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.ANALYSE)
 def run_start(request: HttpRequest, slug: str) -> HttpResponse:
     """Queue a run with the form's parameters (nothing is queued on bad ones). htmx
     gets the run panel back, polling the new run; a plain form is redirected to the
     dashboard."""
-    study = get_object_or_404(Study, slug=slug)
-    if not user_may_run_analysis(request.user):
-        raise PermissionDenied
+    study = request.study
     form = RunParametersForm(request.POST, study=study)
     if not form.is_valid():
         if request.htmx:
@@ -274,13 +286,11 @@ def run_start(request: HttpRequest, slug: str) -> HttpResponse:
 
 
 @require_POST
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.ANALYSE)
 def scores_compute(request: HttpRequest, slug: str) -> HttpResponse:
     """Compute BLEU-4 / ROUGE-L scores on the worker (nothing is queued when refused).
     htmx gets the scores panel back; a plain form is redirected to the dashboard."""
-    study = get_object_or_404(Study, slug=slug)
-    if not user_may_write_scores(request.user):
-        raise PermissionDenied
+    study = request.study
     form = ComputeScoresForm(request.POST)
     metrics = None
     if form.is_valid():
@@ -310,11 +320,11 @@ def _report_url(study: Study, run: AnalysisRun) -> str:
 
 
 @require_GET
-@staff_page(may=user_is_researcher)
+@staff_page(may=Capability.SEE)
 def run_status(request: HttpRequest, slug: str) -> HttpResponse:
     """The newest run's status, polled every 2 s while it is queued or running. When
     the run the page started (``follow``) is done, the whole page goes to its report."""
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     run = _newest(study)
     try:
         shown_id = int(request.GET.get("shown") or 0) or None

@@ -4,7 +4,9 @@ the description uninformative), grows the codebook in place, and moves on; once 
 description is coded, the page says what is left to the other coders. htmx swaps the
 panel (and, out of band, what beside it depends on the description or the codebook);
 every control is also a plain form or link. Each coder sees and writes only their own
-coding (``studies.services.coding``).
+coding (``studies.services.coding``). The page is for roles that may code the study's
+descriptions (``Capability.CODE``: coders see nothing else of the study), who also grow
+its codebook; the codes download holds every coder's rows (``Capability.READ_ROWS``).
 
 Coding is blind unless the study's ``coding_reveals_sources`` is on: the page then
 leaves out each candidate's source and generation settings and the annotator's group,
@@ -22,8 +24,7 @@ from django.views.decorators.http import require_GET, require_http_methods, requ
 
 from ..exports import codes_filename, codes_rows, file_clean
 from ..models import Stage
-from ..permissions import user_may_add_codes, user_may_code_descriptions, user_may_export
-from ..selectors import study_by_slug
+from ..permissions import Capability, user_may
 from ..selectors.coding import (
     CodingPosition,
     code_place,
@@ -49,8 +50,8 @@ SHORTCUT_KEYS = "1234567890"
 NO_JUDGEMENT_MESSAGE = "Choose a description to code."
 
 
-#: The coding page and its codebook form (``user_may_code_descriptions``).
-coding_page = staff_page(may=user_may_code_descriptions)
+#: The coding page and its codebook form.
+coding_page = staff_page(may=Capability.CODE)
 
 
 def _stage(slug: str, position: int) -> Stage:
@@ -152,13 +153,15 @@ def _render(request, context, *, status=200) -> HttpResponse:
     """The page, or for htmx the panel (with the code form's notice cleared and its
     description updated out of band)."""
     template = "studies/coding/_panel.html" if request.htmx else "studies/coding/page.html"
-    context["can_add_codes"] = user_may_add_codes(request.user)
+    study = context["study"]
+    # Links to the study's other pages, for roles that may see the study (not coders).
+    context["can_see_study"] = user_may(request.user, study, Capability.SEE)
     context["oob"] = bool(request.htmx)
     if not request.htmx:
         stage = context["stage"]
         context |= {
             "sources": stage_description_sources(stage=stage) if context["reveal"] else [],
-            "can_download": user_may_export(request.user),
+            "can_download": user_may(request.user, study, Capability.READ_ROWS),
             "code_form": context.get("code_form", {}),
         }
     return render(request, template, context, status=status)
@@ -255,7 +258,7 @@ def coding(request: HttpRequest, slug: str, position: int) -> HttpResponse:
 
 
 @require_POST
-@staff_page(may=user_may_add_codes)
+@coding_page
 def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpResponse:
     """Add a code to the codebook (slug, label, definition, example). htmx: the
     emptied form plus, out of band, the new code's checkbox (ticked) in the coding
@@ -303,13 +306,11 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 
 
 @require_GET
-@staff_page(may=user_may_export)
+@staff_page(may=Capability.READ_ROWS)
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's codes (``?stage=POSITION`` for one stage;
     ``?file=csv|csv-spreadsheet-safe|xlsx``, ``file_clean``)."""
-    study = study_by_slug(slug=slug)
-    if study is None:
-        raise Http404("No such study.")
+    study = request.study
     stage = None
     if request.GET.get("stage"):
         stage = coding_stage(slug=slug, position=_item_id(request.GET["stage"]) or 0)

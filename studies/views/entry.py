@@ -10,7 +10,7 @@ from django.views.decorators.http import require_POST
 from ..errors import ErrorCode
 from ..forms import ConsentForm
 from ..models import Annotator, ConsentVersion, Stage, Study
-from ..permissions import user_is_active_staff, user_is_researcher
+from ..permissions import Capability, studies_where, user_is_active_staff
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH
 from ..selectors import StageStatus, annotator_by_token, annotator_stage_states, stage_categories
 from ..services import (
@@ -41,12 +41,13 @@ from .common import (
 def index(request: HttpRequest) -> HttpResponse:
     """The start page ("View site" in the admin): annotators are sent to their personal
     link; signed-in staff get their way on (the admin, the documentation, and each
-    study's dashboard for those who may see them)."""
+    study's dashboard for those whose role in it may see it)."""
+    staff = user_is_active_staff(request.user)
     context = {
-        "staff": user_is_active_staff(request.user),
+        "staff": staff,
         "dashboards": (
-            Study.objects.order_by("title").only("slug", "title")
-            if user_is_researcher(request.user)
+            studies_where(request.user, Capability.SEE).order_by("title").only("slug", "title")
+            if staff
             else ()
         ),
     }

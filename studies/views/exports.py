@@ -1,12 +1,13 @@
 """Staff downloads of a study's annotations (the published or the full format, as CSV
-or as an Excel workbook)."""
+or as an Excel workbook) and of its questionnaire answers: pseudonymous rows, for roles
+that may read them (``Capability.READ_ROWS``; no platform id, e-mail or token is in
+them)."""
 
 import tempfile
 from collections.abc import Callable, Iterable
 
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpResponseBadRequest, StreamingHttpResponse
-from django.shortcuts import get_object_or_404
 from django.views.decorators.http import require_GET
 
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
@@ -20,7 +21,7 @@ from ..exports import (
 )
 from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
-from ..permissions import user_may_export
+from ..permissions import Capability
 from .common import staff_page
 
 
@@ -74,12 +75,12 @@ def bad_request(exc: ValidationError) -> HttpResponseBadRequest:
 
 
 @require_GET
-@staff_page(may=user_may_export)
+@staff_page(may=Capability.READ_ROWS)
 def export_annotations(request, slug: str):
     """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx&stage=...&group=...
     &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     try:
         options = export_options_clean(study=study, data=request.GET)
         return export_response(study=study, options=options)
@@ -88,11 +89,11 @@ def export_annotations(request, slug: str):
 
 
 @require_GET
-@staff_page(may=user_may_export)
+@staff_page(may=Capability.READ_ROWS)
 def export_questionnaires(request, slug: str):
     """The questionnaire answers (``studies.exports.questionnaires``):
     ``?file=csv|csv-spreadsheet-safe|xlsx``."""
-    study = get_object_or_404(Study, slug=slug)
+    study = request.study
     try:
         file = file_clean(request.GET.get("file"))
         return rows_response(

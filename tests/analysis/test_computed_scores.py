@@ -14,7 +14,6 @@ from collections import Counter
 from unittest import mock
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.core.management import CommandError, call_command
@@ -460,15 +459,6 @@ def staff_client(client, db):
     return client
 
 
-def _staff_with(*codenames: str):
-    user = StaffUserFactory(is_superuser=False)
-    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    return user
-
-
-SCORE_PERMS = ("view_study", "change_study", "add_automaticscore", "change_automaticscore")
-
-
 def compute_url(study) -> str:
     return reverse("analysis:scores_compute", args=[study.slug])
 
@@ -583,18 +573,21 @@ def test_an_unknown_metric_from_the_form_is_refused(staff_client, text_study):
     assert AutomaticScore.objects.count() == 0
 
 
-def test_staff_without_the_right_to_write_scores_see_no_button_and_get_403(client, text_study):
-    client.force_login(_staff_with("view_study", "change_study"))
+def test_a_viewer_sees_no_button_and_is_refused_saying_why(client, text_study):
+    client.force_login(user_with_role(text_study, Role.VIEWER))
     page = client.get(dashboard_url(text_study)).content.decode()
     assert 'id="scores"' in page and compute_url(text_study) not in page
     with mock.patch("analysis.services._task") as task:
-        assert client.post(compute_url(text_study), {"metrics": ["bleu"]}).status_code == 403
+        response = client.post(compute_url(text_study), {"metrics": ["bleu"]})
+    assert response.status_code == 403
+    assert "it takes a role that may run and download analyses" in response.content.decode()
     task.assert_not_called()
     assert AutomaticScore.objects.count() == 0
 
 
-def test_staff_with_the_right_to_write_scores_may_compute(client, text_study, eager_tasks):
-    client.force_login(_staff_with(*SCORE_PERMS))
+def test_a_role_that_may_run_analyses_may_compute(client, text_study, eager_tasks):
+    client.force_login(user_with_role(text_study, Role.ANALYST))
+    assert compute_url(text_study) in client.get(dashboard_url(text_study)).content.decode()
     assert client.post(compute_url(text_study), {"metrics": ["bleu"]}).status_code == 302
     assert AutomaticScore.objects.count() == 12
 

@@ -9,7 +9,6 @@ from datetime import timedelta
 import pandas as pd
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.urls import reverse
 from django.utils import timezone
 
@@ -27,7 +26,8 @@ from analysis.plots import (
 from analysis.report.build import Category, report_build
 from analysis.report.descriptions import Codings
 from analysis.tables import DASH, format_ci, format_number, format_p, report_tables
-from studies.models import Assignment, Batch, Reflection, Study
+from studies.models import Assignment, Batch, Reflection, Role, Study
+from studies.permissions import Capability
 from studies.selectors import study_progress
 from studies.services import (
     Answer,
@@ -36,7 +36,10 @@ from studies.services import (
     assignment_submit,
     judgement_record,
 )
-from tests.factories import StaffUserFactory
+from tests.factories import StaffMemberFactory, StaffUserFactory, user_with_role
+from tests.studies.roles.other_study import SLUG as SLUG_B
+from tests.studies.roles.other_study import leaked, make_other_study, rows_snapshot
+from tests.studies.roles.test_roles import EXPECTED
 
 HX = {"HTTP_HX_REQUEST": "true"}
 SVG = "{http://www.w3.org/2000/svg}"
@@ -497,23 +500,27 @@ def test_annotator_sessions_have_no_access(client, loaded_study):
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
 
 
-def test_staff_without_the_right_to_run_see_the_dashboard_but_cannot_start_a_run(
-    client, loaded_study, django_user_model
-):
-    user = django_user_model.objects.create_user("viewer", password="x-1234567", is_staff=True)
+def refusal(role: str, capability: Capability) -> str:
+    return (
+        f"Your role in this study ({role}) does not allow this: it takes a role that may "
+        f"{capability.value}."
+    )
+
+
+def test_viewers_see_the_dashboard_but_cannot_start_a_run(client, loaded_study):
+    """Staff without a role in the study find no dashboard; a viewer sees it without
+    the run form, and a run they post anyway is refused saying why (a 403 page for
+    staff gives the reason) and queues nothing."""
     assert client.get(url("dashboard", loaded_study)).status_code == 302
-    client.force_login(user)
-    assert client.get(url("dashboard", loaded_study)).status_code == 403  # no view right
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
+    client.force_login(StaffMemberFactory())
+    assert client.get(url("dashboard", loaded_study)).status_code == 404  # no role
+    client.force_login(user_with_role(loaded_study, Role.VIEWER))
     response = client.get(url("dashboard", loaded_study))
     assert response.status_code == 200
     assert "Re-run analysis" not in response.content.decode()
-    assert (
-        client.post(
-            url("run_start", loaded_study), {"bootstrap_resamples": 1, "seed": 0}
-        ).status_code
-        == 403
-    )
+    response = client.post(url("run_start", loaded_study), {"bootstrap_resamples": 1, "seed": 0})
+    assert response.status_code == 403
+    assert refusal("viewer", Capability.ANALYSE) in response.content.decode()
     assert not AnalysisRun.objects.exists()
 
 
@@ -894,29 +901,90 @@ def test_every_report_table_downloads_as_tidy_csv(annotated_study, client):
     )
 
 
-def test_staff_who_may_see_studies_read_the_aggregates_but_not_the_exports(annotated_study, client):
-    """The dashboard's statistics take the permission to view studies; its export
-    links, rows of judgements, take what the admin's judgement list takes."""
+@pytest.fixture
+def analysed_study(annotated_study):
     from analysis.services import analysis_run_compute
 
     run = analysis_run_compute(study=annotated_study, parameters={"bootstrap_resamples": 0})
-    user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
-    client.force_login(user)
-    export = reverse("studies:export", args=["pilot"])
+    return annotated_study, run
+
+
+@pytest.mark.parametrize("role", [role.value for role in Role])
+def test_each_role_sees_what_it_may_use_on_the_dashboard(analysed_study, client, role):
+    """Roles that may see the study read the dashboard's aggregates; its run and
+    scores forms and the report's downloads (JSON, tables, figures) are for roles that
+    may run and download analyses, its export links (rows of judgements) for roles that
+    may read rows. What a role may not use is neither linked nor served."""
+    study, run = analysed_study
+    client.force_login(user_with_role(study, role))
+    may = EXPECTED[role]
     page = client.get(reverse("analysis:dashboard", args=["pilot"]))
+    if Capability.SEE not in may:
+        assert page.status_code == 403
+        assert refusal(role, Capability.SEE) in page.content.decode()
+        return
     assert page.status_code == 200
     text = page.content.decode()
-    assert export not in text and "Export the annotations" not in text
-    for table in report_tables(run.result):
-        table_url = reverse("analysis:table_csv", args=["pilot", run.pk, table.slug])
-        assert table_url in text
-        assert client.get(table_url).status_code == 200, table.slug
-    assert client.get(reverse("analysis:report_json", args=["pilot", run.pk])).status_code == 200
-    assert client.get(export).status_code == 403
+    assert ("Re-run analysis" in text) == (Capability.ANALYSE in may)
+    assert ("Compute scores" in text) == (Capability.ANALYSE in may)
+    downloads = [
+        reverse("analysis:report_json", args=["pilot", run.pk]),
+        reverse("analysis:plot_svg", args=["pilot", run.pk, "agreement"]) + "?download=1",
+        *(
+            reverse("analysis:table_csv", args=["pilot", run.pk, table.slug])
+            for table in report_tables(run.result)
+        ),
+    ]
+    for download in downloads:
+        assert (download in text) == (Capability.ANALYSE in may), download
+        response = client.get(download)
+        assert response.status_code == (200 if Capability.ANALYSE in may else 403), download
+    export = reverse("studies:export", args=["pilot"])
+    items = reverse("analysis:items_csv", args=["pilot"])
+    assert (f"{export}?format=full" in text) == (Capability.READ_ROWS in may)
+    for target in (f"{export}?format=full", items):
+        response = client.get(target)
+        assert response.status_code == (200 if Capability.READ_ROWS in may else 403), target
+    response = client.post(url("run_start", study), {"bootstrap_resamples": 0, "seed": 0})
+    assert response.status_code == (302 if Capability.ANALYSE in may else 403)
+    assert AnalysisRun.objects.count() == (2 if Capability.ANALYSE in may else 1)
 
-    user.user_permissions.add(Permission.objects.get(codename="view_judgement"))
-    client.force_login(get_user_model().objects.get(pk=user.pk))
-    text = client.get(reverse("analysis:dashboard", args=["pilot"])).content.decode()
-    assert f"{export}?format=full" in text
-    assert client.get(f"{export}?format=full").status_code == 200
+
+def test_a_role_in_another_study_finds_nothing_of_this_one(analysed_study, client):
+    """A role in study A only: study B's dashboard, downloads and forms are 404s (as
+    for no such study), and study B's run under study A's slug is no run of A; nothing
+    is queued."""
+    study, _ = analysed_study
+    b = make_other_study()
+    client.force_login(user_with_role(study, Role.OWNER))
+    before = rows_snapshot()
+    for target in (
+        reverse("analysis:dashboard", args=[SLUG_B]),
+        reverse("analysis:run_status", args=[SLUG_B]),
+        reverse("analysis:report_json", args=[SLUG_B, b.run]),
+        reverse("analysis:items_csv", args=[SLUG_B]),
+        reverse("analysis:report_json", args=["pilot", b.run]),
+        reverse("analysis:plot_svg", args=["pilot", b.run, "agreement"]),
+        reverse("analysis:table_csv", args=["pilot", b.run, "agreement"]),
+        reverse("analysis:dashboard", args=["pilot"]) + f"?run={b.run}",
+    ):
+        response = client.get(target)
+        assert response.status_code == 404, target
+        assert not leaked(response.content.decode()), target
+    for target in (url_b("run_start"), url_b("scores_compute")):
+        assert client.post(target, {"bootstrap_resamples": 0, "seed": 0}).status_code == 404
+    assert rows_snapshot() == before
+
+
+def url_b(name: str) -> str:
+    return reverse(f"analysis:{name}", args=[SLUG_B])
+
+
+def test_the_start_page_lists_the_dashboards_a_role_may_see(client, loaded_study):
+    make_other_study()
+    dashboard = reverse("analysis:dashboard", args=["pilot"])
+    for role in Role.values:
+        client.force_login(user_with_role(loaded_study, role))
+        page = client.get("/").content.decode()
+        assert (dashboard in page) == (Capability.SEE in EXPECTED[role]), role
+        assert not leaked(page), role

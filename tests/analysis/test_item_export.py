@@ -8,7 +8,6 @@ import io
 from datetime import timedelta
 
 import pytest
-from django.contrib.auth.models import Permission
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 from openpyxl import load_workbook
@@ -16,7 +15,7 @@ from rest_framework.authtoken.models import Token
 
 from analysis.item_export import COLUMNS
 from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
-from studies.models import Batch, Reflection, Stage, Study
+from studies.models import Batch, Reflection, Role, Stage, Study
 from studies.services import (
     Answer,
     annotators_create,
@@ -25,7 +24,8 @@ from studies.services import (
     assignment_submit,
     judgement_record,
 )
-from tests.factories import StaffUserFactory
+from tests.api.conftest import staff_with_every_permission
+from tests.factories import StaffMemberFactory, StaffUserFactory, user_with_role
 
 HEADER = (
     "stage,annomi_dialogue_id,reflection_source,reflection,group,n_raters,coherence_score,"
@@ -358,24 +358,16 @@ def test_the_dashboard_links_the_item_export_with_the_reports_parameters(judged,
     assert f'href="{items_url(judged)}?exclude_source=GPT-3&amp;include_expired=1"' in html
 
 
-def _staff_with(*codenames: str):
-    user = StaffUserFactory(is_superuser=False)
-    user.user_permissions.set(Permission.objects.filter(codename__in=codenames))
-    return user
+#: Who may download rows of judgements: roles that may read rows, not those that only
+#: see the aggregates, code, or have no role in the study.
+ROW_READERS = {Role.OWNER: 200, Role.COLLABORATOR: 200, Role.ANALYST: 200}
 
 
-@pytest.mark.parametrize(
-    ("codenames", "status"),
-    [
-        (("add_analysisrun",), 403),
-        (("view_study",), 403),  # the dashboard's aggregates, but no rows
-        (("view_judgement",), 403),  # rows, but not studies
-        (("view_study", "view_judgement"), 200),
-        (("change_study", "change_judgement"), 200),
-    ],
-)
-def test_the_download_needs_what_the_judgement_list_needs(judged, client, codenames, status):
-    client.force_login(_staff_with(*codenames))
+@pytest.mark.parametrize("role", [*Role.values, None])
+def test_the_download_needs_a_role_that_may_read_rows(judged, client, role):
+    user = user_with_role(judged, role) if role else StaffMemberFactory()
+    client.force_login(user)
+    status = ROW_READERS.get(role, 404 if role is None else 403)
     assert client.get(items_url(judged)).status_code == status
     # The same answer as the annotation export's.
     export = reverse("studies:export", args=[judged.slug])
@@ -432,17 +424,11 @@ def test_the_api_answers_404_for_an_unknown_study(judged, client):
     assert api.get(reverse("api:item-export", args=["nope"])).status_code == 404
 
 
-@pytest.mark.parametrize(
-    ("codenames", "status"),
-    [
-        (("add_analysisrun",), 403),
-        (("view_study",), 403),
-        (("view_judgement",), 403),
-        (("view_study", "view_judgement"), 200),
-    ],
-)
-def test_the_api_needs_what_the_judgement_list_needs(judged, client, codenames, status):
-    api = token_client(client, _staff_with(*codenames))
+@pytest.mark.parametrize("role", [*Role.values, None])
+def test_the_api_needs_a_role_that_may_read_rows(judged, client, role):
+    user = user_with_role(judged, role) if role else staff_with_every_permission()
+    api = token_client(client, user)
+    status = ROW_READERS.get(role, 403)  # without any role: not an API user at all
     assert api.get(api_url(judged)).status_code == status
     # The same answer as the annotation export's.
     assert api.get(reverse("api:annotation-export", args=[judged.slug])).status_code == status

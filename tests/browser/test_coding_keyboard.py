@@ -12,7 +12,7 @@ from playwright.sync_api import expect
 from studies.models import DescriptionCoding, Judgement
 from studies.services.coding import code_create, coder_join, coding_save
 from tests.browser.test_content_security_policy import REPORT_VIOLATIONS
-from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_staff
+from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_coder
 
 DESKTOP = {"width": 1280, "height": 900}
 
@@ -22,7 +22,7 @@ def stage(loaded_study):
     stage = code_first_stage(loaded_study)
     code_create(study=loaded_study, slug="lost_context", label="Lost the context", definition="D1")
     code_create(study=loaded_study, slug="parrots", label="Parrots the client", definition="D2")
-    user = make_staff("coder")
+    user = make_coder("coder", loaded_study)
     user.set_password("pw-for-tests-only")
     user.save()
     return stage
@@ -108,11 +108,11 @@ def blank_codebook_stage(loaded_study):
     """A coding stage with no codes yet, its coder, and a second coder who has coded
     the first two descriptions: the ids of the descriptions."""
     stage = code_first_stage(loaded_study)
-    user = make_staff("coder")
+    user = make_coder("coder", loaded_study)
     user.set_password("pw-for-tests-only")
     user.save()
     ids = coded_descriptions(stage)
-    other = make_staff("other")
+    other = make_coder("other", loaded_study)
     coder = coder_join(study=loaded_study, user=other)
     for judgement in Judgement.objects.filter(pk__in=ids[:2]):
         coding_save(coder=coder, judgement=judgement, codes=[], uninformative=True, user=other)

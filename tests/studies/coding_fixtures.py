@@ -1,4 +1,5 @@
-"""A free-text first stage with descriptions to code, and two staff coders."""
+"""A free-text first stage with descriptions to code, and two coders (staff with the
+coder role in its study)."""
 
 import hashlib
 
@@ -6,8 +7,7 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.contrib.auth.models import Permission
 
-from studies.models import Assignment, Batch, Judgement, Reflection, Stage
-from studies.permissions import CODERS_GROUP_PERMS
+from studies.models import Assignment, Batch, Judgement, Reflection, Role, Stage
 from studies.protocol import NO_ANSWER_FREE_TEXT
 from studies.services import (
     Answer,
@@ -17,9 +17,7 @@ from studies.services import (
     judgement_record,
 )
 from tests.conftest import load_materials, make_study, module_transaction
-
-#: The Coders group's permissions, as codenames.
-CODER_PERMS = tuple(perm.split(".")[1] for perm in CODERS_GROUP_PERMS)
+from tests.factories import user_with_role
 
 
 def describe(reflection: Reflection) -> Answer:
@@ -103,7 +101,14 @@ def coded_descriptions(stage):
     ]
 
 
-def make_staff(username: str, perms=CODER_PERMS):
+def make_coder(username: str, study, role: str = Role.CODER):
+    """A staff account holding ``role`` (the coder role unless said) in ``study``."""
+    return user_with_role(study, role, username=username)
+
+
+def make_staff(username: str, perms=()):
+    """A staff account with the global permissions ``perms`` (codenames of the studies
+    app) and no role: they grant nothing in a study."""
     user = get_user_model().objects.create_user(username=username, password="pw", is_staff=True)
     user.user_permissions.set(
         Permission.objects.filter(content_type__app_label="studies", codename__in=perms)
@@ -112,10 +117,10 @@ def make_staff(username: str, perms=CODER_PERMS):
 
 
 @pytest.fixture
-def alice(db):
-    return make_staff("alice")
+def alice(coding_stage):
+    return make_coder("alice", coding_stage.study)
 
 
 @pytest.fixture
-def bob(db):
-    return make_staff("bob")
+def bob(coding_stage):
+    return make_coder("bob", coding_stage.study)

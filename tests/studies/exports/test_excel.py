@@ -7,8 +7,6 @@ from datetime import timedelta
 from io import StringIO
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
@@ -17,7 +15,7 @@ from openpyxl import load_workbook
 from studies.datafiles import xlsx
 from studies.datafiles.materials import materials_import
 from studies.exports import ExportOptions, export_rows, export_xlsx_write
-from studies.models import Reflection
+from studies.models import Reflection, Role
 from studies.services import (
     Answer,
     annotators_create,
@@ -26,6 +24,7 @@ from studies.services import (
     judgement_record,
     study_create,
 )
+from tests.factories import user_with_role
 
 pytestmark = pytest.mark.django_db
 
@@ -87,11 +86,7 @@ def test_workbook_holds_the_csv_rows_as_strings(formula_study, fmt):
 
 
 def test_excel_download_from_the_admin_page_url(formula_study, client):
-    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(
-        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
-    )
-    client.force_login(user)
+    client.force_login(user_with_role(formula_study, Role.ANALYST))
     response = client.get(reverse("studies:export", args=["sheet"]), {"file": "xlsx"})
     assert response.status_code == 200
     assert response["Content-Type"] == xlsx.CONTENT_TYPE
@@ -149,11 +144,7 @@ def test_text_too_long_for_an_excel_cell_is_refused_and_nothing_is_written(
         call_command("export_annotations", "sheet", "--excel", "--out", str(target))
     assert list(tmp_path.iterdir()) == []
 
-    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(
-        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
-    )
-    client.force_login(user)
+    client.force_login(user_with_role(formula_study, Role.ANALYST))
     response = client.get(reverse("studies:export", args=["sheet"]), {"file": "xlsx"})
     assert response.status_code == 400
     assert "file: row 1, column 'annomi_dialogue_id'" in response.content.decode()

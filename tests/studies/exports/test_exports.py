@@ -21,7 +21,8 @@ from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
 from studies.datafiles.published import annotations_import
 from studies.exports import ExportOptions, export_csv_chunks, export_options_clean
-from studies.models import Assignment, Judgement, Study
+from studies.models import Assignment, Judgement, Role, Study
+from studies.permissions import Capability
 from studies.services import (
     Answer,
     annotators_create,
@@ -31,6 +32,10 @@ from studies.services import (
     judgement_record,
     study_create,
 )
+from tests.api.conftest import staff_with_every_permission
+from tests.factories import StaffMemberFactory, user_with_role
+from tests.studies.roles.other_study import make_other_study
+from tests.studies.roles.test_roles import EXPECTED
 
 pytestmark = pytest.mark.django_db
 
@@ -358,12 +363,9 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
 
 
 @pytest.fixture
-def staff_client(client):
-    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(
-        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
-    )
-    client.force_login(user)
+def staff_client(client, study):
+    """An analyst of the study: may read its rows."""
+    client.force_login(user_with_role(study, Role.ANALYST))
     return client
 
 
@@ -393,7 +395,7 @@ def test_download_is_for_staff_only(annotated_study, client):
     assert client.get(url).status_code == 403  # signed in: refused, as on every staff page
 
 
-#: Every staff download holding judgement rows (``user_may_export``).
+#: Every staff download holding judgement rows (``Capability.READ_ROWS``).
 DOWNLOADS = {
     "annotations": "studies:export",
     "questionnaire answers": "studies:export_questionnaires",
@@ -402,33 +404,32 @@ DOWNLOADS = {
 }
 
 
-def _user(name: str, *codenames: str, is_staff: bool = True):
-    user = get_user_model().objects.create_user(name, password="pw", is_staff=is_staff)
-    user.user_permissions.add(*Permission.objects.filter(codename__in=codenames))
-    return user
-
-
 @pytest.mark.parametrize("download", DOWNLOADS)
-def test_every_download_asks_the_export_rule(annotated_study, client, download):
-    """Visitors go to the login; signed-in users without ``user_may_export`` (not
-    staff, or lacking the right to see studies or judgements) get a 403; researchers
-    who may read judgements get the file."""
+def test_every_download_asks_the_roles(annotated_study, client, download):
+    """Visitors go to the login; signed-in users who are not staff get a 403; staff
+    without a role in the study (whatever their global permissions) and roles of
+    another study a 404, as for no such study; roles that may not read rows a 403
+    saying why; roles that may, the file."""
     url = reverse(DOWNLOADS[download], args=["pilot"])
     response = client.get(url)
     assert response.status_code == 302 and "/admin/login/" in response["Location"]
-    refused = [
-        _user("plain", "view_study", "view_judgement", is_staff=False),
-        _user("intern"),
-        _user("viewer", "view_study"),
-        _user("rows", "view_judgement"),
-    ]
-    for user in refused:
+    client.force_login(get_user_model().objects.create_user("plain", password="pw"))
+    assert client.get(url).status_code == 403
+    other = Study.objects.get(pk=make_other_study().study)
+    for user in (staff_with_every_permission(), user_with_role(other, Role.OWNER)):
         client.force_login(user)
-        assert client.get(url).status_code == 403, user.username
-    client.force_login(_user("researcher", "change_study", "view_judgement"))
-    response = client.get(url)
-    assert response.status_code == 200
-    assert response["Content-Disposition"].startswith("attachment;")
+        assert client.get(url).status_code == 404, user.username
+    for role in Role.values:
+        client.force_login(user_with_role(annotated_study, role))
+        response = client.get(url)
+        if Capability.READ_ROWS in EXPECTED[role]:
+            assert response.status_code == 200, role
+            assert response["Content-Disposition"].startswith("attachment;")
+        else:
+            assert response.status_code == 403, role
+            assert f"Your role in this study ({role}) does not allow this" in (
+                response.content.decode()
+            )
 
 
 def test_an_annotator_session_cannot_export(annotated_study, client):
@@ -440,10 +441,9 @@ def test_an_annotator_session_cannot_export(annotated_study, client):
     assert table.status_code == 302 and "/admin/login/" in table["Location"]
 
 
-def test_staff_without_permission_to_see_studies_cannot_export(annotated_study, client):
-    user = get_user_model().objects.create_user("intern", password="pw", is_staff=True)
-    client.force_login(user)
-    assert client.get(reverse("studies:export", args=["pilot"])).status_code == 403
+def test_staff_without_a_role_in_the_study_cannot_export(annotated_study, client):
+    client.force_login(StaffMemberFactory())
+    assert client.get(reverse("studies:export", args=["pilot"])).status_code == 404
 
 
 def test_download_of_an_unknown_study_is_404(staff_client):
@@ -602,17 +602,27 @@ def test_command_leaves_no_partial_file_when_the_export_fails(
     assert list(tmp_path.iterdir()) == []
 
 
-def test_staff_who_may_see_studies_but_not_judgements_cannot_export(annotated_study, client):
-    """An export is rows of judgements: it takes what the admin's judgement list takes
-    (studies.permissions), on the download, the admin's export page and its action."""
+def test_a_role_that_only_sees_the_study_cannot_export(annotated_study, client):
+    """An export is rows of judgements: a viewer (who sees the study's aggregates) is
+    refused the download saying why; an analyst gets it."""
+    download = reverse("studies:export", args=["pilot"])
+    client.force_login(user_with_role(annotated_study, Role.VIEWER))
+    response = client.get(download)
+    assert response.status_code == 403
+    assert "it takes a role that may read judgements" in response.content.decode()
+    client.force_login(user_with_role(annotated_study, Role.ANALYST))
+    assert client.get(download).status_code == 200
+
+
+def test_the_admin_export_needs_the_right_to_read_judgements(annotated_study, client):
+    """The admin's export page and its action (the admin's own rule: global permissions
+    until the admin follows the roles)."""
     user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
     user.user_permissions.add(Permission.objects.get(codename="view_study"))
     client.force_login(user)
-    download = reverse("studies:export", args=["pilot"])
     export_page = reverse("admin:studies_study_export", args=[annotated_study.pk])
     study_page = reverse("admin:studies_study_change", args=[annotated_study.pk])
     assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 403
-    assert client.get(download).status_code == 403
     assert client.get(export_page).status_code == 403
     page = client.get(study_page).content.decode()
     assert export_page not in page
@@ -622,7 +632,6 @@ def test_staff_who_may_see_studies_but_not_judgements_cannot_export(annotated_st
     user.user_permissions.add(Permission.objects.get(codename="view_judgement"))
     client.force_login(get_user_model().objects.get(pk=user.pk))  # fresh permission cache
     assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 200
-    assert client.get(download).status_code == 200
     assert client.get(export_page).status_code == 200
     assert export_page in client.get(study_page).content.decode()
     changelist = client.get(reverse("admin:studies_study_changelist")).content.decode()

@@ -1,6 +1,6 @@
 """The coding page: two coders coding independently (plain POST and htmx), resuming,
-blind coding, the all-coded state, filters, growing the codebook, permissions, and the
-codes download."""
+blind coding, the all-coded state, filters, growing the codebook, who may code (the
+roles of the study), and the codes download."""
 
 import csv
 import io
@@ -13,13 +13,21 @@ from django.test.utils import CaptureQueriesContext
 from django.urls import reverse
 
 from studies.datafiles.materials import materials_import
-from studies.models import Code, Coder, DescriptionCoding, Judgement, Study
+from studies.models import Code, Coder, DescriptionCoding, Judgement, Role, Study
+from studies.permissions import Capability
 from studies.selectors.coding import stage_descriptions
 from studies.services import study_create
 from studies.services.coding import code_create
+from tests.api.conftest import staff_with_every_permission
 from tests.conftest import materials_doc
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
-from tests.studies.coding_fixtures import code_first_stage, coded_descriptions, make_staff
+from tests.studies.coding_fixtures import (
+    code_first_stage,
+    coded_descriptions,
+    make_coder,
+)
+from tests.studies.roles.other_study import make_other_study
+from tests.studies.roles.test_roles import EXPECTED
 
 pytestmark = pytest.mark.django_db
 
@@ -31,6 +39,12 @@ def coding_stage(shared_coding_stage):
 
 
 HTMX = {"HTTP_HX_REQUEST": "true"}
+
+
+@pytest.fixture
+def carol(coding_stage):
+    """A collaborator: codes, and reads every coder's rows (the codes download)."""
+    return make_coder("carol", coding_stage.study, Role.COLLABORATOR)
 
 
 @pytest.fixture
@@ -303,7 +317,8 @@ def test_the_all_coded_state_says_what_is_left_to_the_other_coder(
     assert response["HX-Push-Url"] == page_url(coding_stage, done=1)
     assert "data-all-coded" in html and "All coded" in html
     assert f"bob has {len(ids) - 2} of this stage's descriptions left to code." in html
-    assert "Free-text descriptions</a> section compares the primary and the second coder" in html
+    # A coder may not see the dashboard: it is named, not linked.
+    assert "<em>Free-text descriptions</em> section compares the primary and the second" in html
     client.logout()
     code_all(signed_in(client, bob), coding_stage, ids[2:])
     client.logout()
@@ -337,13 +352,9 @@ def test_moving_on_clears_the_code_form_notice(client, coding_stage, codebook, a
     html = response.content.decode()
     assert '<div id="code-add-status" role="status" hx-swap-oob="true"></div>' in html
     assert f'id="code-add-item" name="item" value="{ids[1]}" hx-swap-oob="true"' in html
-    # Without htmx the whole page is new; a coder who may not add codes gets no form.
+    # Without htmx the whole page is new.
     html = client.get(page_url(coding_stage, item=ids[1])).content.decode()
     assert f'id="code-add-item" name="item" value="{ids[1]}">' in html
-    client.logout()
-    reader = make_staff("reader", perms=("view_study", "view_judgement", "add_descriptioncoding"))
-    html = signed_in(client, reader).get(page_url(coding_stage), **HTMX).content.decode()
-    assert "code-add" not in html
 
 
 def test_the_codebook_grows_from_the_page(client, coding_stage, codebook, alice):
@@ -377,28 +388,82 @@ def test_the_codebook_grows_from_the_page(client, coding_stage, codebook, alice)
     ]
 
 
-def test_who_may_code(client, coding_stage, codebook):
-    url = page_url(coding_stage)
-    assert client.get(url).status_code == 302  # to the login
-    viewer = make_staff("viewer", perms=("view_study", "view_judgement"))
-    assert signed_in(client, viewer).get(url).status_code == 403
-    export = reverse("studies:coding_export", args=[coding_stage.study.slug])
-    assert client.get(export).status_code == 200  # reading the codes is reading judgements
-    # Descriptions are judgement data: coding them needs reading judgements.
-    coder = make_staff("coder_only", perms=("view_study", "add_descriptioncoding"))
-    client = signed_in(client, coder)
-    assert client.get(url).status_code == 403
-    assert (
-        client.post(
-            url, {"judgement": coded_descriptions(coding_stage)[0], "uninformative": "on"}
-        ).status_code
-        == 403
+def refusal(role: str, capability: Capability) -> str:
+    return (
+        f"Your role in this study ({role}) does not allow this: it takes a role that may "
+        f"{capability.value}."
     )
-    assert not DescriptionCoding.objects.exists()
-    add = reverse("studies:coding_code_add", args=[coding_stage.study.slug, 1])
-    assert client.post(add, {"slug": "x", "label": "X"}).status_code == 403
-    assert client.get(export).status_code == 403
-    assert Code.objects.count() == 2
+
+
+@pytest.mark.parametrize("role", [role.value for role in Role])
+def test_who_may_code(client, coding_stage, codebook, role):
+    """Roles that may code open the page, save codings and grow the codebook; the others
+    are refused saying why, and nothing is written. The codes download is every coder's
+    rows: for roles that may read them."""
+    study = coding_stage.study
+    url = page_url(coding_stage)
+    add = reverse("studies:coding_code_add", args=[study.slug, 1])
+    export = reverse("studies:coding_export", args=[study.slug])
+    client = signed_in(client, make_coder(f"someone_{role}", study, role))
+    may_code = Capability.CODE in EXPECTED[role]
+
+    response = client.get(url)
+    assert response.status_code == (200 if may_code else 403)
+    if not may_code:
+        assert refusal(role, Capability.CODE) in response.content.decode()
+    judgement = coded_descriptions(coding_stage)[0]
+    response = client.post(url, {"judgement": judgement, "uninformative": "on"})
+    assert response.status_code == (302 if may_code else 403)
+    assert DescriptionCoding.objects.exists() == may_code
+    response = client.post(add, {"slug": "too_vague", "label": "Too vague"})
+    assert response.status_code == (302 if may_code else 403)
+    assert Code.objects.filter(slug="too_vague").exists() == may_code
+
+    response = client.get(export)
+    if Capability.READ_ROWS in EXPECTED[role]:
+        assert response.status_code == 200
+    else:
+        assert response.status_code == 403
+        assert refusal(role, Capability.READ_ROWS) in response.content.decode()
+
+
+def test_signed_out_visitors_go_to_the_login(client, coding_stage):
+    assert client.get(page_url(coding_stage)).status_code == 302
+
+
+def test_a_coder_of_another_study_gets_404s_and_writes_nothing(client, coding_stage, codebook):
+    """A coder of study B only, and staff holding every global permission but no role,
+    find study A's coding page, its codebook form and its download as if they did not
+    exist."""
+    make_other_study()
+    b_coder = make_coder("b_coder", Study.objects.get(slug="quokka-sentinel"))
+    study = coding_stage.study
+    for user in (b_coder, staff_with_every_permission()):
+        client = signed_in(client, user)
+        assert client.get(page_url(coding_stage)).status_code == 404
+        judgement = coded_descriptions(coding_stage)[0]
+        data = {"judgement": judgement, "uninformative": "on"}
+        assert client.post(page_url(coding_stage), data).status_code == 404
+        add = reverse("studies:coding_code_add", args=[study.slug, 1])
+        assert client.post(add, {"slug": "x", "label": "X"}).status_code == 404
+        export = reverse("studies:coding_export", args=[study.slug])
+        assert client.get(export).status_code == 404
+    assert not DescriptionCoding.objects.filter(judgement__assignment__stage=coding_stage).exists()
+    assert Code.objects.filter(study=study).count() == 2
+
+
+def test_a_coder_sees_the_coding_page_only(client, coding_stage, codebook, alice, carol):
+    """A coder's page links to nothing else of the study (they may see nothing else);
+    a collaborator's links to the dashboard, the admin and the codes download."""
+    study = coding_stage.study
+    dashboard = reverse("analysis:dashboard", args=[study.slug])
+    admin = reverse("admin:studies_study_change", args=[study.pk])
+    export = reverse("studies:coding_export", args=[study.slug])
+    html = signed_in(client, alice).get(page_url(coding_stage)).content.decode()
+    assert dashboard not in html and admin not in html and export not in html
+    assert client.get(dashboard).status_code == 403
+    html = signed_in(client, carol).get(page_url(coding_stage)).content.decode()
+    assert dashboard in html and admin in html and export in html
 
 
 def test_the_codes_download(client, coding_stage, codebook, alice, bob):
@@ -406,7 +471,8 @@ def test_the_codes_download(client, coding_stage, codebook, alice, bob):
     signed_in(client, alice).post(
         page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots", "lost_context"]}
     )
-    response = client.get(
+    analyst = make_coder("ann", coding_stage.study, Role.ANALYST)
+    response = signed_in(client, analyst).get(
         reverse("studies:coding_export", args=[coding_stage.study.slug]) + "?stage=1"
     )
     assert response.status_code == 200
@@ -523,11 +589,11 @@ def test_saving_out_of_a_code_filter_moves_to_the_next_in_that_list(
     ],
 )
 def test_the_codes_download_in_three_kinds_of_file(
-    client, coding_stage, codebook, alice, file, kind, name
+    client, coding_stage, codebook, carol, file, kind, name
 ):
     ids = coded_descriptions(coding_stage)
     Judgement.objects.filter(pk=ids[0]).update(error_description="=SUM(A1) it ignores the client")
-    client = signed_in(client, alice)
+    client = signed_in(client, carol)
     client.post(page_url(coding_stage), {"judgement": ids[0], "codes": ["parrots"]})
     export = reverse("studies:coding_export", args=[coding_stage.study.slug])
     response = client.get(f"{export}?stage=1&file={file}")
@@ -542,9 +608,9 @@ def test_the_codes_download_in_three_kinds_of_file(
         assert row[7] == ("'" if escaped else "") + "=SUM(A1) it ignores the client"
 
 
-def test_an_unknown_file_kind_is_refused(client, coding_stage, codebook, alice):
+def test_an_unknown_file_kind_is_refused(client, coding_stage, codebook, carol):
     export = reverse("studies:coding_export", args=[coding_stage.study.slug])
-    response = signed_in(client, alice).get(f"{export}?file=pdf")
+    response = signed_in(client, carol).get(f"{export}?file=pdf")
     assert response.status_code == 400
     assert 'Choose "csv", "csv-spreadsheet-safe", "xlsx", not "pdf".' in response.content.decode()
 
