@@ -2,7 +2,8 @@ from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from studies.models import Study
+from studies.models import Role, Study
+from studies.permissions import Capability, user_is_active_staff, user_may, user_role
 from studies.personal_data import personal_data_counts_text
 from studies.services import study_personal_data_counts, study_purge_personal_data
 
@@ -11,7 +12,8 @@ class Command(BaseCommand):
     help = (
         "Delete what identifies the annotators of a closed study (e-mail addresses, crowd "
         "platform ids, browser sessions, invitation tokens); the pseudonymous annotations "
-        "stay. Logged with who and when; the study can never be opened again."
+        "stay. Logged with who and when; the study can never be opened again. With "
+        "--by, that account's role in the study must allow purging it (superusers may)."
     )
 
     def add_arguments(self, parser):
@@ -20,7 +22,10 @@ class Command(BaseCommand):
             "--dry-run", action="store_true", help="Only count what would be deleted."
         )
         parser.add_argument(
-            "--by", metavar="USERNAME", help="The account responsible, recorded in the log."
+            "--by",
+            metavar="USERNAME",
+            help="The account responsible, recorded in the log; refused (nothing purged) "
+            "unless it may purge the study's personal data.",
         )
 
     def handle(self, *args, study_slug: str, dry_run: bool, by: str | None, **options):
@@ -32,6 +37,8 @@ class Command(BaseCommand):
             user = get_user_model().objects.filter(username=by).first()
             if user is None:
                 raise CommandError(f'No account "{by}".')
+            if not user_may(user, study, Capability.GOVERN):
+                raise CommandError(f"{_refusal(user, by, study)} Nothing purged.")
         if dry_run:
             counts = study_personal_data_counts(study=study)
             self.stdout.write(
@@ -46,3 +53,16 @@ class Command(BaseCommand):
             f"Deleted from {study.slug} at {purge.purged_at:%Y-%m-%d %H:%M %Z}: "
             f"{personal_data_counts_text(purge.deleted)}."
         )
+
+
+def _refusal(user, by: str, study: Study) -> str:
+    """Why the account ``by`` may not purge ``study``."""
+    if not user_is_active_staff(user):
+        return f'"{by}" is not an active staff account.'
+    role = user_role(user, study)
+    if role is None:
+        return f'"{by}" has no role in the study {study.slug}.'
+    return (
+        f'"{by}" is {Role(role).label.lower()} of the study {study.slug}: purging takes a '
+        f"role that may {Capability.GOVERN.value}."
+    )

@@ -6,8 +6,20 @@ import pytest
 from django.contrib.auth import get_user_model
 from django.core.management import CommandError, call_command
 
-from studies.models import Annotator, Batch, BatchItem, DialogueContext, Reflection, Study
+from studies.models import (
+    Annotator,
+    Batch,
+    BatchItem,
+    DialogueContext,
+    PersonalDataPurge,
+    Reflection,
+    Study,
+    StudyRole,
+    StudyRoleEvent,
+)
+from studies.services import annotators_create
 from tests.conftest import materials_doc
+from tests.factories import StaffUserFactory, StudyFactory, user_with_role
 
 EXAMPLES = Path(__file__).resolve().parents[3] / "docs" / "examples"
 
@@ -100,3 +112,69 @@ def test_load_demo_refuses_to_run_in_production(db, settings):
     with pytest.raises(CommandError, match="refusing to run with DEBUG off"):
         call_command("load_demo", stdout=StringIO())
     assert not Study.objects.exists()
+
+
+# --- purge_personal_data --by: the account must be allowed to purge ----------------------------
+
+
+@pytest.fixture
+def closed_study(loaded_study):
+    """``loaded_study``, closed, with an annotator who gave an e-mail address."""
+    annotators_create(group=loaded_study.groups.first(), count=1, email="someone@example.org")
+    Study.objects.filter(pk=loaded_study.pk).update(status=Study.Status.CLOSED)
+    return loaded_study
+
+
+def _purge_state(study):
+    return (
+        list(Annotator.objects.filter(study=study).values_list("email", "access_token")),
+        Study.objects.get(pk=study.pk).purged_at,
+        PersonalDataPurge.objects.count(),
+    )
+
+
+@pytest.mark.parametrize("role", ["collaborator", "analyst", "coder", "viewer", None])
+def test_purge_by_an_account_that_may_not_purge_is_refused_and_purges_nothing(closed_study, role):
+    other = StudyFactory()
+    user = user_with_role(closed_study if role else other, role or "owner", username="dana")
+    before = _purge_state(closed_study)
+    events = StudyRoleEvent.objects.count()
+    expected = (
+        f'"dana" is {role} of the study pilot: purging takes a role that may grant and '
+        "withdraw roles, purge personal data and delete the study. Nothing purged."
+        if role
+        else '"dana" has no role in the study pilot. Nothing purged.'
+    )
+    for dry_run in ((), ("--dry-run",)):
+        with pytest.raises(CommandError) as refused:
+            call_command(
+                "purge_personal_data", "pilot", "--by", "dana", *dry_run, stdout=StringIO()
+            )
+        assert str(refused.value) == expected
+    assert _purge_state(closed_study) == before
+    assert StudyRole.objects.filter(user=user).count() == 1
+    assert StudyRoleEvent.objects.count() == events
+
+
+def test_purge_by_an_inactive_owner_is_refused(closed_study):
+    user = user_with_role(closed_study, "owner", username="gone")
+    get_user_model().objects.filter(pk=user.pk).update(is_active=False)
+    before = _purge_state(closed_study)
+    with pytest.raises(CommandError) as refused:
+        call_command("purge_personal_data", "pilot", "--by", "gone", stdout=StringIO())
+    assert str(refused.value) == '"gone" is not an active staff account. Nothing purged.'
+    assert _purge_state(closed_study) == before
+
+
+@pytest.mark.parametrize("who", ["owner", "superuser"])
+def test_purge_by_the_owner_or_a_superuser_purges_and_logs_them(closed_study, who):
+    user = (
+        user_with_role(closed_study, "owner", username="olga")
+        if who == "owner"
+        else StaffUserFactory(username="olga")
+    )
+    out = StringIO()
+    call_command("purge_personal_data", "pilot", "--by", "olga", stdout=out)
+    assert "Deleted from pilot at" in out.getvalue()
+    assert PersonalDataPurge.objects.get().purged_by == user
+    assert not Annotator.objects.filter(study=closed_study).exclude(email="").exists()
