@@ -172,15 +172,10 @@ def study_by_id_for_user(user, study_id: int, capability: Capability) -> Study:
 
 
 def study_object_check(user, study, capability: Capability, *, missing: str) -> None:
-    """``study_for_user`` for the study of an object a URL names by its id (an
-    assignment, an analysis run): ``Http404(missing)``, the answer for no such object,
-    when ``user`` has no role in ``study``, and ``PermissionDenied`` with
-    ``refusal_for``'s reason when their role does not allow ``capability``."""
-    if user_may(user, study, capability):
-        return
-    if user_role(user, study) is None:
-        raise Http404(missing)
-    raise PermissionDenied(refusal_for(user, study, capability))
+    """``study_for_user`` for the study (a Study or its id, not read again) of an object
+    a URL names by its id (an assignment, an analysis run): ``Http404(missing)``, the
+    answer for no such object, when ``user`` has no role in it."""
+    _study_checked(user, study, capability, missing)
 
 
 # --- before roles: global permissions (gone once every interface asks the roles) -------

@@ -6,17 +6,15 @@ import csv
 import io
 
 import pytest
-from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.urls import reverse
 
 from studies.exports import ExportOptions, export_csv_chunks, export_header
 from studies.exports.training import TRAINING_COLUMNS
-from studies.models import ErrorCategory, TrainingItem, TrainingQuiz
+from studies.models import ErrorCategory, Role, TrainingItem, TrainingQuiz
 from studies.services.judgements import Answer
 from studies.services.training import training_answer_record, training_attempt_start
 from tests.conftest import form_data
-from tests.factories import StaffUserFactory
+from tests.factories import StaffUserFactory, user_with_role
 from tests.studies.training_fixtures import annotator_ready_for_quiz, quiz_add
 
 
@@ -238,11 +236,7 @@ def test_the_download_names_the_training_file_and_the_other_files_are_unchanged(
     client, trained_study
 ):
     study = trained_study[0]
-    user = get_user_model().objects.create_user("res", password="pw", is_staff=True)
-    user.user_permissions.add(
-        *Permission.objects.filter(codename__in=["view_study", "view_judgement"])
-    )
-    client.force_login(user)
+    client.force_login(user_with_role(study, Role.ANALYST))
     url = reverse("studies:export", args=["pilot"])
     response = client.get(url, {"format": "training"})
     assert response.status_code == 200

@@ -9,7 +9,6 @@ from io import StringIO
 
 import pytest
 from django.contrib.auth import get_user_model
-from django.contrib.auth.models import Permission
 from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.http import StreamingHttpResponse
@@ -614,25 +613,20 @@ def test_a_role_that_only_sees_the_study_cannot_export(annotated_study, client):
     assert client.get(download).status_code == 200
 
 
-def test_the_admin_export_needs_the_right_to_read_judgements(annotated_study, client):
-    """The admin's export page and its action (the admin's own rule: global permissions
-    until the admin follows the roles)."""
-    user = get_user_model().objects.create_user("viewer", password="pw", is_staff=True)
-    user.user_permissions.add(Permission.objects.get(codename="view_study"))
-    client.force_login(user)
+def test_the_admin_export_needs_a_role_that_may_read_judgements(annotated_study, client):
+    """The admin's export page, its link on the study page and the study list's action
+    ask what the download asks: a viewer is refused them, an analyst is offered them."""
     export_page = reverse("admin:studies_study_export", args=[annotated_study.pk])
     study_page = reverse("admin:studies_study_change", args=[annotated_study.pk])
-    assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 403
-    assert client.get(export_page).status_code == 403
-    page = client.get(study_page).content.decode()
-    assert export_page not in page
-    changelist = client.get(reverse("admin:studies_study_changelist")).content.decode()
-    assert 'value="export_annotations"' not in changelist
+    changelist = reverse("admin:studies_study_changelist")
+    client.force_login(user_with_role(annotated_study, Role.VIEWER))
+    response = client.get(export_page)
+    assert response.status_code == 403
+    assert "it takes a role that may read judgements" in response.content.decode()
+    assert export_page not in client.get(study_page).content.decode()
+    assert 'value="export_annotations"' not in client.get(changelist).content.decode()
 
-    user.user_permissions.add(Permission.objects.get(codename="view_judgement"))
-    client.force_login(get_user_model().objects.get(pk=user.pk))  # fresh permission cache
-    assert client.get(reverse("admin:studies_judgement_changelist")).status_code == 200
+    client.force_login(user_with_role(annotated_study, Role.ANALYST))
     assert client.get(export_page).status_code == 200
     assert export_page in client.get(study_page).content.decode()
-    changelist = client.get(reverse("admin:studies_study_changelist")).content.decode()
-    assert 'value="export_annotations"' in changelist
+    assert 'value="export_annotations"' in client.get(changelist).content.decode()
