@@ -15,7 +15,6 @@ Roles are for active staff accounts (the admin's login); an inactive or non-staf
 account may do nothing, whatever its roles.
 """
 
-from collections.abc import Iterable
 from enum import StrEnum
 
 from django.core.exceptions import PermissionDenied
@@ -176,76 +175,3 @@ def study_object_check(user, study, capability: Capability, *, missing: str) -> 
     a URL names by its id (an assignment, an analysis run): ``Http404(missing)``, the
     answer for no such object, when ``user`` has no role in it."""
     _study_checked(user, study, capability, missing)
-
-
-# --- before roles: global permissions (gone once every interface asks the roles) -------
-
-STUDY_READ_PERMS = ("studies.view_study", "studies.change_study")
-JUDGEMENT_READ_PERMS = ("studies.view_judgement", "studies.change_judgement")
-ASSIGNMENT_READ_PERMS = ("studies.view_assignment", "studies.change_assignment")
-
-
-def user_has_any_perm(user, perms: Iterable[str]) -> bool:
-    """Whether ``user`` holds one of ``perms`` (the admin's view-or-change rule)."""
-    return any(user.has_perm(perm) for perm in perms)
-
-
-def user_may_read_judgements(user) -> bool:
-    return user_has_any_perm(user, JUDGEMENT_READ_PERMS)
-
-
-def user_may_read_studies(user) -> bool:
-    return user_has_any_perm(user, STUDY_READ_PERMS)
-
-
-CODING_PERM = "studies.add_descriptioncoding"
-CODE_ADD_PERM = "studies.add_code"
-
-
-#: The group a coder joins: what ``user_may_add_codes`` checks, one permission of each
-#: view-or-change pair (the view one), and nothing else. The data migration
-#: ``*_coders_group`` froze this list (tests/studies/test_coders_group.py holds the
-#: two together).
-CODERS_GROUP = "Coders"
-CODERS_GROUP_PERMS = (STUDY_READ_PERMS[0], JUDGEMENT_READ_PERMS[0], CODING_PERM, CODE_ADD_PERM)
-
-
-def user_is_researcher(user) -> bool:
-    """Active staff allowed to see studies: the dashboard, the analysis reports and
-    every API endpoint."""
-    return user_is_active_staff(user) and user_may_read_studies(user)
-
-
-def user_may_export(user) -> bool:
-    """Rows of judgements: the annotation exports, every other download holding
-    judgement rows, and the judgements API."""
-    return user_is_researcher(user) and user_may_read_judgements(user)
-
-
-def user_may_read_assignments(user) -> bool:
-    """Rows of assignments: the assignments API."""
-    return user_is_researcher(user) and user_has_any_perm(user, ASSIGNMENT_READ_PERMS)
-
-
-def user_may_code_descriptions(user) -> bool:
-    return user_may_export(user) and user.has_perm(CODING_PERM)
-
-
-def user_may_add_codes(user) -> bool:
-    """Coders who may also grow the codebook from the coding page."""
-    return user_may_code_descriptions(user) and user.has_perm(CODE_ADD_PERM)
-
-
-#: The permission a researcher refused by a row-level rule is told they lack.
-_LACKING = {
-    user_may_export: JUDGEMENT_READ_PERMS[0],
-    user_may_read_assignments: ASSIGNMENT_READ_PERMS[0],
-}
-
-
-def refusal_message(may) -> str:
-    """Why a researcher is refused by ``may`` (one of the predicates above)."""
-    lacking = _LACKING.get(may)
-    if lacking is None:
-        return "Your account lacks the permission for this."
-    return f"Your account lacks the permission {lacking}."
