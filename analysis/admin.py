@@ -8,7 +8,7 @@ from django.template.defaultfilters import truncatechars
 from django.urls import path
 from django.utils.html import format_html
 
-from studies.admin.common import PerStudyAdminMixin, study_page
+from studies.admin.per_study import PerStudyAdminMixin, study_page
 from studies.admin.study import StudyAdmin as StudiesStudyAdmin
 from studies.datafiles.admin import DataFileUploadForm, data_file_import_view
 from studies.models import Study

@@ -22,7 +22,8 @@ from ..services.coding_categories import (
 )
 from ..services.in_use import code_is_used, coder_is_used, coders_used, stage_is_locked
 from ..services.roles import study_created_by
-from .common import PerStudyAdminMixin, ReadOnlyAdminMixin
+from .common import ReadOnlyAdminMixin
+from .per_study import PerStudyAdminMixin
 
 
 class CodesToCategoriesForm(forms.Form):

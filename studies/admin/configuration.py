@@ -25,8 +25,6 @@ from ..services.stages import stage_scheme_mark_final
 from .common import (
     HUMAN_DURATIONS,
     PageRequestMixin,
-    PerStudyAdminMixin,
-    PerStudyInlineMixin,
     ReadOnlyAdminMixin,
     is_changelist,
     page_request,
@@ -39,6 +37,7 @@ from .forms import (
     StageFormSet,
     StageInlineForm,
 )
+from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
 
 
 class StageInline(PerStudyInlineMixin, admin.StackedInline):

@@ -5,13 +5,8 @@ from django.db.models import Count, Exists, OuterRef
 from django.db.models.functions import Substr
 
 from ..models import Batch, BatchItem, DialogueContext, Judgement, Reflection
-from .common import (
-    LockedOnceUsedForm,
-    PerStudyAdminMixin,
-    PerStudyInlineMixin,
-    ReadOnlyAdminMixin,
-    is_changelist,
-)
+from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
+from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
 
 
 class DialogueContextForm(LockedOnceUsedForm):

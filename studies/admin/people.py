@@ -17,13 +17,12 @@ from ..services import annotator_validate, assignment_reject, wait_exemption_gra
 from ..services.screening import screened_out_exists
 from .common import (
     CategoryLabelCacheMixin,
-    PerStudyAdminMixin,
-    PerStudyInlineMixin,
     ReadOnlyAdminMixin,
     judgement_category_labels,
     judgement_empathy_label,
     judgement_most_evident_label,
 )
+from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
 from .training import TrainingAttemptInline, TrainingOutcomeMixin
 
 

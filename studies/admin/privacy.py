@@ -10,7 +10,8 @@ from ..models import PersonalDataPurge
 from ..permissions import Capability
 from ..personal_data import personal_data_counts_text, personal_data_phrases
 from ..services import study_personal_data_counts, study_purge_personal_data
-from .common import PerStudyAdminMixin, ReadOnlyAdminMixin
+from .common import ReadOnlyAdminMixin
+from .per_study import PerStudyAdminMixin
 
 
 class PurgePersonalDataMixin:

@@ -24,7 +24,7 @@ from ..services.questionnaires import (
     questions_short_of_choices,
     short_of_choices_warning,
 )
-from .common import PerStudyAdminMixin, PerStudyInlineMixin
+from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
 
 
 def _questionnaire_of(obj) -> Questionnaire | None:

@@ -15,7 +15,7 @@ from django.utils.html import format_html
 from ..models import Role, Study, StudyRole, StudyRoleEvent
 from ..permissions import ROLE_CAPABILITIES, Capability, refusal_for, user_may
 from ..services.roles import role_user_by_name, study_role_grant, study_role_withdraw
-from .common import refusal_page, study_page
+from .per_study import refusal_page, study_page
 
 
 def role_description(role: str) -> str:

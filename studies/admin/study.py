@@ -53,14 +53,7 @@ from ..services.in_use import (
     study_seed_is_locked,
 )
 from ..services.roles import study_created_by
-from .common import (
-    HUMAN_DURATIONS,
-    LockedOnceUsedForm,
-    PageRequestMixin,
-    PerStudyAdminMixin,
-    is_changelist,
-    study_page,
-)
+from .common import HUMAN_DURATIONS, LockedOnceUsedForm, PageRequestMixin, is_changelist
 from .configuration import (
     AnnotatorGroupInline,
     ConsentVersionInline,
@@ -68,6 +61,7 @@ from .configuration import (
     StageInline,
 )
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
+from .per_study import PerStudyAdminMixin, study_page
 from .privacy import PurgePersonalDataMixin
 from .roles import StudyRolesMixin
 from .training import TrainingItemInline, TrainingQuizInline

@@ -21,7 +21,8 @@ from ..services.training import (
     training_item_categories_check,
     training_outcome,
 )
-from .common import PerStudyInlineMixin, ReadOnlyAdminMixin, category_labels
+from .common import ReadOnlyAdminMixin, category_labels
+from .per_study import PerStudyInlineMixin
 
 LOCKED_NOTE = (
     "Locked: annotation (or the quiz) has started, so every annotator answers the same quiz."

@@ -11,7 +11,7 @@ from django.contrib import admin
 from django.utils import timezone
 
 from analysis.models import AnalysisRun, AutomaticScore
-from studies.admin.common import PerStudyAdminMixin
+from studies.admin.per_study import PerStudyAdminMixin
 from studies.datafiles.materials import materials_import
 from studies.models import Annotator, PersonalDataPurge, Reflection, Role, Study
 from studies.permissions import Capability

@@ -10,7 +10,7 @@ from django.test import RequestFactory
 from django.urls import reverse
 
 from analysis.models import AnalysisRun, AutomaticScore
-from studies.admin.common import study_id_of
+from studies.admin.per_study import study_id_of
 from studies.models import (
     Annotator,
     AnnotatorGroup,
