@@ -46,8 +46,11 @@ beat: install
 	$(BIN)/celery -A annotation_site beat --loglevel=info
 
 # A fresh test database on the server (test_<name>); works beside a running `make demo`.
+# The suite runs in as many processes as the machine has cores (pytest-xdist), each
+# module's tests in one of them; TEST_PROCESSES=0 runs it all in one process.
+TEST_PROCESSES ?= auto
 test: install
-	$(BIN)/python -m pytest $(PYTEST_ARGS)
+	$(BIN)/python -m pytest -n $(TEST_PROCESSES) --dist loadfile $(PYTEST_ARGS)
 
 # The fault drills (tests/drills, docs/operators/fault-drills.md): they start private PostgreSQL,
 # Redis, gunicorn and Celery processes and kill them; never the shared services.

@@ -36,6 +36,13 @@ from studies.services import (
 IN_CI = os.environ.get("CI", "").lower() in ("1", "true", "yes")
 
 
+# The process's name when pytest-xdist runs the suite in several ("gw0", "gw1", …;
+# `make test` does), else None. Each has a test database of its own (pytest-django
+# names it after the process); the Redis they share keeps their messages and cache
+# entries apart by the queue and the key prefix set below.
+XDIST_WORKER = os.environ.get("PYTEST_XDIST_WORKER")
+
+
 def pytest_configure(config):
     if "CELERY_BROKER_URL" in settings.EMBEDDED_SERVICES:
         url = embedded.broker_url(db=embedded_redis.TEST_BROKER_DB)
@@ -44,6 +51,8 @@ def pytest_configure(config):
     if "CACHE_URL" in settings.EMBEDDED_SERVICES:
         test_cache = embedded.cache_settings(db=embedded_redis.TEST_CACHE_DB)
         settings.CACHES = {"default": {**settings.CACHES["default"], **test_cache}}
+    if XDIST_WORKER:
+        _keep_apart_from_the_other_test_processes(XDIST_WORKER)
     # Hashing a password properly takes about a second here, and many fixtures make
     # users; the tests check who may do what, not the hashing. Set for the whole run
     # (not per test) so that fixtures shared by a module hash quickly too.
@@ -66,6 +75,26 @@ def pytest_collection_modifyitems(items):
             run, key=lambda i: any(name.endswith("_of_the_module") for name in i.fixturenames)
         )
     ]
+
+
+def _keep_apart_from_the_other_test_processes(worker: str) -> None:
+    """Tasks go to a queue of this process (the Celery workers that its tests start
+    inherit it through the environment), and its cache entries carry its prefix."""
+    from annotation_site.celery import app
+
+    queue = f"tests-{worker}"
+    settings.CELERY_TASK_DEFAULT_QUEUE = queue
+    os.environ["CELERY_TASK_DEFAULT_QUEUE"] = queue
+    app.conf.task_default_queue = queue
+    cache = settings.CACHES["default"]
+    if cache["BACKEND"] == "django.core.cache.backends.redis.RedisCache":
+        settings.CACHES = {
+            "default": {
+                **cache,
+                "BACKEND": "tests.worker_cache.WorkerRedisCache",
+                "KEY_PREFIX": worker,
+            }
+        }
 
 
 def _missing(reason: str) -> None:

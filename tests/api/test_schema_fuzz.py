@@ -9,6 +9,7 @@ cases) so it runs in the normal test suite.
 """
 
 import json
+import re
 
 import pytest
 import schemathesis
@@ -74,14 +75,15 @@ def target(small_study, staff, same_connection_for_requests) -> dict:
     }
 
 
-@schema.parametrize()
-@settings(
+FUZZ_SETTINGS = settings(
     max_examples=20,
     deadline=None,
     database=None,
     suppress_health_check=[HealthCheck.function_scoped_fixture, HealthCheck.too_slow],
 )
-def test_generated_requests_get_documented_answers_and_never_a_server_error(case, target):
+
+
+def _check(case, target) -> None:
     if case.path_parameters:
         case.path_parameters = {
             **case.path_parameters,
@@ -93,3 +95,30 @@ def test_generated_requests_get_documented_answers_and_never_a_server_error(case
         }
     response = case.call(headers=target["headers"])
     case.validate_response(response, checks=CHECKS, headers=target["headers"])
+
+
+def _operation_test(method: str, path: str):
+    """One test per operation. ``schema.parametrize()`` runs the operations of a
+    schema as subtests of one test, and under pytest-xdist (`make test`) only the
+    first of them ran: a schema narrowed to one operation has just that one."""
+
+    @schema.include(method=method, path=path).parametrize()
+    @FUZZ_SETTINGS
+    def test(case, target):
+        _check(case, target)
+
+    return test
+
+
+OPERATIONS = [result.ok() for result in schema.get_all_operations()]
+for _operation in OPERATIONS:
+    _name = re.sub(r"\W+", "_", f"{_operation.method} {_operation.path}").strip("_").lower()
+    globals()[f"test_{_name}_gets_documented_answers_and_never_a_server_error"] = _operation_test(
+        _operation.method.upper(), _operation.path
+    )
+
+
+def test_every_operation_has_its_test():
+    assert len(OPERATIONS) >= 17
+    names = [name for name in globals() if name.endswith("_never_a_server_error")]
+    assert len(names) == len(OPERATIONS)

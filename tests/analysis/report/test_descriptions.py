@@ -58,9 +58,11 @@ def stage_answer(pseudonym: str, reflection: Reflection, stage: Stage) -> Answer
     return Answer(coherent=False, description=f"It does not fit what {pseudonym} read.")
 
 
-def codes_of(judgement_id: int, coder: int) -> list[str]:
-    """A deterministic coding per (description, coder); [] = uninformative."""
-    h = zlib.crc32(f"{judgement_id}|{coder}".encode())
+def codes_of(description: int, coder: int) -> list[str]:
+    """A deterministic coding per (description, coder), by the description's number in
+    a fixed order (not its primary key: the database's sequences differ between runs
+    and between the test processes); [] = uninformative."""
+    h = zlib.crc32(f"{description}|{coder}".encode())
     if h % 7 == 0:
         return []
     return [code for i, code in enumerate(CODES) if (h >> i) % 3 == 0] or ["vague"]
@@ -86,12 +88,19 @@ def code_study(study):
     }
     coders = [Coder.objects.create(study=study, user=StaffUserFactory()) for _ in range(3)]
     Coder.objects.filter(pk=coders[1].pk).update(is_primary=True)
-    described = Judgement.objects.filter(assignment__stage__study=study).exclude(
-        error_description=""
+    described = (
+        Judgement.objects.filter(assignment__stage__study=study)
+        .exclude(error_description="")
+        .order_by(
+            "assignment__annotator__pseudonym",
+            "assignment__stage__position",
+            "reflection__context__external_id",
+            "reflection__text",
+        )
     )
-    for judgement in described:
+    for description, judgement in enumerate(described):
         for number, coder in enumerate(coders):
-            slugs = codes_of(judgement.pk, number)
+            slugs = codes_of(description, number)
             coding = DescriptionCoding.objects.create(
                 judgement=judgement, coder=coder, uninformative=not slugs, coded_at=timezone.now()
             )
