@@ -10,6 +10,8 @@ from django.utils.html import format_html, format_html_join
 
 from ..durations import duration_format
 from ..models import (
+    TUTORIAL_FIELDS,
+    WORDING_FIELDS,
     AnnotatorGroup,
     ConsentVersion,
     ErrorCategory,
@@ -170,6 +172,9 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdm
         return qs
 
 
+STAGE_WORDING_SECTION = "Wording and tutorial of this stage"
+
+
 @admin.register(Stage)
 class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
@@ -179,6 +184,37 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     search_fields = ("name", "study__slug")
     formfield_overrides = HUMAN_DURATIONS
     actions = ("mark_scheme_final",)
+    fieldsets = (
+        (
+            None,
+            {
+                "fields": (
+                    "study", "position", "name", "min_wait", "no_answer", "empathy_after_yes",
+                    "categories_from_coding", "categories", "scheme_final_at", "scheme_final_by",
+                )
+            },
+        ),
+        (
+            "Crowd platforms",
+            {
+                "fields": (
+                    "join_key", "completion_code", "partial_completion_code",
+                    "screened_out_code", "platform_task_ids", "join_links",
+                )
+            },
+        ),
+        (
+            STAGE_WORDING_SECTION,
+            {
+                "description": "Each field left empty is the study's. The questions' wording "
+                "is locked once annotators work in the stage. A stage with any tutorial "
+                "text of its own shows its tutorial to each annotator before their first "
+                "batch of the stage: a free-text first phase can leave the categories out, "
+                "and the next phase explain them.",
+                "fields": (*WORDING_FIELDS, *TUTORIAL_FIELDS),
+            },
+        ),
+    )  # fmt: skip
 
     @admin.display(description="minimum wait", ordering="min_wait")
     def min_wait_display(self, obj):
@@ -200,6 +236,19 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
         return (
             ("study", "join_links", "scheme_final_at", "scheme_final_by") if obj is not None else ()
         )
+
+    def get_fieldsets(self, request, obj=None):
+        """A new stage has no join links or scheme mark to show yet."""
+        if obj is not None:
+            return self.fieldsets
+        shown_once_saved = {"join_links", "scheme_final_at", "scheme_final_by"}
+        return [
+            (
+                name,
+                {**options, "fields": [f for f in options["fields"] if f not in shown_once_saved]},
+            )
+            for name, options in self.fieldsets
+        ]
 
     @admin.action(
         description="Mark the error scheme final (opens a stage whose categories come from coding)",

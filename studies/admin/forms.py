@@ -6,6 +6,8 @@ from django.core.exceptions import ValidationError
 from ..datafiles.admin import DataFileUploadForm
 from ..datafiles.materials import FORMATS as MATERIALS_FORMATS
 from ..models import (
+    TUTORIAL_FIELDS,
+    WORDING_FIELDS,
     AnnotatorGroup,
     ErrorCategory,
     Stage,
@@ -47,6 +49,8 @@ class StageForm(LockedOnceUsedForm):
             "platform_task_ids",
             "categories_from_coding",
             "categories",
+            *WORDING_FIELDS,
+            *TUTORIAL_FIELDS,
         )
         widgets = {"categories": forms.CheckboxSelectMultiple}
 

@@ -104,7 +104,7 @@ class StudyForm(LockedOnceUsedForm):
             "attention_failure_policy", "seed", "information_sheet", "consent_text",
             "crowd_group", "mturk_frame", "coding_reveals_sources", "tutorial_intro",
             "tutorial_example_turns", "tutorial_example_notes", "tutorial_empathy_explanation",
-            "coherence_question", "empathy_statement", "empathy_labels", "mee_merge",
+            *INSTRUMENT_FIELDS,
         )  # fmt: skip
 
     def __init__(self, *args, **kwargs):

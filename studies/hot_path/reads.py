@@ -6,6 +6,7 @@ from datetime import datetime
 from django.db.models import Q
 
 from ..models import (
+    WORDING_FIELDS,
     Annotator,
     AnnotatorSession,
     ConsentVersion,
@@ -13,10 +14,12 @@ from ..models import (
     Judgement,
     Reflection,
     Stage,
+    StageWording,
     Study,
     TrainingAttempt,
     TrainingItem,
     stage_offered_categories,
+    stage_wording,
 )
 from ..protocol import AnswerSettings
 from .sql import (
@@ -83,7 +86,9 @@ def _stage_settings_json() -> str:
     """An expression: the answer settings of every stage of the annotator's study, as a
     JSON array of objects with the stage's ``id`` and the ids of the categories it
     chose (``categories``, null when it chose none)."""
-    pairs = ", ".join(f"'{name}', {column(Stage, name)}" for name in ("id", *_SETTINGS_FIELDS))
+    pairs = ", ".join(
+        f"'{name}', {column(Stage, name)}" for name in ("id", *_SETTINGS_FIELDS, *WORDING_FIELDS)
+    )
     chosen_ids = (
         f"(SELECT json_agg({column(_STAGE_CATEGORIES, 'errorcategory')})"
         f" FROM {table(_STAGE_CATEGORIES)}"
@@ -101,6 +106,10 @@ def _stage_settings_from(value) -> dict[int, AnswerSettings]:
     for row in value or ():
         by_stage[row["id"]] = AnswerSettings(**{name: row[name] for name in _SETTINGS_FIELDS})
     return by_stage
+
+
+def _stage_wording_from(value, study: Study) -> dict[int, StageWording]:
+    return {row["id"]: stage_wording(study, row) for row in value or ()}
 
 
 def _stage_categories_from(value, categories: list[ErrorCategory]) -> dict:
@@ -162,6 +171,7 @@ def annotator_from_row(row: dict) -> Annotator:
     prefixed = [{f"c__{k}": v for k, v in c.items()} for c in row["categories"] or ()]
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
     annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
+    annotator.study.wording_by_stage = _stage_wording_from(row["stage_settings"], annotator.study)
     annotator.study.categories_by_stage = _stage_categories_from(
         row["stage_settings"], annotator.study.categories_in_order
     )
@@ -188,7 +198,8 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     ``session_key`` (None if the session is unknown or expired, or has nobody signed in
     to that study), with its study (``annotator.study``), the study's error categories
     in display order (``annotator.study.categories_in_order``), what each of its stages
-    asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``)
+    asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``),
+    how it words it (``annotator.study.wording_by_stage``: stage id → ``StageWording``)
     and offers (``annotator.study.categories_by_stage``: stage id → categories) and
     ``current_consent_id``, the id of the study's current consent version (None before
     there is one). One query: the session row names its signed-in annotators

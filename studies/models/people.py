@@ -219,6 +219,25 @@ class StageUnlockNotice(models.Model):
         return f"{self.annotator} told {self.stage} is open"
 
 
+class TutorialReading(models.Model):
+    """The annotator read (and confirmed) the tutorial as it stood for a stage: asked
+    once per stage with a tutorial of its own (``Stage.has_own_tutorial``)."""
+
+    annotator = models.ForeignKey(
+        Annotator, on_delete=models.CASCADE, related_name="tutorial_readings"
+    )
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="+")
+    read_at = models.DateTimeField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["annotator", "stage"], name="tutorial_reading_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.annotator} read the tutorial of {self.stage}"
+
+
 class AnnotatorSession(AbstractBaseSession):
     """The site's database sessions (``SESSION_ENGINE = "studies.sessions"``):
     Django's session row plus, as a column, the annotators signed in with it

@@ -2,7 +2,11 @@
 versioned consent texts."""
 
 import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass
 from datetime import timedelta
+from functools import partial
+from typing import Any
 
 from django.conf import settings
 from django.db import models
@@ -112,6 +116,14 @@ class Study(models.Model):
         max_length=500,
         default=COHERENCE_QUESTION,
         help_text="The Yes/No question asked of every response candidate.",
+    )
+    description_prompt = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The prompt over the description box after No, in stages that ask for "
+        'a description. Empty: "In your own words, what is wrong with it?" where the '
+        'description is the answer, "Anything else about what is wrong?" where it '
+        'follows the categories (both then marked "(optional)" where it is).',
     )
     empathy_statement = models.TextField(
         max_length=PAGE_TEXT_MAX_LENGTH,
@@ -312,6 +324,41 @@ class Stage(models.Model):
         default=True,
         help_text="Off: nothing follows a Yes.",
     )
+    # The stage's own wording and tutorial; each empty field is the study's
+    # (``stage_wording``, ``stage_tutorial``).
+    coherence_question = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The Yes/No question of this stage. Empty: the study's.",
+    )
+    description_prompt = models.CharField(
+        max_length=500,
+        blank=True,
+        help_text="The prompt over the description box of this stage. Empty: the study's.",
+    )
+    tutorial_intro = models.TextField(
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="This stage's tutorial introduction. Empty: the study's. A stage with "
+        "any tutorial text of its own shows its tutorial to each annotator before their "
+        "first batch of the stage (e.g. a second phase that explains the categories).",
+    )
+    tutorial_example_turns = models.JSONField(
+        default=list,
+        blank=True,
+        validators=[validate_turns_or_empty],
+        help_text="This stage's worked example dialogue. Empty: the study's.",
+    )
+    tutorial_example_notes = models.TextField(
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="Notes on this stage's worked example. Empty: the study's.",
+    )
+    tutorial_empathy_explanation = models.TextField(
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="How this stage's agreement question works. Empty: the study's.",
+    )
     # Crowd platforms pay per stage: each stage has its own join link and codes
     # (studies.services.crowd).
     join_key = models.CharField(
@@ -439,6 +486,14 @@ class Stage(models.Model):
                 condition=Q(categories_from_coding=False) | ~Q(no_answer=NO_ANSWER_FREE_TEXT),
                 name="stage_coding_scheme_asks_categories",
             ),
+            *(
+                text_cap("stage", field, PAGE_TEXT_MAX_LENGTH)
+                for field in (
+                    "tutorial_intro",
+                    "tutorial_example_notes",
+                    "tutorial_empathy_explanation",
+                )
+            ),
         ]
 
     #: Each stage's codes, each paying one outcome; every code of a study differs from
@@ -465,6 +520,22 @@ class Stage(models.Model):
         return AnswerSettings(no_answer=self.no_answer, empathy_after_yes=self.empathy_after_yes)
 
     @property
+    def wording(self) -> "StageWording":
+        """The questions' wording in this stage (``stage_wording``)."""
+        return stage_wording(self.study, {name: getattr(self, name) for name in WORDING_FIELDS})
+
+    @property
+    def tutorial(self) -> "StageTutorial":
+        """This stage's tutorial (``stage_tutorial``)."""
+        return stage_tutorial(self.study, self)
+
+    @property
+    def has_own_tutorial(self) -> bool:
+        """Some tutorial text is the stage's own: each annotator reads its tutorial
+        before their first batch of the stage."""
+        return any(getattr(self, name) for name in TUTORIAL_FIELDS)
+
+    @property
     def awaits_scheme(self) -> bool:
         """Closed to annotators: its categories come from coding and nobody has marked
         the scheme final yet."""
@@ -475,6 +546,56 @@ class Stage(models.Model):
         """What annotators see: "Stage 2". Stage names such as "GPT-3 stage" would tell
         them which candidates come from a model."""
         return f"Stage {self.position}"
+
+
+#: What a stage may word differently from its study (the item panel's questions) and
+#: the parts of its tutorial; each empty field of a stage is the study's.
+WORDING_FIELDS = ("coherence_question", "description_prompt")
+TUTORIAL_FIELDS = (
+    "tutorial_intro",
+    "tutorial_example_turns",
+    "tutorial_example_notes",
+    "tutorial_empathy_explanation",
+)
+
+
+def stage_fallback(study: Study, own: Mapping[str, Any], names: tuple[str, ...]) -> dict:
+    """The one rule of a stage's own texts: each of ``names`` is the stage's value
+    (``own``: a Stage or the hot path's row of one) when not empty, else the study's."""
+    get = own.get if isinstance(own, Mapping) else partial(getattr, own)
+    return {name: get(name) or getattr(study, name) for name in names}
+
+
+@dataclass(frozen=True)
+class StageWording:
+    """The item panel's questions in one stage."""
+
+    question: str
+    #: Empty: the panel's own prompt for the stage's settings.
+    description_prompt: str
+
+
+def stage_wording(study: Study, own: Mapping[str, Any] | Stage) -> StageWording:
+    values = stage_fallback(study, own, WORDING_FIELDS)
+    return StageWording(
+        question=values["coherence_question"], description_prompt=values["description_prompt"]
+    )
+
+
+@dataclass(frozen=True)
+class StageTutorial:
+    intro: str
+    example_turns: list
+    example_notes: str
+    empathy_explanation: str
+
+
+def stage_tutorial(study: Study, own: Stage | None) -> StageTutorial:
+    """A stage's tutorial (None: the study's, before any stage)."""
+    values = stage_fallback(study, own or {}, TUTORIAL_FIELDS)
+    return StageTutorial(
+        **{name.removeprefix("tutorial_"): values[name] for name in TUTORIAL_FIELDS}
+    )
 
 
 class AnnotatorGroup(models.Model):

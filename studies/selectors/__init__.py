@@ -28,6 +28,7 @@ from .stages import (
     annotator_stage_states,
     annotators_stage_states,
     stage_categories,
+    stage_tutorial_due,
     stage_unlock_time,
     study_stage_categories,
 )
@@ -42,6 +43,7 @@ __all__ = [
     "annotators_stage_states",
     "stage_categories",
     "stage_code_warnings",
+    "stage_tutorial_due",
     "stage_unlock_time",
     "study_missing_for_opening",
     "study_opening_message",

@@ -20,6 +20,7 @@ from ..models import (
     ErrorCategory,
     Stage,
     Study,
+    TutorialReading,
     WaitExemption,
     stage_offered_categories,
 )
@@ -313,3 +314,19 @@ def stage_categories(*, stage: Stage) -> list[ErrorCategory]:
     """The error categories ``stage`` offers, in display order."""
     categories = list(ErrorCategory.objects.filter(study_id=stage.study_id))
     return stage_offered_categories(categories, set(stage.categories.values_list("pk", flat=True)))
+
+
+def stage_tutorial_due(*, annotator: Annotator, states: list[StageState]) -> Stage | None:
+    """The stage whose tutorial the annotator reads before going on, else None: the
+    stage they are about to work in (the first not done, when open to them or in
+    progress) if it has a tutorial of its own (``Stage.has_own_tutorial``) they have
+    not confirmed (``TutorialReading``). So a second phase that explains its
+    categories is read before its first batch, and not while its wait runs."""
+    current = next((s for s in states if s.status != StageStatus.DONE), None)
+    if current is None or current.status not in (StageStatus.OPEN, StageStatus.IN_PROGRESS):
+        return None
+    stage = current.stage
+    if not stage.has_own_tutorial:
+        return None
+    read = TutorialReading.objects.filter(annotator=annotator, stage=stage).exists()
+    return None if read else stage

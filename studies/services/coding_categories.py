@@ -17,7 +17,16 @@ from django.db import transaction
 from django.db.models import Max
 
 from ..locks import studies_locked
-from ..models import MAX_CATEGORY_BIT, Assignment, Code, ErrorCategory, Stage, Study
+from ..models import (
+    MAX_CATEGORY_BIT,
+    TUTORIAL_FIELDS,
+    WORDING_FIELDS,
+    Assignment,
+    Code,
+    ErrorCategory,
+    Stage,
+    Study,
+)
 from .coding import reserved_slug_message
 from .studies import error_category_next_bit, study_create
 
@@ -190,9 +199,11 @@ def codes_to_new_study(
         default_categories=False,
         **{field: getattr(source, field) for field in copied_fields()},
     )
+    copied_stage_fields = ("empathy_after_yes", *WORDING_FIELDS, *TUTORIAL_FIELDS)
     for stage, copy in zip(stages, study.stages.order_by("position"), strict=True):
-        copy.empathy_after_yes = stage.empathy_after_yes
-        copy.save(update_fields=["empathy_after_yes"])
+        for name in copied_stage_fields:
+            setattr(copy, name, getattr(stage, name))
+        copy.save(update_fields=copied_stage_fields)
     prefixes = dict(source.groups.values_list("name", "pseudonym_prefix"))
     for group in study.groups.all():
         group.pseudonym_prefix = prefixes[group.name]

@@ -17,6 +17,7 @@ from django.db.models import Model, QuerySet
 from django.utils.text import capfirst
 
 from ..models import (
+    WORDING_FIELDS,
     AnnotatorGroup,
     Batch,
     Code,
@@ -31,7 +32,13 @@ from ..models import (
 from ..selectors import error_category_is_used, study_has_judgements
 
 #: The study's wording of the questions.
-INSTRUMENT_FIELDS = ("coherence_question", "empathy_statement", "empathy_labels", "mee_merge")
+INSTRUMENT_FIELDS = (
+    "coherence_question",
+    "description_prompt",
+    "empathy_statement",
+    "empathy_labels",
+    "mee_merge",
+)
 
 
 def study_instrument_is_locked(*, study: Study) -> bool:
@@ -79,7 +86,14 @@ LOCKED_ONCE_USED: dict[type[Model], LockedOnceUsed] = {
         lambda study: study_instrument_is_locked(study=study),
     ),
     Stage: LockedOnceUsed(
-        ("position", "no_answer", "empathy_after_yes", "categories", "categories_from_coding"),
+        (
+            "position",
+            "no_answer",
+            "empathy_after_yes",
+            "categories",
+            "categories_from_coding",
+            *WORDING_FIELDS,
+        ),
         "annotators already work in this stage",
         lambda stage: stage_is_locked(stage=stage),
     ),

@@ -20,6 +20,7 @@ from ..models import (
     QuestionnaireResponse,
     Stage,
     Study,
+    TutorialReading,
 )
 from ..protocol import DEFAULT_ERROR_CATEGORIES
 
@@ -232,10 +233,18 @@ def annotator_consent(*, annotator: Annotator, version: ConsentVersion, now=None
     return annotator
 
 
-def annotator_complete_tutorial(*, annotator: Annotator, now=None) -> Annotator:
+def annotator_complete_tutorial(*, annotator: Annotator, stage: Stage | None = None, now=None):
+    """The annotator confirmed the tutorial: the first time, before any batch; and, as
+    it stood for ``stage`` (the one they are about to work in), once per stage
+    (``TutorialReading``, which ``stage_tutorial_due`` asks)."""
+    now = now or timezone.now()
     if annotator.tutorial_completed_at is None:
-        annotator.tutorial_completed_at = now or timezone.now()
+        annotator.tutorial_completed_at = now
         annotator.save(update_fields=["tutorial_completed_at"])
+    if stage is not None:
+        TutorialReading.objects.get_or_create(
+            annotator=annotator, stage=stage, defaults={"read_at": now}
+        )
     return annotator
 
 

@@ -43,10 +43,12 @@ from ..models import (
     CrowdEntry,
     ErrorCategory,
     Stage,
+    StageWording,
     Study,
     TrainingAnswer,
     TrainingAttempt,
     TrainingItem,
+    stage_wording,
 )
 from ..protocol import DEFAULT_ANSWER_SETTINGS, AnswerSettings, category_selected
 from ..selectors.stages import stage_categories
@@ -201,6 +203,12 @@ def training_answer_settings(*, study: Study) -> AnswerSettings:
     """What the quiz asks after Yes and after No: what ``training_stage`` asks."""
     stage = training_stage(study=study)
     return stage.answer_settings if stage is not None else DEFAULT_ANSWER_SETTINGS
+
+
+def training_wording(*, study: Study) -> StageWording:
+    """How the quiz words its questions: as ``training_stage`` does."""
+    stage = training_stage(study=study)
+    return stage_wording(study, stage if stage is not None else {})
 
 
 def training_categories(*, study: Study) -> list[ErrorCategory]:

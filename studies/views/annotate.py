@@ -13,13 +13,18 @@ from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
 from ..forms import AnswerForm, item_shown_at
-from ..models import Assignment, Judgement, Reflection, Study
+from ..models import Assignment, Judgement, Reflection, Study, stage_wording
 from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
     selected_categories,
 )
-from ..selectors import StageStatus, annotator_stage_states, item_panel_reads
+from ..selectors import (
+    StageStatus,
+    annotator_stage_states,
+    item_panel_reads,
+    stage_tutorial_due,
+)
 from ..services import (
     AssignmentClosed,
     NoWorkAvailable,
@@ -66,11 +71,12 @@ def _first_unanswered(assignment: Assignment) -> int | None:
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
 
 
-def item_panel_questions(study, settings, categories=None) -> dict:
+def item_panel_questions(study, settings, categories=None, wording=None) -> dict:
     """What the item panel (``_item.html``) asks, for a batch or a practice item: the
     stage's settings, the categories it offers (with their shortcut keys; default: all
-    of the study's), scale and wording."""
+    of the study's), scale and wording (``StageWording``; default: the study's)."""
     categories = study.categories_in_order if categories is None else categories
+    wording = stage_wording(study, {}) if wording is None else wording
     return {
         "settings": settings,
         "description_min": DESCRIPTION_MIN_LENGTH,
@@ -78,7 +84,8 @@ def item_panel_questions(study, settings, categories=None) -> dict:
         "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
         "keys": ITEM_KEYS,
         "scale": sorted(study.empathy_scale.items()),
-        "question": study.coherence_question,
+        "question": wording.question,
+        "description_prompt": wording.description_prompt,
         "statement": study.empathy_statement,
     }
 
@@ -116,7 +123,9 @@ def _item_context(
         "percent": round(100 * n_answered / n),
         "reflection": reflection,
         "form": form,
-        **item_panel_questions(study, settings, categories),
+        **item_panel_questions(
+            study, settings, categories, study.wording_by_stage[assignment.stage_id]
+        ),
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,
@@ -168,6 +177,8 @@ def home(request: HttpRequest) -> HttpResponse:
         return redirect("studies:home", slug=request.study.slug)  # through the gates again
     if states and all(s.status == StageStatus.DONE for s in states):
         return redirect("studies:done", slug=request.study.slug)
+    if stage_tutorial_due(annotator=annotator, states=states) is not None:
+        return redirect("studies:tutorial", slug=request.study.slug)
     batches = list(
         annotator.assignments.select_related("stage", "batch__context")
         .annotate(n_answered=Count("judgements"))
@@ -196,6 +207,10 @@ def home(request: HttpRequest) -> HttpResponse:
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def start(request: HttpRequest) -> HttpResponse:
     """Get the annotator's current or next batch from the assignment service."""
+    states = annotator_stage_states(annotator=request.annotator)
+    if stage_tutorial_due(annotator=request.annotator, states=states) is not None:
+        messages.info(request, "Please read how this stage works first.")
+        return redirect("studies:tutorial", slug=request.study.slug)
     try:
         assignment = assignment_claim(annotator=request.annotator)
     except StageLocked as locked:

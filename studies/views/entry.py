@@ -9,10 +9,16 @@ from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
 from ..forms import ConsentForm
-from ..models import Annotator, ConsentVersion, Stage, Study
+from ..models import Annotator, ConsentVersion, Stage, Study, stage_tutorial
 from ..permissions import Capability, studies_where, user_is_active_staff
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH
-from ..selectors import StageStatus, annotator_by_token, annotator_stage_states, stage_categories
+from ..selectors import (
+    StageStatus,
+    annotator_by_token,
+    annotator_stage_states,
+    stage_categories,
+    stage_tutorial_due,
+)
 from ..services import (
     annotator_complete_tutorial,
     annotator_consent,
@@ -219,9 +225,8 @@ def decline(request: HttpRequest) -> HttpResponse:
     )
 
 
-def _current_stage(annotator) -> Stage | None:
+def _current_stage(states) -> Stage | None:
     """The annotator's current stage: the first not done, else the last."""
-    states = annotator_stage_states(annotator=annotator)
     current = next(
         (s for s in states if s.status != StageStatus.DONE), states[-1] if states else None
     )
@@ -231,23 +236,30 @@ def _current_stage(annotator) -> Stage | None:
 @annotator_page(after=Step.CONSENT)
 def tutorial(request: HttpRequest) -> HttpResponse:
     study, annotator = request.study, request.annotator
+    states = annotator_stage_states(annotator=annotator)
+    stage = _current_stage(states)
     if request.method == "POST":
-        annotator_complete_tutorial(annotator=annotator)
+        annotator_complete_tutorial(annotator=annotator, stage=stage)
         messages.success(request, "Thank you. You can reopen the tutorial at any time.")
         return redirect("studies:home", slug=study.slug)
-    stage = _current_stage(annotator)
+    due = stage_tutorial_due(annotator=annotator, states=states)
     return render(
         request,
         "studies/annotate/tutorial.html",
         {
             "study": study,
             "annotator": annotator,
+            "stage": stage,
+            "tutorial": stage_tutorial(study, stage),
+            # Confirmed once at the start, and once more for a stage with a tutorial of
+            # its own before its first batch.
+            "new_stage": due if annotator.tutorial_completed_at is not None else None,
             # What the current stage offers and asks (all categories before any stage).
             "categories": stage_categories(stage=stage)
             if stage
             else list(study.categories.order_by("order", "bit")),
             "settings": stage.answer_settings if stage else DEFAULT_ANSWER_SETTINGS,
-            "first_time": annotator.tutorial_completed_at is None,
+            "first_time": annotator.tutorial_completed_at is None or due is not None,
             "keys": ITEM_KEYS,
         },
     )

@@ -28,6 +28,7 @@ from ..services.training import (
     training_outcome,
     training_reveals_answers,
     training_screen_out,
+    training_wording,
 )
 from .annotate import item_panel_questions
 from .common import Step, annotator_page, render_with_crowd_return
@@ -125,7 +126,7 @@ def _item_context(request, items, number: int, attempt: TrainingAttempt, form=No
         "form": form,
         "form_url": url,
         "item_url": url,
-        **item_panel_questions(study, settings, categories),
+        **item_panel_questions(study, settings, categories, training_wording(study=study)),
         "revision": 0,
         "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "turns": turns,

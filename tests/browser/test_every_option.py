@@ -2,8 +2,9 @@
 code: a screening questionnaire, the training quiz, crowd entry through Prolific, two
 stages with a wait between them (the first asking for descriptions in the
 annotator's own words, the second for error categories: a subset of the study's,
-from coding, whose scheme a researcher marked final), a questionnaire after the
-first stage, and every code of each stage set (completion, partial completion,
+from coding, whose scheme a researcher marked final, with its own question and a
+tutorial of its own read before its first batch), a questionnaire after the first
+stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
 
 The steps come in one order: screening, consent, tutorial, quiz, batches, then the
@@ -54,6 +55,10 @@ CODES = {
 DESCRIPTION = "The reflection invents a job loss the client never mentioned."
 
 
+STAGE_2_QUESTION = "Does the response fit what the client said?"
+STAGE_2_TUTORIAL = "In this stage, tick every kind of problem you see in a response."
+
+
 @pytest.fixture
 def every_option(open_study):
     """``open_study`` with every option on (see the module's docstring)."""
@@ -69,7 +74,13 @@ def every_option(open_study):
     stage_2.categories.set(
         open_study.categories.filter(catches_attention_check=False).order_by("order", "bit")[:2]
     )
-    Stage.objects.filter(pk=stage_2.pk).update(categories_from_coding=True)
+    # Stage 2 words its question and has a tutorial of its own, read before its first
+    # batch (stage 1's free text leaves the categories unexplained).
+    Stage.objects.filter(pk=stage_2.pk).update(
+        categories_from_coding=True,
+        coherence_question=STAGE_2_QUESTION,
+        tutorial_intro=STAGE_2_TUTORIAL,
+    )
     stage_2.refresh_from_db()
     stage_scheme_mark_final(stage=stage_2, by=get_user_model().objects.create_user("researcher"))
     screening(open_study)
@@ -127,15 +138,23 @@ def consent_tutorial_and_quiz(page) -> None:
 
 
 def annotate_batch(
-    page, *, describe_first: bool, started: bool = False, categories: list[str] | None = None
+    page,
+    *,
+    describe_first: bool,
+    started: bool = False,
+    categories: list[str] | None = None,
+    question: str | None = None,
 ) -> None:
     """Start a batch (unless ``started``) and answer every item with the keyboard (Yes,
     4), the first one No with a description when ``describe_first``; then submit it.
-    ``categories``: the labels the stage's "No" must offer, in order."""
+    ``categories``: the labels the stage's "No" must offer, in order; ``question``:
+    the stage's Yes/No question."""
     if not started:
         page.get_by_role("button", name="Start a batch").click()
     heading = page.locator("#item-heading")
     expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    if question is not None:
+        expect(page.locator("#item-panel .q-coherent legend")).to_have_text(question)
     if categories is not None:
         offered = page.locator("#item-panel .q-categories label.category strong")
         expect(offered).to_have_text(categories)
@@ -217,7 +236,14 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
         .values_list("label", flat=True)
     )
     assert len(offered) == 3 < every_option.categories.count()
-    annotate_batch(page, describe_first=False, categories=offered)
+    expect(
+        page.get_by_role("heading", name="How to judge the response candidates in Stage 2")
+    ).to_be_visible()
+    expect(page.get_by_text(STAGE_2_TUTORIAL)).to_be_visible()
+    for label in offered:  # the categories it explains are those the stage offers
+        expect(page.locator("dl.categories-explained dt", has_text=label)).to_have_count(1)
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    annotate_batch(page, describe_first=False, categories=offered, question=STAGE_2_QUESTION)
     expect(
         page.get_by_role("heading", name="Thank you, you have finished the study")
     ).to_be_visible()

@@ -155,6 +155,9 @@ def test_no_free_bit_left_is_refused(admin_client, codes, coding_stage):
 
 
 def test_codes_become_categories_of_a_new_draft_study(admin_client, codes, coding_stage):
+    Stage.objects.filter(study=coding_stage.study, position=2).update(
+        coherence_question="Does it fit?", tutorial_intro="Stage 2 explains the categories."
+    )
     response = act(
         admin_client,
         codes,
@@ -171,6 +174,11 @@ def test_codes_become_categories_of_a_new_draft_study(admin_client, codes, codin
     assert list(copy.stages.values_list("name", "no_answer")) == [
         ("GPT-2 stage", NO_ANSWER_CATEGORIES),
         ("GPT-3 stage", NO_ANSWER_CATEGORIES),
+    ]
+    # Each stage's own wording and tutorial come along.
+    assert list(copy.stages.values_list("coherence_question", "tutorial_intro")) == [
+        ("", ""),
+        ("Does it fit?", "Stage 2 explains the categories."),
     ]
     assert set(copy.groups.values_list("name", flat=True)) == {"Layperson", "Expert"}
     # A bottom-up scheme: the codes only, no default categories.

@@ -24,6 +24,7 @@ from tests.conftest import form_data
 REASON = "annotators have already answered this study's questions"
 CHANGES = {
     "coherence_question": ("Coherence question", "Does it make sense?"),
+    "description_prompt": ("Description prompt", "Say what is wrong."),
     "empathy_statement": ("Empathy statement", "The reply shows understanding."),
     "empathy_labels": ("Empathy labels", json.dumps(["no", "hardly", "so-so", "mostly", "yes"])),
     "mee_merge": ("Most evident error merge", json.dumps({"Other": ["malformed", "parroting"]})),
@@ -46,12 +47,18 @@ def judged(loaded_study):
 
 def _instrument(study_id: int) -> tuple:
     return Study.objects.values_list(
-        "coherence_question", "empathy_statement", "empathy_labels", "mee_merge", "title"
+        "coherence_question",
+        "description_prompt",
+        "empathy_statement",
+        "empathy_labels",
+        "mee_merge",
+        "title",
     ).get(pk=study_id)
 
 
 UNCHANGED = (
     COHERENCE_QUESTION,
+    "",
     EMPATHY_STATEMENT,
     default_empathy_labels(),
     default_mee_merge(),
@@ -83,7 +90,7 @@ def test_the_locked_instrument_is_shown_read_only_and_other_fields_still_save(ad
     data = form_data(response)
     data["title"] = "Renamed"
     assert admin_client.post(url, data).status_code == 302
-    assert _instrument(judged.pk) == (*UNCHANGED[:4], "Renamed")
+    assert _instrument(judged.pk) == (*UNCHANGED[:-1], "Renamed")
 
 
 def test_the_instrument_can_change_before_annotation_starts(admin_client, loaded_study):
@@ -123,6 +130,51 @@ def test_a_stage_answer_setting_changed_in_the_stage_page_is_refused(admin_clien
     assert escape(message) in response.content.decode()
     stage.refresh_from_db()
     assert stage.empathy_after_yes is True
+
+
+def test_a_stage_s_own_wording_is_locked_once_in_use_and_its_tutorial_is_not(admin_client, judged):
+    stage = Stage.objects.get(study=judged, position=1)
+    url = reverse("admin:studies_stage_change", args=[stage.pk])
+    data = form_data(admin_client.get(url))
+    data["coherence_question"] = "Does it fit?"
+    data["tutorial_intro"] = "Changed in the same save."
+    response = admin_client.post(url, data)
+    assert response.status_code == 200
+    message = "Coherence question cannot change: annotators already work in this stage."
+    assert escape(message) in response.content.decode()
+    stage.refresh_from_db()
+    assert (stage.coherence_question, stage.tutorial_intro) == ("", "")
+    data["coherence_question"] = ""
+    assert admin_client.post(url, data).status_code == 302
+    stage.refresh_from_db()
+    assert stage.tutorial_intro == "Changed in the same save."
+
+
+def test_a_stage_s_wording_and_tutorial_are_set_on_its_page(admin_client, loaded_study):
+    stage = Stage.objects.get(study=loaded_study, position=2)
+    url = reverse("admin:studies_stage_change", args=[stage.pk])
+    response = admin_client.get(url)
+    page = response.content.decode()
+    assert "Wording and tutorial of this stage" in page and "Each field left empty" in page
+    data = form_data(response)
+    data.update(
+        coherence_question="Does it fit?",
+        description_prompt="Say what does not fit.",
+        tutorial_intro="Now the categories.",
+        tutorial_example_turns=json.dumps([{"role": "client", "text": "I feel stuck."}]),
+    )
+    assert admin_client.post(url, data).status_code == 302
+    stage.refresh_from_db()
+    assert stage.wording.question == "Does it fit?"
+    assert stage.tutorial.example_turns == [{"role": "client", "text": "I feel stuck."}]
+    assert stage.has_own_tutorial
+    # A malformed example dialogue is refused with a message; nothing is written.
+    data["tutorial_example_turns"] = json.dumps([{"speaker": "client"}])
+    data["tutorial_intro"] = "Not saved."
+    response = admin_client.post(url, data)
+    assert response.status_code == 200 and "errornote" in response.content.decode()
+    stage.refresh_from_db()
+    assert stage.tutorial_intro == "Now the categories."
 
 
 @pytest.mark.parametrize("method", ["put", "patch"])

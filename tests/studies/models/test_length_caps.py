@@ -75,6 +75,7 @@ def test_the_database_refuses_a_text_over_its_cap(annotated_study):
     )
     rows = {
         Study: annotated_study,
+        Stage: Stage.objects.filter(study=annotated_study).first(),
         ConsentVersion: ConsentVersion.objects.filter(study=annotated_study).first(),
         ErrorCategory: ErrorCategory.objects.filter(study=annotated_study).first(),
         Assignment: Assignment.objects.filter(stage__study=annotated_study).first(),
