@@ -72,6 +72,29 @@ class AnswerSettings:
 
 DEFAULT_ANSWER_SETTINGS = AnswerSettings()
 
+# What a stage asks of each response candidate (``Stage.instrument``): the coherence
+# protocol above, or ratings on the stage's Likert dimensions.
+INSTRUMENT_COHERENCE = "coherence"
+INSTRUMENT_LIKERT = "likert"
+
+# A Likert dimension rates on 2 to 11 points (1 … n), or on a slider from 0 to 100.
+LIKERT_POINTS_MIN, LIKERT_POINTS_MAX = 2, 11
+SLIDER_MIN, SLIDER_MAX = 0, 100
+# The attention check's passing ratings when the researcher names none: the lowest
+# point, or 0–20 on a slider (the check's candidate comes from another dialogue).
+SLIDER_ATTENTION_PASS = (0, 20)
+
+
+def likert_scale_range(points: int | None) -> tuple[int, int]:
+    """The lowest and highest rating of a dimension: 1 … ``points``, or the slider's
+    0 … 100 (``points`` None)."""
+    return (SLIDER_MIN, SLIDER_MAX) if points is None else (1, points)
+
+
+def likert_attention_pass_default(points: int | None) -> tuple[int, int]:
+    """The ratings that pass the attention check by default (inclusive)."""
+    return SLIDER_ATTENTION_PASS if points is None else (1, 1)
+
 
 @dataclass(frozen=True)
 class DefaultCategory:

@@ -95,3 +95,25 @@ def validate_mee_merge(value) -> None:
         ):
             raise ValidationError(message, code="mee_merge")
         seen |= set(slugs)
+
+
+def validate_likert_labels(labels, points: int | None) -> None:
+    """A dimension's labels: one text per point, from 1 to ``points``, the two ends
+    not empty (the points between may be); on a slider (``points`` None) the two end
+    labels."""
+    n = 2 if points is None else points
+    if (
+        not isinstance(labels, list)
+        or len(labels) != n
+        or not all(isinstance(label, str) for label in labels)
+        or not labels[0].strip()
+        or not labels[-1].strip()
+    ):
+        what = (
+            "the two end labels of the slider (0 and 100)"
+            if points is None
+            else f"{n} labels, one per point from 1 to {n} (the two ends not empty, "
+            'the others may be "")'
+        )
+        example = json.dumps(["poor", *[""] * (n - 2), "excellent"])
+        raise ValidationError(f"Give {what} as a list, e.g. {example}.", code="likert_labels")

@@ -15,6 +15,7 @@ codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz)
 
 from .categories import ErrorCategory, stage_offered_categories
 from .coding import Code, Coder, DescriptionCoding
+from .likert import LikertDimension, LikertRating
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
 from .people import (
@@ -80,6 +81,8 @@ __all__ = [
     "DialogueContext",
     "ErrorCategory",
     "Judgement",
+    "LikertDimension",
+    "LikertRating",
     "PersonalDataPurge",
     "Question",
     "QuestionAnswer",

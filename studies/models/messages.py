@@ -7,6 +7,7 @@ from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
 from .categories import ErrorCategory
 from .coding import Code
+from .likert import LikertDimension, LikertRating
 from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
@@ -95,6 +96,19 @@ CHECK_MESSAGES = {
     "judgement_description_only_when_incoherent": "A description of what is wrong can only be "
     "given when the answer is No.",
     "judgement_description_trimmed": "A description is stored without leading or trailing spaces.",
+    "judgement_other_instrument_without_coherence_fields": "An answer without Yes or No has "
+    "no error categories, most evident error, rating or description.",
+    "stage_instrument_valid": "Choose the coherence protocol or Likert ratings.",
+    "likert_dimension_position_positive": "Dimension positions start at 1.",
+    "likert_dimension_name_format": SLUG_MESSAGE,
+    "likert_dimension_statement_not_empty": "A dimension needs a statement to rate.",
+    "likert_dimension_points_range": "A dimension has 2 to 11 points, or none for a slider.",
+    "likert_dimension_label_per_point": "Give one label per point (a slider: its two ends).",
+    "likert_dimension_attention_pass_in_scale": "The attention check's passing ratings lie "
+    "within the scale, the first not above the last.",
+    "likert_dimension_attention_pass_only_for_the_check": "Only the attention check's "
+    "dimension has passing ratings.",
+    "likert_rating_value_or_cannot_judge": 'A rating is a value or "cannot judge", not both.',
     **QUESTIONNAIRE_MESSAGES,
     **CAP_MESSAGES,
 }
@@ -120,6 +134,8 @@ for _model in (
     ScreeningTally,
     StudyRole,
     StudyRoleEvent,
+    LikertDimension,
+    LikertRating,
 ):
     for _constraint in _model._meta.constraints:
         if isinstance(_constraint, models.CheckConstraint):

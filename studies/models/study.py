@@ -16,6 +16,8 @@ from ..limits import PAGE_TEXT_MAX_LENGTH, text_cap
 from ..protocol import (
     COHERENCE_QUESTION,
     EMPATHY_STATEMENT,
+    INSTRUMENT_COHERENCE,
+    INSTRUMENT_LIKERT,
     NO_ANSWER_BOTH,
     NO_ANSWER_CATEGORIES,
     NO_ANSWER_FREE_TEXT,
@@ -295,6 +297,10 @@ class ConsentVersion(models.Model):
 
 
 class Stage(models.Model):
+    class Instrument(models.TextChoices):
+        COHERENCE = INSTRUMENT_COHERENCE, "Coherence protocol"
+        LIKERT = INSTRUMENT_LIKERT, "Likert ratings on named dimensions"
+
     class NoAnswer(models.TextChoices):
         CATEGORIES = NO_ANSWER_CATEGORIES, "Error categories (and the most evident error)"
         FREE_TEXT = NO_ANSWER_FREE_TEXT, "A description in the annotator's own words"
@@ -309,6 +315,14 @@ class Stage(models.Model):
         default=timedelta(days=3),
         help_text="Minimum wait before an annotator may start this stage, counted from their "
         'own completion of the previous stage, e.g. "3 days", "2 days 4 hours" or "0".',
+    )
+    instrument = models.CharField(
+        max_length=20,
+        choices=Instrument.choices,
+        default=Instrument.COHERENCE,
+        help_text="What annotators give for each response candidate: the coherence "
+        "protocol (Yes/No, then categories, a description or a rating), or ratings on "
+        "the stage's Likert dimensions.",
     )
     no_answer = models.CharField(
         'after "No"',
@@ -449,6 +463,10 @@ class Stage(models.Model):
                     no_answer__in=[NO_ANSWER_CATEGORIES, NO_ANSWER_FREE_TEXT, NO_ANSWER_BOTH]
                 ),
                 name="stage_no_answer_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(instrument__in=[INSTRUMENT_COHERENCE, INSTRUMENT_LIKERT]),
+                name="stage_instrument_valid",
             ),
             models.UniqueConstraint(fields=["study", "join_key"], name="stage_join_key_unique"),
             models.CheckConstraint(

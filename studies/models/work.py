@@ -270,7 +270,12 @@ class Judgement(models.Model):
 
     assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
     reflection = models.ForeignKey(Reflection, on_delete=models.PROTECT, related_name="judgements")
-    coherent = models.BooleanField()
+    coherent = models.BooleanField(
+        null=True,
+        blank=True,
+        help_text="The coherence protocol's Yes/No; empty for an answer of another "
+        "instrument (a Likert stage's ratings: ``ratings``).",
+    )
     error_flags = models.PositiveIntegerField(
         default=0, help_text="Bit set of selected ErrorCategory.bit values."
     )
@@ -303,6 +308,18 @@ class Judgement(models.Model):
         ordering = ["assignment", "id"]
         constraints = [
             models.UniqueConstraint(fields=["assignment", "reflection"], name="judgement_unique"),
+            # An answer without a Yes/No (another instrument's) has none of the coherence
+            # protocol's fields: the checks below pass on a null ``coherent`` otherwise.
+            models.CheckConstraint(
+                condition=Q(coherent__isnull=False)
+                | Q(
+                    error_flags=0,
+                    most_evident_bit__isnull=True,
+                    empathy__isnull=True,
+                    error_description="",
+                ),
+                name="judgement_other_instrument_without_coherence_fields",
+            ),
             models.CheckConstraint(
                 condition=Q(coherent=False) | Q(error_flags=0),
                 name="judgement_categories_only_when_incoherent",

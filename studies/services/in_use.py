@@ -88,6 +88,7 @@ LOCKED_ONCE_USED: dict[type[Model], LockedOnceUsed] = {
     Stage: LockedOnceUsed(
         (
             "position",
+            "instrument",
             "no_answer",
             "empathy_after_yes",
             "categories",

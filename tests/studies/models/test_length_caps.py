@@ -19,6 +19,7 @@ from studies.models import (
     ConsentVersion,
     ErrorCategory,
     Judgement,
+    LikertDimension,
     Question,
     QuestionAnswer,
     Questionnaire,
@@ -76,6 +77,14 @@ def test_the_database_refuses_a_text_over_its_cap(annotated_study):
     rows = {
         Study: annotated_study,
         Stage: Stage.objects.filter(study=annotated_study).first(),
+        LikertDimension: LikertDimension.objects.create(
+            stage=Stage.objects.filter(study=annotated_study).first(),
+            position=1,
+            name="fluency",
+            statement="The response is fluent.",
+            points=5,
+            labels=["poor", "", "", "", "excellent"],
+        ),
         ConsentVersion: ConsentVersion.objects.filter(study=annotated_study).first(),
         ErrorCategory: ErrorCategory.objects.filter(study=annotated_study).first(),
         Assignment: Assignment.objects.filter(stage__study=annotated_study).first(),
