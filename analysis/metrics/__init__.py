@@ -3,7 +3,7 @@
 * :mod:`.agreement`: Landis & Koch bands, Fleiss'/Randolph's kappa,
   Krippendorff's alpha, majority agreement ratio, coherence scores;
 * :mod:`.association`: label distribution, correlations, chi-squared, Wilcoxon;
-* :mod:`.bootstrap`: item-bootstrap intervals for the kappas and alpha;
+* :mod:`.bootstrap`: item-bootstrap intervals for the kappas, alpha, rates and means;
 * :mod:`.protocol`: the protocol's measures built on those, one module per concern
   (agreement summary, MEE, empathy, between groups, cross-stage shift,
   per-annotator consistency, annotator quality and waiting periods, the item-level table: coherence score, majority
@@ -37,7 +37,7 @@ from .association import (
     label_weights,
     wilcoxon_paired,
 )
-from .bootstrap import alpha_ci, kappa_ci, rate_ci
+from .bootstrap import alpha_ci, kappa_ci, mean_ci, rate_ci
 from .protocol import (
     agreement_summary,
     annotator_consistency,
@@ -111,6 +111,7 @@ __all__ = [
     "majority_agreement_ratio",
     "majority_label",
     "majority_labels",
+    "mean_ci",
     "mee_agreement",
     "mee_labels",
     "modal_rows",

@@ -211,6 +211,30 @@ def alpha_ci(
     return _percentile_interval(values, level)
 
 
+def mean_ci(
+    sums: np.ndarray,
+    *,
+    resamples: int = DEFAULT_RESAMPLES,
+    seed: int = 0,
+    level: float = DEFAULT_LEVEL,
+) -> tuple[float | None, float | None]:
+    """Percentile bootstrap CI of a mean over individual ratings, resampling items.
+
+    ``sums`` is items × 2: per item, the sum of its ratings (whole numbers ≥ 0, as
+    Likert points and slider values are) and how many there are; the mean is Σ sum ÷
+    Σ count over the resampled items, so an item weighs by its ratings, as in the
+    point estimate. (None, None) with no items or ``resamples`` = 0.
+    """
+    _check_level(level)
+    sums = np.asarray(sums, dtype=float)
+    if resamples < 1 or sums.ndim != 2 or sums.shape[1] != 2 or len(sums) == 0:
+        return (None, None)
+    patterns, weights = resample_weights(sums, resamples=resamples, seed=seed)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        means = (weights @ patterns[:, 0]) / (weights @ patterns[:, 1])
+    return _percentile_interval(means, level)
+
+
 def rate_ci(
     counts: np.ndarray,
     *,

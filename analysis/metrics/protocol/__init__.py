@@ -6,7 +6,8 @@ between-group agreement, cross-stage shift on human reflections, human vs
 synthetic, per-annotator consistency, the item-level table (:mod:`.items`, the one
 home of the majority rule), and the system-level analysis built on it
 (:mod:`.systems`, :mod:`.generation`, :mod:`.evaluators`), and the free-text
-descriptions with their coding (:mod:`.descriptions`). Built on
+descriptions with their coding (:mod:`.descriptions`); and the Likert instrument's
+ratings on named dimensions (:mod:`.likert`). Built on
 :mod:`analysis.metrics.agreement`, :mod:`analysis.metrics.association` and
 :mod:`analysis.metrics.bootstrap`; no Django.
 
@@ -24,6 +25,7 @@ from .evaluators import evaluators_by_source, evaluators_systems
 from .generation import generation_settings, generation_values, item_label_sums
 from .groups import between_group_agreement, majority_labels
 from .items import item_table, majority_label
+from .likert import item_means, likert_cell, likert_groups_compared, likert_system_pairs
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
@@ -59,7 +61,11 @@ __all__ = [
     "group_comparison",
     "holm",
     "item_label_sums",
+    "item_means",
     "item_table",
+    "likert_cell",
+    "likert_groups_compared",
+    "likert_system_pairs",
     "majority_label",
     "majority_labels",
     "mee_agreement",
