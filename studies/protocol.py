@@ -45,6 +45,19 @@ NO_ANSWER_FREE_TEXT = "free_text"
 NO_ANSWER_BOTH = "both"
 
 
+# What a stage asks of each response candidate (``Stage.instrument``): the coherence
+# protocol above, or ratings on the stage's Likert dimensions.
+INSTRUMENT_COHERENCE = "coherence"
+INSTRUMENT_LIKERT = "likert"
+
+# A Likert dimension rates on 2 to 11 points (1 … n), or on a slider from 0 to 100.
+LIKERT_POINTS_MIN, LIKERT_POINTS_MAX = 2, 11
+SLIDER_MIN, SLIDER_MAX = 0, 100
+# The attention check's passing ratings when the researcher names none: the lowest
+# point, or 0–20 on a slider (the check's candidate comes from another dialogue).
+SLIDER_ATTENTION_PASS = (0, 20)
+
+
 @dataclass(frozen=True)
 class AnswerSettings:
     """What a stage asks after Yes and after No: the one place the item panel, the
@@ -53,6 +66,13 @@ class AnswerSettings:
 
     no_answer: str = NO_ANSWER_CATEGORIES
     empathy_after_yes: bool = True
+    #: The coherence protocol (what the two settings above shape), or Likert ratings.
+    instrument: str = INSTRUMENT_COHERENCE
+
+    @property
+    def rates_dimensions(self) -> bool:
+        """Each candidate is rated on the stage's Likert dimensions (no Yes/No)."""
+        return self.instrument == INSTRUMENT_LIKERT
 
     @property
     def asks_categories(self) -> bool:
@@ -71,18 +91,6 @@ class AnswerSettings:
 
 
 DEFAULT_ANSWER_SETTINGS = AnswerSettings()
-
-# What a stage asks of each response candidate (``Stage.instrument``): the coherence
-# protocol above, or ratings on the stage's Likert dimensions.
-INSTRUMENT_COHERENCE = "coherence"
-INSTRUMENT_LIKERT = "likert"
-
-# A Likert dimension rates on 2 to 11 points (1 … n), or on a slider from 0 to 100.
-LIKERT_POINTS_MIN, LIKERT_POINTS_MAX = 2, 11
-SLIDER_MIN, SLIDER_MAX = 0, 100
-# The attention check's passing ratings when the researcher names none: the lowest
-# point, or 0–20 on a slider (the check's candidate comes from another dialogue).
-SLIDER_ATTENTION_PASS = (0, 20)
 
 
 def likert_scale_range(points: int | None) -> tuple[int, int]:

@@ -1,5 +1,6 @@
 """Saving an answer: one statement on PostgreSQL, the ORM elsewhere and to say why."""
 
+import json
 from collections.abc import Callable, Collection
 from dataclasses import dataclass, fields
 from datetime import datetime
@@ -10,7 +11,7 @@ from django.db.models import F, Q
 
 from ..errors import ErrorCode
 from ..locks import Aggregate, assignments_locked, lock_record
-from ..models import Assignment, Judgement
+from ..models import Assignment, Judgement, LikertDimension, LikertRating
 from ..models.work import FIRST_REVISION
 from .sql import (
     Builder,
@@ -34,15 +35,19 @@ class EncodedAnswer:
     """An answer checked against the protocol, as stored (``Judgement``'s answer
     fields: these names are the columns a save writes)."""
 
-    coherent: bool
+    coherent: bool | None
     error_flags: int
     most_evident_bit: int | None
     empathy: int | None
     seconds_spent: float | None
     error_description: str = ""
+    #: A Likert answer's ratings, ``(dimension name, value, cannot judge)`` each,
+    #: written as ``LikertRating`` rows of the assignment's stage's dimensions.
+    ratings: tuple[tuple[str, int | None, bool], ...] = ()
 
 
-ANSWER_FIELDS = tuple(f.name for f in fields(EncodedAnswer))
+# The Judgement columns a save writes (the ratings go to their own table).
+ANSWER_FIELDS = tuple(f.name for f in fields(EncodedAnswer) if f.name != "ratings")
 
 STALE_MESSAGE = (
     "This answer was changed since this page was loaded (in another tab, or by an "
@@ -77,8 +82,41 @@ def _at_revision(revision) -> Q:
     return Q(revision=revision)
 
 
+def _ratings_written() -> str:
+    """The part of the save that writes a Likert answer's ratings (``%(ratings)s``, a
+    JSON array of {name, value, cannot_judge}) for the judgement just saved, each
+    named dimension taken from the assignment's own stage; a rating saved before is
+    replaced."""
+    ratings, dimensions = table(LikertRating), table(LikertDimension)
+    judgement, dimension, value, cannot_judge = (
+        quote(LikertRating._meta.get_field(n).column)
+        for n in ("judgement", "dimension", "value", "cannot_judge")
+    )
+    target = ", ".join(
+        quote(LikertRating._meta.get_field(name).column)
+        for name in _unique_fields(LikertRating, "likert_rating_unique")
+    )
+    return (
+        f"INSERT INTO {ratings} ({judgement}, {dimension}, {value}, {cannot_judge})"
+        f" SELECT saved.{quote('j__' + Judgement._meta.pk.column)}, {column(LikertDimension, 'id')},"
+        " r.value, r.cannot_judge FROM saved JOIN a ON TRUE"
+        " CROSS JOIN jsonb_to_recordset(CAST(%(ratings)s AS jsonb))"
+        " AS r(name text, value smallint, cannot_judge boolean)"
+        f" JOIN {dimensions} ON {column(LikertDimension, 'stage')} = a.{quote(Assignment._meta.get_field('stage').column)}"
+        f" AND {column(LikertDimension, 'name')} = r.name"
+        f" ON CONFLICT ({target}) DO UPDATE SET {value} = EXCLUDED.{value},"
+        f" {cannot_judge} = EXCLUDED.{cannot_judge}"
+    )
+
+
+def _ratings_param(encoded: EncodedAnswer) -> str:
+    return json.dumps([{"name": n, "value": v, "cannot_judge": c} for n, v, c in encoded.ratings])
+
+
 @built_once
-def _save_statement(variant: str, by: str, annotators_own: bool, of_stages: bool) -> Statement:
+def _save_statement(
+    variant: str, by: str, annotators_own: bool, of_stages: bool, rated: bool = False
+) -> Statement:
     """The save in one PostgreSQL statement (see ``answer_save``). ``variant``:
     "revise" (the page showed revision n > 0: ``UPDATE`` the row still at revision n),
     "first" (the page showed no answer: insert unless one exists) or "any" (no revision
@@ -86,7 +124,8 @@ def _save_statement(variant: str, by: str, annotators_own: bool, of_stages: bool
     or by its "reflection" id (which must be in the order). ``annotators_own``: the
     assignment must be the annotator's (the annotation page). ``of_stages``: the
     assignment must be of one of the stages ``%(stages)s`` (those whose answer settings
-    accept the answer)."""
+    accept the answer). ``rated``: the answer is a Likert answer, its ratings written
+    in the same statement (``_ratings_written``)."""
     b = Builder()
     assignments, judgements = table(Assignment), table(Judgement)
     order = column(Assignment, "order")
@@ -155,7 +194,8 @@ def _save_statement(variant: str, by: str, annotators_own: bool, of_stages: bool
         f" SELECT {a_columns}, {reflection} AS reflection_id FROM {assignments}"
         f" WHERE {takes_answers} FOR NO KEY UPDATE"
         f"), saved AS ({saved} RETURNING {select_list(Judgement, 'j')}"
-        f"), started AS ("  # the first answer starts the assignment
+        + (f"), rated AS ({_ratings_written()}" if rated else "")
+        + f"), started AS ("  # the first answer starts the assignment
         f" UPDATE {assignments} SET {status} = {in_progress},"
         f" {quote(Assignment._meta.get_field('started_at').column)} = %(now)s,"
         f" {quote(Assignment._meta.get_field('updated_at').column)} = %(now)s"
@@ -254,6 +294,7 @@ def _answer_save_at_once(
         "number" if by_number else "reflection",
         save.annotator_id is not None,
         of_stages is not None,
+        bool(encoded.ratings),
     )
     params = statement.params(
         assignment=save.assignment_id,
@@ -270,6 +311,8 @@ def _answer_save_at_once(
         params["expected"] = expected
     if of_stages is not None:
         params["stages"] = of_stages
+    if encoded.ratings:
+        params["ratings"] = _ratings_param(encoded)
     lock_record(Aggregate.ASSIGNMENT)
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, params)
@@ -319,13 +362,16 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
                 raise ValidationError(
                     {"reflection": "This response candidate is not part of this batch."}
                 )
+            encoded = save.encode(assignment.stage_id)
             judgement = _judgement_write(
                 assignment=assignment,
                 reflection_id=reflection_id,
-                encoded=save.encode(assignment.stage_id),
+                encoded=encoded,
                 now=now,
                 expected_revision=save.expected_revision,
             )
+            if encoded.ratings:
+                _ratings_write(judgement=judgement, stage_id=assignment.stage_id, encoded=encoded)
             if assignment.status == Assignment.Status.ASSIGNED:  # the first answer
                 assignment.status = Assignment.Status.IN_PROGRESS
                 assignment.started_at = now
@@ -363,3 +409,20 @@ def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revisi
     judgement.updated_at = now
     judgement.assignment = assignment
     return judgement
+
+
+def _ratings_write(*, judgement: Judgement, stage_id: int, encoded: EncodedAnswer) -> None:
+    """The ORM path's ``_ratings_written``: the ratings of ``judgement`` on the stage's
+    dimensions, replacing any saved before."""
+    dimensions = dict(LikertDimension.objects.filter(stage_id=stage_id).values_list("name", "pk"))
+    LikertRating.objects.bulk_create(
+        [
+            LikertRating(
+                judgement=judgement, dimension_id=dimensions[name], value=value, cannot_judge=cj
+            )
+            for name, value, cj in encoded.ratings
+        ],
+        update_conflicts=True,
+        unique_fields=["judgement", "dimension"],
+        update_fields=["value", "cannot_judge"],
+    )

@@ -535,7 +535,11 @@ class Stage(models.Model):
     @property
     def answer_settings(self) -> AnswerSettings:
         """What this stage asks after Yes and after No."""
-        return AnswerSettings(no_answer=self.no_answer, empathy_after_yes=self.empathy_after_yes)
+        return AnswerSettings(
+            no_answer=self.no_answer,
+            empathy_after_yes=self.empathy_after_yes,
+            instrument=self.instrument,
+        )
 
     @property
     def wording(self) -> "StageWording":

@@ -1,5 +1,6 @@
 """Recording annotators' answers with the same rules as the database."""
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from datetime import datetime
 
@@ -12,7 +13,7 @@ from ..hot_path import (
     StaleAnswer,
     answer_save,
 )
-from ..models import Assignment, ErrorCategory, Judgement, Reflection, Stage
+from ..models import Assignment, ErrorCategory, Judgement, LikertDimension, Reflection, Stage
 from ..protocol import (
     DEFAULT_ANSWER_SETTINGS,
     DESCRIPTION_MAX_LENGTH,
@@ -30,6 +31,8 @@ __all__ = [
     "answer_encode",
     "judgement_record",
     "judgement_record_item",
+    "likert_answer_encode",
+    "stage_answer_encode",
     "study_category_bits",
 ]
 
@@ -38,12 +41,15 @@ __all__ = [
 class Answer:
     """An annotator's answer for one response candidate, as submitted."""
 
-    coherent: bool
+    coherent: bool | None
     categories: frozenset[str] = field(default_factory=frozenset)
     most_evident: str | None = None
     empathy: int | None = None
     seconds_spent: float | None = None
     description: str = ""
+    #: A Likert stage's answer (``coherent`` None): dimension name → rating, None for
+    #: "cannot judge".
+    ratings: Mapping[str, int | None] = field(default_factory=dict)
 
 
 def description_check(description: str, *, typed: bool) -> str | None:
@@ -60,6 +66,64 @@ def description_check(description: str, *, typed: bool) -> str | None:
             f"(you wrote {len(description)})."
         )
     return None
+
+
+def likert_answer_encode(*, answer: Answer, dimensions: Sequence[LikertDimension]) -> EncodedAnswer:
+    """Check a Likert stage's answer: a rating on every dimension of the stage (or
+    "cannot judge" where offered, given as None), each within its scale
+    (``LikertDimension.rating_problem``), and nothing of the coherence protocol."""
+    errors: dict[str, str] = {}
+    if answer.coherent is not None or answer.categories or answer.most_evident is not None:
+        errors["coherent"] = "This stage asks for ratings, not Yes or No."
+    if answer.empathy is not None or answer.description.strip():
+        errors["coherent"] = "This stage asks for ratings, not Yes or No."
+    by_name = {d.name: d for d in dimensions}
+    unknown = sorted(set(answer.ratings) - by_name.keys())
+    if unknown:
+        errors["ratings"] = f"Unknown dimensions: {', '.join(unknown)}."
+    ratings = []
+    for dimension in dimensions:
+        given = dimension.name in answer.ratings
+        value = answer.ratings.get(dimension.name)
+        cannot_judge = given and value is None
+        problem = dimension.rating_problem(value, cannot_judge)
+        if problem:
+            errors[f"rating_{dimension.name}"] = problem
+        ratings.append((dimension.name, value, cannot_judge))
+    if answer.seconds_spent is not None and answer.seconds_spent < 0:
+        errors["seconds_spent"] = "Time spent cannot be negative."
+    if errors:
+        raise ValidationError(errors)
+    return EncodedAnswer(
+        coherent=None,
+        error_flags=0,
+        most_evident_bit=None,
+        empathy=None,
+        seconds_spent=answer.seconds_spent,
+        ratings=tuple(ratings),
+    )
+
+
+def stage_answer_encode(
+    *,
+    answer: Answer,
+    stage_id: int,
+    settings: AnswerSettings,
+    categories: dict[str, int] | None = None,
+    require_complete: bool = True,
+) -> EncodedAnswer:
+    """``answer`` checked against what the stage ``stage_id`` asks (its ``settings``):
+    its Likert dimensions (read here), or the coherence protocol with the categories it
+    offers (slug → bit; read here when not given)."""
+    if settings.rates_dimensions:
+        dimensions = list(LikertDimension.objects.filter(stage_id=stage_id).order_by("position"))
+        return likert_answer_encode(answer=answer, dimensions=dimensions)
+    return answer_encode(
+        answer=answer,
+        categories=stage_category_bits(stage_id=stage_id) if categories is None else categories,
+        settings=settings,
+        require_complete=require_complete,
+    )
 
 
 def answer_encode(
@@ -82,6 +146,14 @@ def answer_encode(
     database enforces always apply.
     """
     errors: dict[str, str] = {}
+    if settings.rates_dimensions or answer.coherent is None or answer.ratings:
+        raise ValidationError(
+            {
+                "coherent": "Answer Yes or No."
+                if not settings.rates_dimensions
+                else "This stage asks for ratings: use stage_answer_encode."
+            }
+        )
     description = answer.description.strip()
     unknown = sorted(answer.categories - categories.keys())
     if unknown:
@@ -176,18 +248,24 @@ def judgement_record(
     the annotator's page showed (0: no answer yet); when another save came in since,
     the answer is refused (``StaleAnswer``) and nothing is written. Without it, the save is unconditional (``hot_path.answer_save``).
     """
-    stage = Stage.objects.only("study_id", "no_answer", "empathy_after_yes").get(
+    stage = Stage.objects.only("study_id", "no_answer", "empathy_after_yes", "instrument").get(
         pk=assignment.stage_id
     )
-    if categories is None:
-        categories = stage_category_bits(stage_id=stage.pk)
     settings = stage.answer_settings
+    encoded = None
+
+    def encode(_stage_id: int) -> EncodedAnswer:
+        nonlocal encoded  # read the stage's categories or dimensions once
+        if encoded is None:
+            encoded = stage_answer_encode(
+                answer=answer, stage_id=stage.pk, settings=settings, categories=categories
+            )
+        return encoded
+
     _, judgement = answer_save(
         assignment_id=assignment.pk,
         reflection_id=reflection.pk,
-        encode=lambda _stage_id: answer_encode(
-            answer=answer, categories=categories, settings=settings
-        ),
+        encode=encode,
         stage_ids=[stage.pk],
         now=now or timezone.now(),
         expected_revision=expected_revision,
@@ -221,13 +299,12 @@ def judgement_record_item(
         assignment_id=assignment_id,
         annotator_id=annotator_id,
         number=number,
-        encode=lambda stage_id: answer_encode(
+        encode=lambda stage_id: stage_answer_encode(
             answer=answer,
+            stage_id=stage_id,
             categories=categories_by_stage[stage_id]
             if categories_by_stage is not None
-            else categories
-            if categories is not None
-            else stage_category_bits(stage_id=stage_id),
+            else categories,
             settings=settings_by_stage[stage_id]
             if settings_by_stage is not None
             else Stage.objects.get(pk=stage_id).answer_settings,

@@ -14,6 +14,7 @@ from ..models import (
     Assignment,
     ErrorCategory,
     Judgement,
+    LikertRating,
     Reflection,
     Study,
 )
@@ -24,12 +25,25 @@ def _attention_outcome(*, assignment: Assignment) -> bool | None:
     """Passed when the attention-check item was answered No with at least one of the
     categories the study marks as catching it (``ErrorCategory.catches_attention_check``;
     in a stage that asks for no categories: No alone); None for a batch without an
-    attention-check item."""
+    attention-check item. In a Likert stage: the check's dimension rated within its
+    passing ratings (``LikertDimension.passes_attention``)."""
     attention = Judgement.objects.filter(
         assignment=assignment, reflection__kind=Reflection.Kind.ATTENTION_CHECK
     ).first()
     if attention is None:
         return None
+    if assignment.stage.answer_settings.rates_dimensions:
+        # A Likert stage: the check's candidate rated within the passing ratings on
+        # the check's dimension ("cannot judge" never passes; no check dimension: not
+        # checked).
+        rating = (
+            LikertRating.objects.filter(judgement=attention, dimension__checks_attention=True)
+            .select_related("dimension")
+            .first()
+        )
+        if rating is None:
+            return None
+        return rating.dimension.passes_attention(rating.value, rating.cannot_judge)
     if attention.coherent:
         return False
     if not assignment.stage.answer_settings.asks_categories:
