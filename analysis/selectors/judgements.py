@@ -91,8 +91,8 @@ def judgements_frame(
     exclude_sources: tuple[str, ...] = (),
     columns: tuple[str, ...] = (),
 ) -> pd.DataFrame:
-    """The judgements that count for analysis (``Judgement.objects.analysed``), one row
-    each: ``JUDGEMENT_COLUMNS`` read per row, ``JUDGEMENT_NAMES`` from the study's
+    """The coherence protocol's judgements that count for analysis
+    (``Judgement.objects.analysed().coherence()``), one row each: ``JUDGEMENT_COLUMNS`` read per row, ``JUDGEMENT_NAMES`` from the study's
     tables, ``JUDGEMENT_CATEGORICALS`` as categoricals; only ``columns`` (frame column
     names) when given, to hold less."""
     wanted = set(columns)
@@ -109,6 +109,7 @@ def judgements_frame(
         Judgement.objects.analysed(
             include_expired=include_expired, excluded_sources=exclude_sources
         )
+        .coherence()
         .filter(assignment__batch__stage__study_id=study_id)
         .annotate(
             described=ExpressionWrapper(~Q(error_description=""), output_field=BooleanField())

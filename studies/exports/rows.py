@@ -114,7 +114,7 @@ _FULL_FIELDS = (
 
 
 def _queryset(*, study: Study, options: ExportOptions):
-    qs = Judgement.objects.filter(
+    qs = Judgement.objects.coherence().filter(
         assignment__stage__study=study, assignment__status__in=options.statuses
     )
     if options.fmt == "published":

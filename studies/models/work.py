@@ -253,6 +253,12 @@ class Assignment(models.Model):
 
 
 class JudgementQuerySet(models.QuerySet):
+    def coherence(self):
+        """The coherence protocol's answers (those with a Yes/No): the coherence
+        analysis and its published format read these; a Likert stage's answers (no
+        Yes/No, ``ratings``) have their own."""
+        return self.filter(Judgement.coherence_q())
+
     def analysed(self, *, include_expired: bool = False, excluded_sources=()):
         """The judgements that count for analysis (``Judgement.analysed_q``)."""
         return self.filter(
@@ -363,6 +369,11 @@ class Judgement(models.Model):
 
     def __str__(self) -> str:
         return f"{self.assignment.annotator}: {'Yes' if self.coherent else 'No'}"
+
+    @staticmethod
+    def coherence_q(*, prefix: str = "") -> Q:
+        """An answer of the coherence protocol (``JudgementQuerySet.coherence``)."""
+        return Q(**{f"{prefix}coherent__isnull": False})
 
     @staticmethod
     def analysed_q(

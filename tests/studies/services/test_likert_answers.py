@@ -6,6 +6,9 @@ of a Likert stage. Each refusal writes nothing."""
 import pytest
 from django.core.exceptions import ValidationError
 
+from analysis.selectors.judgements import judgements_frame
+from studies.exports import ExportOptions
+from studies.exports.rows import export_rows
 from studies.models import Judgement, LikertDimension, LikertRating, Reflection, Stage
 from studies.services import (
     Answer,
@@ -203,3 +206,35 @@ def test_the_attention_check_of_a_likert_stage(likert, fluency, passed):
             ),
         )
     assert assignment_submit(assignment=likert).attention_passed is passed
+
+
+def test_likert_answers_stay_out_of_the_coherence_analysis_and_export(likert, loaded_study):
+    """A study with a Likert stage 1 and a coherence stage 2: the coherence analysis's
+    frame and the published coherence export hold stage 2's answers only."""
+    for rid in likert.order:
+        judgement_record(
+            assignment=likert,
+            reflection=Reflection.objects.get(pk=rid),
+            answer=Answer(coherent=None, ratings={"fluency": 4, "warmth": 50}),
+        )
+    assignment_submit(assignment=likert)
+    stage_2 = loaded_study.stages.get(position=2)
+    annotator = annotators_create(group=loaded_study.groups.get(name="Expert"), count=1)[0]
+    coherence = assignment_create(annotator=annotator, batch=stage_2.batches.first())
+    for rid in coherence.order:
+        reflection = Reflection.objects.get(pk=rid)
+        check = reflection.kind == Reflection.Kind.ATTENTION_CHECK
+        judgement_record(
+            assignment=coherence,
+            reflection=reflection,
+            answer=Answer(coherent=False, categories=frozenset({"off_topic"}))
+            if check
+            else Answer(coherent=True, empathy=4),
+        )
+    assignment_submit(assignment=coherence)
+    frame = judgements_frame(study_id=loaded_study.pk)
+    assert set(frame["stage"]) == {stage_2.name} and len(frame) == len(coherence.order) - 1
+    _header, *rows = export_rows(study=loaded_study, options=ExportOptions())
+    assert len(rows) == len(coherence.order) - 1  # the attention check is not published
+    assert {row[1] for row in rows} == {stage_2.name}
+    assert Judgement.objects.coherence().count() == len(coherence.order)
