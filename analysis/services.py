@@ -28,6 +28,7 @@ from .selectors.judgements import (
     stage_names,
     stage_offered_slugs,
 )
+from .selectors.likert import likert_data
 from .selectors.questionnaires import questionnaire_data
 
 logger = logging.getLogger(__name__)
@@ -328,6 +329,11 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             questionnaires=questionnaire_data(study_id=run.study_id),
             codings=description_codings(study_id=run.study_id),
             offered_categories=stage_offered_slugs(study_id=run.study_id),
+            likert=likert_data(
+                study_id=run.study_id,
+                include_expired=params.get("include_expired", False),
+                exclude_sources=tuple(params.get("excluded_sources", ())),
+            ),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )
     except SoftTimeLimitExceeded:

@@ -32,11 +32,12 @@ from .descriptions import (
     generation_categories_null,
     stage_categories_null,
 )
+from .likert import LikertData, likert_build
 from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 6
+REPORT_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -220,6 +221,7 @@ def report_build(
     questionnaires: QuestionnaireData | None = None,
     codings: Codings | None = None,
     offered_categories: Mapping[str, Sequence[str]] | None = None,
+    likert: LikertData | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -237,7 +239,10 @@ def report_build(
     ``offered_categories`` maps a stage name to the slugs its "No" offered
     (:func:`analysis.selectors.judgements.stage_offered_slugs`; none in a free-text
     stage); a stage not in it offered every category. The statistics of a category a
-    stage did not offer are null there (:func:`.descriptions.stage_categories_null`)."""
+    stage did not offer are null there (:func:`.descriptions.stage_categories_null`).
+    ``likert`` (:func:`analysis.selectors.likert.likert_data`) feeds the ``likert``
+    block of the study's Likert stages (:mod:`.likert`; ``frame`` holds the coherence
+    protocol's answers only)."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -358,6 +363,7 @@ def report_build(
         **questionnaires_build(questionnaires),
         "codebook": codebook_entries(codings),
         "descriptions": descriptions,
+        "likert": likert_build(likert, resamples=resamples, seed=seed),
     }
 
 

@@ -1,0 +1,105 @@
+"""The report's ``likert`` block: the ratings of the study's Likert stages, per group,
+stage, system (the stage's source) and dimension, the systems of a group compared,
+and each pair of groups compared (statistics: :mod:`analysis.metrics.protocol.likert`).
+
+``dimensions`` lists each Likert stage's dimensions in order (name, statement, scale,
+labels); ``cells[group][stage][dimension]`` holds ``systems`` (source → the cell's
+summary) and ``system_pairs``; ``between_groups`` one entry per stage, dimension and
+pair of groups. A study without Likert stages has every part empty.
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+
+import pandas as pd
+
+from ..metrics.protocol.likert import (
+    item_means,
+    likert_cell,
+    likert_groups_compared,
+    likert_system_pairs,
+)
+
+#: The ratings frame (:func:`analysis.selectors.likert.likert_ratings_frame`): one row
+#: per rating that counts.
+LIKERT_COLUMNS = [
+    "group",
+    "stage",
+    "source",
+    "dimension",
+    "item",
+    "rater",
+    "value",
+    "cannot_judge",
+]
+
+
+@dataclass(frozen=True)
+class LikertData:
+    """What the block reads: the ratings, and each Likert stage's dimensions in order
+    (``{"name", "statement", "scale", "points", "labels"}``), stages by position."""
+
+    ratings: pd.DataFrame
+    dimensions: Mapping[str, Sequence[dict]] = field(default_factory=dict)
+
+
+def likert_empty() -> dict:
+    return {"dimensions": {}, "cells": {}, "between_groups": []}
+
+
+def likert_build(data: LikertData | None, *, resamples: int, seed: int) -> dict:
+    if data is None or not data.dimensions:
+        return likert_empty()
+    ratings = data.ratings
+    groups = sorted(ratings["group"].unique().tolist(), key=str) if len(ratings) else []
+    cells: dict = {}
+    means: dict = {}  # (group, stage, dimension) -> {source: item means}
+    for group in groups:
+        in_group = ratings[ratings["group"] == group]
+        for stage, dimensions in data.dimensions.items():
+            in_stage = in_group[in_group["stage"] == stage]
+            if in_stage.empty:
+                continue
+            for dimension in dimensions:
+                rated = in_stage[in_stage["dimension"] == dimension["name"]]
+                if rated.empty:
+                    continue
+                by_source = {
+                    str(source): rows
+                    for source, rows in rated.groupby("source", sort=True, observed=True)
+                }
+                item_means_by_source = {s: item_means(rows) for s, rows in by_source.items()}
+                means[(group, stage, dimension["name"])] = item_means_by_source
+                cells.setdefault(group, {}).setdefault(stage, {})[dimension["name"]] = {
+                    "systems": {
+                        source: likert_cell(
+                            rows, points=dimension["points"], resamples=resamples, seed=seed
+                        )
+                        for source, rows in by_source.items()
+                    },
+                    "system_pairs": likert_system_pairs(item_means_by_source),
+                }
+    between = []
+    for stage, dimensions in data.dimensions.items():
+        for dimension in dimensions:
+            for group_a, group_b in itertools.combinations(groups, 2):
+                a = means.get((group_a, stage, dimension["name"]))
+                b = means.get((group_b, stage, dimension["name"]))
+                if a is None or b is None:
+                    continue
+                between.append(
+                    {
+                        "stage": stage,
+                        "dimension": dimension["name"],
+                        "groups": [str(group_a), str(group_b)],
+                        **likert_groups_compared(a, b),
+                    }
+                )
+    return {
+        "dimensions": {stage: list(dims) for stage, dims in data.dimensions.items()},
+        "cells": cells,
+        "between_groups": between,
+    }

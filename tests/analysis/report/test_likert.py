@@ -1,0 +1,148 @@
+"""The report's ``likert`` block on a study annotated through the services: stage 1
+rates fluency (5 points, the attention check's dimension) and warmth (a slider,
+"cannot judge" offered); stage 2 keeps the coherence protocol. Every number is
+checked against a plain computation from the stored ratings."""
+
+import zlib
+from collections import defaultdict
+from datetime import timedelta
+
+import numpy as np
+import pytest
+
+from analysis.report.likert import likert_build, likert_empty
+from analysis.selectors.likert import likert_data
+from analysis.services import analysis_run_compute
+from studies.models import Batch, Judgement, LikertRating, Reflection, Study
+from studies.services import (
+    Answer,
+    annotators_create,
+    assignment_create,
+    assignment_submit,
+    judgement_record,
+    study_create,
+)
+from tests.conftest import load_materials, make_study, module_transaction
+from tests.studies.services.test_likert_answers import make_likert
+
+FAST = {"bootstrap_resamples": 0}
+
+
+def rating(pseudonym: str, reflection: Reflection, dimension: str) -> int | None:
+    """A deterministic rating per annotator, candidate and dimension (stable names,
+    not ids); warmth is now and then "cannot judge"."""
+    h = zlib.crc32(f"{pseudonym}|{reflection.text}|{dimension}".encode())
+    if dimension == "fluency":
+        return 1 if reflection.kind == Reflection.Kind.ATTENTION_CHECK else 1 + h % 5
+    return None if h % 9 == 0 else h % 101
+
+
+def annotate(study) -> None:
+    stage = study.stages.get(position=1)
+    make_likert(stage)
+    for group in study.groups.order_by("name"):
+        for annotator in annotators_create(group=group, count=3):
+            for batch in Batch.objects.filter(stage=stage):
+                assignment = assignment_create(annotator=annotator, batch=batch)
+                for rid in assignment.order:
+                    reflection = Reflection.objects.get(pk=rid)
+                    ratings = {
+                        name: rating(annotator.pseudonym, reflection, name)
+                        for name in ("fluency", "warmth")
+                    }
+                    judgement_record(
+                        assignment=assignment,
+                        reflection=reflection,
+                        answer=Answer(coherent=None, ratings=ratings),
+                    )
+                assignment_submit(assignment=assignment)
+
+
+@pytest.fixture(scope="module")
+def likert_study_of_the_module(django_db_setup, django_db_blocker) -> int:
+    with module_transaction(django_db_blocker):
+        with django_db_blocker.unblock():
+            study = load_materials(make_study())
+            annotate(study)
+        yield study.pk
+
+
+@pytest.fixture
+def likert_study(db, likert_study_of_the_module):
+    return Study.objects.get(pk=likert_study_of_the_module)
+
+
+def plain_cells(study) -> dict:
+    """(group, source, dimension) → the judged values, "cannot judge" count, and item
+    → values, from the rows (attention checks left out)."""
+    cells = defaultdict(lambda: {"values": [], "cannot": 0, "items": defaultdict(list)})
+    ratings = LikertRating.objects.filter(
+        judgement__assignment__stage__study=study, judgement__assignment__status="submitted"
+    ).exclude(judgement__reflection__kind=Reflection.Kind.ATTENTION_CHECK)
+    for r in ratings.select_related(
+        "dimension", "judgement__reflection", "judgement__assignment__group"
+    ):
+        key = (
+            r.judgement.assignment.group.name,
+            r.judgement.reflection.source,
+            r.dimension.name,
+        )
+        if r.cannot_judge:
+            cells[key]["cannot"] += 1
+        else:
+            cells[key]["values"].append(r.value)
+            cells[key]["items"][r.judgement.reflection_id].append(r.value)
+    return cells
+
+
+def test_the_likert_block_matches_a_plain_computation(likert_study):
+    report = analysis_run_compute(study=likert_study, parameters=FAST).result
+    block = report["likert"]
+    assert report["report_version"] >= 7
+    stage_1 = likert_study.stages.get(position=1).name
+    assert [d["name"] for d in block["dimensions"][stage_1]] == ["fluency", "warmth"]
+    assert [d["scale"] for d in block["dimensions"][stage_1]] == ["5", "slider"]
+    plain = plain_cells(likert_study)
+    checked = 0
+    for (group, source, dimension), expected in plain.items():
+        cell = block["cells"][group][stage_1][dimension]["systems"][source]
+        values = np.array(expected["values"], dtype=float)
+        assert cell["n_ratings"] == len(values)
+        assert cell["n_cannot_judge"] == expected["cannot"]
+        assert cell["n_items"] == len(expected["items"])
+        assert cell["mean"] == pytest.approx(values.mean())
+        assert cell["median"] == pytest.approx(np.median(values))
+        if len(values) > 1:
+            assert cell["sd"] == pytest.approx(values.std(ddof=1))
+        if dimension == "fluency":
+            assert sum(cell["shares"].values()) == pytest.approx(1.0)
+            assert cell["shares"]["3"] == pytest.approx(np.mean(values == 3))
+        else:
+            assert cell["shares"] is None
+        checked += 1
+    assert checked == 2 * 2 * 2  # groups × stage 1's sources (Human, GPT-2) × dimensions
+    assert sum(c["cannot"] for c in plain.values()) > 0  # the data has "cannot judge"
+    pairs = block["cells"]["Expert"][stage_1]["fluency"]["system_pairs"]
+    assert [(p["a"], p["b"]) for p in pairs] == [("GPT-2", "Human")]
+    assert pairs[0]["p_holm"] == pairs[0]["p"]  # one pair: Holm changes nothing
+    (between,) = [b for b in block["between_groups"] if b["dimension"] == "fluency"]
+    assert between["groups"] == ["Expert", "Layperson"]
+    assert set(between["systems"]) == {"Human", "GPT-2"}
+    # The coherence protocol's blocks hold stage 2 only (no stage 2 answers here).
+    assert report["n_judgements"] == 0
+
+
+def test_the_attention_check_passed_and_is_left_out(likert_study):
+    judgements = Judgement.objects.filter(assignment__stage__study=likert_study)
+    assert not judgements.filter(assignment__attention_passed=False).exists()
+    data = likert_data(study_id=likert_study.pk)
+    checks = Reflection.objects.filter(
+        context__study=likert_study, kind=Reflection.Kind.ATTENTION_CHECK
+    ).values_list("pk", flat=True)
+    assert not set(data.ratings["item"]) & set(checks)
+
+
+def test_a_study_without_likert_stages_has_an_empty_block(likert_study):
+    plain = study_create(slug="plain", title="Plain", stages=[("Only", timedelta(0))], groups=["A"])
+    block = likert_build(likert_data(study_id=plain.pk), resamples=0, seed=0)
+    assert block == likert_empty() == {"dimensions": {}, "cells": {}, "between_groups": []}
