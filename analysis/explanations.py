@@ -193,6 +193,29 @@ EXPLANATIONS: dict[str, str] = {
     "evaluator_system_spearman": "Spearman correlation between the systems' mean "
     "automatic score and their coherent share: does the metric rank the systems as the "
     "group does?",
+    # Likert ratings
+    "likert_n_ratings": "Ratings of the dimension given to the system's candidates (\"cannot "
+    'judge" answers left out).',
+    "likert_cannot_judge": 'Answers "cannot judge" instead of a rating: counted here, left '
+    "out of every other number.",
+    "likert_items": "Candidates of the system the group rated on the dimension.",
+    "likert_mean": "Mean rating over the individual ratings (points 1 … n, or 0–100 on a "
+    "slider); the interval resamples items.",
+    "likert_sd": "Standard deviation of the individual ratings (n − 1).",
+    "likert_median": "Median of the individual ratings.",
+    "likert_alpha": "Krippendorff's alpha of the group's ratings on the dimension: ordinal "
+    "on points, interval on a slider (1 perfect agreement, 0 chance).",
+    "likert_cohens_d": "Cohen's d between the two systems' item means (an item's mean of "
+    "its ratings): difference of the means ÷ pooled standard deviation. Positive when A is "
+    "rated higher.",
+    "likert_mann_whitney_p": "p-value of the two-sided Mann–Whitney U test on the item means.",
+    "likert_holm_significant": "The two systems' ratings differ: Holm-adjusted p below "
+    f"{SIGNIFICANCE}.",
+    "likert_spearman": "Spearman correlation between the two groups' item means over the "
+    "items both rated.",
+    "likert_items_both": "Items of the system both groups rated.",
+    "likert_kendall_tau": "Kendall's tau-b between the two groups' orderings of the stage's "
+    "systems by mean rating: 1 the same ranking, 0 unrelated, −1 reversed.",
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",
@@ -260,6 +283,12 @@ UNDEFINED: dict[str, str] = {
     "code_share": "undefined: no description coded informatively by the primary coder",
     "coder_kappa": "undefined: no second coder, no description both coded, or a coder "
     "never or always used the code",
+    "likert_mean": 'undefined: no ratings (only "cannot judge")',
+    "likert_sd": "undefined: fewer than two ratings",
+    "likert_cohens_d": "undefined: a system has fewer than two items, or every item mean is "
+    "the same",
+    "likert_kendall_tau": "undefined: fewer than two common systems, or a group gave every "
+    "system the same mean",
     "default": "undefined: not enough data",
 }
 
@@ -293,6 +322,10 @@ UNDEFINED_ALIASES = {
     "p_holm": "p_value",
     "group_coherent_rate": "rate",
     "empathy_share": "empathy_mean",
+    "likert_median": "likert_mean",
+    "likert_alpha": "krippendorff_alpha",
+    "likert_mann_whitney_p": "p_value",
+    "likert_spearman": "correlation",
     "evaluator_system_spearman": "correlation",
 }
 

@@ -3,7 +3,14 @@ analysed, then every table of :mod:`analysis.tables` with the dashboard's number
 
 from __future__ import annotations
 
-from ..tables import Table, collector_paused, quality_table, report_tables, waiting_table
+from ..tables import (
+    Table,
+    collector_paused,
+    likert_tables,
+    quality_table,
+    report_tables,
+    waiting_table,
+)
 
 
 def table_lines(table: Table) -> list[str]:
@@ -40,10 +47,16 @@ def report_summary_lines(report: dict) -> list[str]:
         + f" ({params.get('bootstrap_resamples', 0)} bootstrap resamples, seed {params.get('seed', 0)}).",
     ]
     if not report["groups"]:
-        lines.append("No judgements count yet (only submitted, non-rejected batches do).")
+        likert = likert_tables(report)
+        lines.append(
+            "No judgements of the coherence protocol count yet (only submitted, "
+            "non-rejected batches do)."
+            if likert
+            else "No judgements count yet (only submitted, non-rejected batches do)."
+        )
         # What needs no counted judgement is still there: failed attention checks
-        # (rejected batches included) and the waits between stages.
-        for table in (quality_table(report), waiting_table(report)):
+        # (rejected batches included), the waits between stages, the Likert ratings.
+        for table in (quality_table(report), waiting_table(report), *likert):
             lines += ["", *table_lines(table)]
         return lines
     for table in report_tables(report):

@@ -8,7 +8,7 @@ the report dict, no ORM.
   statistic column once;
 * :mod:`.walk`: the one reading order of groups, stages, pairs and annotators;
 * :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`, :mod:`.systems`,
-  :mod:`.quality`, :mod:`.descriptions`:
+  :mod:`.quality`, :mod:`.descriptions`, :mod:`.likert`:
   the table builders.
 
 A new statistic is one more :class:`Measure` in a builder (and its explanation in
@@ -30,6 +30,7 @@ from .descriptions import (
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
+from .likert import likert_groups_table, likert_pairs_table, likert_table, likert_tables
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .quality import quality_table, waiting_table
 from .questionnaires import questionnaire_table
@@ -67,7 +68,7 @@ def report_tables(report: dict) -> list[Table]:
         tables.append(questionnaire_table(report))
     if report.get("automatic_evaluators"):
         tables.append(automatic_evaluator_table(report))
-    return tables + system_tables(report) + description_tables(report)
+    return tables + system_tables(report) + description_tables(report) + likert_tables(report)
 
 
 __all__ = [
@@ -109,6 +110,10 @@ __all__ = [
     "inter_group_table",
     "label_distribution_table",
     "label_segments",
+    "likert_groups_table",
+    "likert_pairs_table",
+    "likert_table",
+    "likert_tables",
     "majority_table",
     "quality_table",
     "questionnaire_table",

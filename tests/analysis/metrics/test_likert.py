@@ -55,7 +55,7 @@ def test_a_cell_by_hand():
     assert cell["sd"] == pytest.approx(math.sqrt(9.2 / 4))
     assert cell["median"] == 4
     assert cell["shares"] == pytest.approx({"1": 0, "2": 0.4, "3": 0, "4": 0.2, "5": 0.4})
-    assert (cell["ci_low"], cell["ci_high"]) == (None, None)  # no resamples asked
+    assert cell["mean_ci"] == [None, None]  # no resamples asked
 
 
 def test_alpha_is_krippendorff_s_on_the_reliability_matrix():
@@ -101,7 +101,7 @@ def test_the_mean_ci_resamples_items_as_an_expanded_resample_would():
     low, high = mean_ci(per_item, resamples=200, seed=7)
     assert 2 <= low <= 3.6 <= high <= 5
     cell = likert_cell(CELL, points=5, resamples=200, seed=7)
-    assert (cell["ci_low"], cell["ci_high"]) == (low, high)
+    assert cell["mean_ci"] == [low, high]
 
 
 def test_cannot_judge_alone_gives_counts_and_no_statistics():

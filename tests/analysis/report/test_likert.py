@@ -3,6 +3,8 @@ rates fluency (5 points, the attention check's dimension) and warmth (a slider,
 "cannot judge" offered); stage 2 keeps the coherence protocol. Every number is
 checked against a plain computation from the stored ratings."""
 
+import csv
+import io
 import zlib
 from collections import defaultdict
 from datetime import timedelta
@@ -11,8 +13,11 @@ import numpy as np
 import pytest
 
 from analysis.report.likert import likert_build, likert_empty
+from analysis.report.text import report_summary_lines
+from analysis.report.tidy_csv import table_csv
 from analysis.selectors.likert import likert_data
 from analysis.services import analysis_run_compute
+from analysis.tables import report_tables
 from studies.models import Batch, Judgement, LikertRating, Reflection, Study
 from studies.services import (
     Answer,
@@ -146,3 +151,33 @@ def test_a_study_without_likert_stages_has_an_empty_block(likert_study):
     plain = study_create(slug="plain", title="Plain", stages=[("Only", timedelta(0))], groups=["A"])
     block = likert_build(likert_data(study_id=plain.pk), resamples=0, seed=0)
     assert block == likert_empty() == {"dimensions": {}, "cells": {}, "between_groups": []}
+
+
+def test_the_likert_tables_show_the_block_everywhere(likert_study, client):
+    """The dashboard, the tidy CSV and the terminal summary read the same tables."""
+    report = analysis_run_compute(study=likert_study, parameters=FAST).result
+    tables = {t.slug: t for t in report_tables(report)}
+    assert {"likert", "likert-pairs", "likert-groups"} <= set(tables)
+    cells = report["likert"]["cells"]
+    stage_1 = likert_study.stages.get(position=1).name
+    rows = list(csv.DictReader(io.StringIO(table_csv(tables["likert"]))))
+    expected = cells["Expert"][stage_1]["warmth"]["systems"]["Human"]
+    (row,) = [
+        r
+        for r in rows
+        if (r["group"], r["dimension"], r["source"], r["statistic"])
+        == ("Expert", "warmth", "Human", "mean")
+    ]
+    assert float(row["value"]) == pytest.approx(expected["mean"])
+    (cannot,) = [
+        r
+        for r in rows
+        if (r["group"], r["dimension"], r["source"], r["statistic"])
+        == ("Expert", "warmth", "Human", "n_cannot_judge")
+    ]
+    assert int(float(cannot["value"])) == expected["n_cannot_judge"]
+    lines = "\n".join(report_summary_lines(report))
+    assert "Likert ratings" in lines
+    # A report without Likert stages has none of these tables.
+    plain = {**report, "likert": likert_empty()}
+    assert not {"likert", "likert-pairs", "likert-groups"} & {t.slug for t in report_tables(plain)}

@@ -1,0 +1,169 @@
+"""The report's Likert tables (its ``likert`` block): the ratings per group, stage,
+dimension and system; the pairs of systems of a group; two groups compared."""
+
+from __future__ import annotations
+
+from ..metrics.protocol.systems import SIGNIFICANCE
+from .format import finite
+from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .walk import group_order, stage_order
+
+DIMENSION = Key("Dimension", ("dimension",))
+SYSTEM = Key("System", ("source",))
+GROUPS = Key("Groups", ("group_a", "group_b"), show=lambda a, b: f"{a} vs {b}")
+
+
+def _stages(report: dict, likert: dict) -> list[str]:
+    """The Likert stages in reading order (stage_order lists the coherence stages
+    only: the dimensions' keys come in stage position order)."""
+    known = stage_order(report)
+    stages = list(likert.get("dimensions") or {})
+    return [s for s in known if s in stages] + [s for s in stages if s not in known]
+
+
+def _groups(report: dict, likert: dict) -> list[str]:
+    cells = likert.get("cells") or {}
+    known = group_order(report)
+    return [g for g in known if g in cells] + sorted(g for g in cells if g not in known)
+
+
+def _dimensions(likert: dict, stage: str) -> list[dict]:
+    return list((likert.get("dimensions") or {}).get(stage) or [])
+
+
+def likert_entries(report: dict) -> list[tuple[tuple, dict]]:
+    likert = report.get("likert") or {}
+    entries = []
+    for group in _groups(report, likert):
+        for stage in _stages(report, likert):
+            for dimension in _dimensions(likert, stage):
+                cell = ((likert["cells"].get(group) or {}).get(stage) or {}).get(
+                    dimension["name"]
+                ) or {}
+                for source in sorted(cell.get("systems") or {}):
+                    entries.append(
+                        (
+                            (group, stage, dimension["name"], source),
+                            {**cell["systems"][source], "scale": dimension.get("scale")},
+                        )
+                    )
+    return entries
+
+
+def likert_table(report: dict) -> Table:
+    return build_table(
+        slug="likert",
+        caption="Likert ratings",
+        keys=[GROUP, STAGE, DIMENSION, SYSTEM],
+        measures=[
+            Measure("n_ratings", "Ratings", "likert_n_ratings", at("n_ratings"), "count"),
+            Measure(
+                "n_cannot_judge",
+                "Cannot judge",
+                "likert_cannot_judge",
+                at("n_cannot_judge"),
+                "count",
+            ),
+            Measure("n_items", "Items", "likert_items", at("n_items"), "count"),
+            Measure("mean", "Mean [95% CI]", "likert_mean", at("mean"), digits=2, ci=at("mean_ci")),
+            Measure("sd", "SD", "likert_sd", at("sd"), digits=2),
+            Measure("median", "Median", "likert_median", at("median"), digits=1),
+            Measure("alpha", "Krippendorff α", "likert_alpha", at("alpha")),
+        ],
+        entries=likert_entries(report),
+        note='Over individual ratings; "cannot judge" answers are counted and left out of '
+        "everything else. α is ordinal on points, interval on a 0–100 slider. The interval "
+        "resamples items.",
+        empty="No Likert ratings yet.",
+    )
+
+
+def _significant(entry: dict) -> bool:
+    p = finite(entry.get("p_holm"))
+    return p is not None and p < SIGNIFICANCE
+
+
+def likert_pairs_table(report: dict) -> Table:
+    likert = report.get("likert") or {}
+    entries = []
+    for group in _groups(report, likert):
+        for stage in _stages(report, likert):
+            for dimension in _dimensions(likert, stage):
+                cell = ((likert["cells"].get(group) or {}).get(stage) or {}).get(
+                    dimension["name"]
+                ) or {}
+                for pair in cell.get("system_pairs") or []:
+                    entries.append(((group, stage, dimension["name"], pair["a"], pair["b"]), pair))
+    return build_table(
+        slug="likert-pairs",
+        caption="Likert ratings: pairs of systems per group",
+        keys=[
+            GROUP,
+            STAGE,
+            DIMENSION,
+            Key("System A", ("a",)),
+            Key("System B", ("b",)),
+        ],
+        measures=[
+            Measure("cohens_d", "Cohen's d (A − B)", "likert_cohens_d", at("cohens_d")),
+            Measure("p", "Mann–Whitney p", "likert_mann_whitney_p", at("p"), "p"),
+            Measure(
+                "p_holm",
+                "Holm p",
+                "p_holm",
+                at("p_holm"),
+                "p",
+                flag=("significant_holm", "likert_holm_significant", _significant),
+            ),
+        ],
+        entries=entries,
+        note="Over item means (an item's mean of its ratings). ✱ marks the pairs that differ "
+        f"after Holm's correction over the group's pairs of the stage and dimension "
+        f"(adjusted p < {SIGNIFICANCE}).",
+        empty="Needs a group that rated two systems.",
+    )
+
+
+def likert_groups_table(report: dict) -> Table:
+    likert = report.get("likert") or {}
+    entries = []
+    for entry in likert.get("between_groups") or []:
+        a, b = entry["groups"]
+        for source in sorted(entry.get("systems") or {}):
+            entries.append(
+                (
+                    (a, b, entry["stage"], entry["dimension"], source),
+                    {**entry["systems"][source], "kendall_tau_b": entry.get("kendall_tau_b")},
+                )
+            )
+    return build_table(
+        slug="likert-groups",
+        caption="Likert ratings: two groups compared",
+        keys=[GROUPS, STAGE, DIMENSION, SYSTEM],
+        measures=[
+            Measure("p", "Mann–Whitney p", "likert_mann_whitney_p", at("p"), "p"),
+            Measure(
+                "spearman",
+                "Spearman ρ",
+                "likert_spearman",
+                at("spearman"),
+                count=("likert_items_both", at("n_items_both")),
+            ),
+            Measure(
+                "kendall_tau_b", "Kendall τ-b (systems)", "likert_kendall_tau", at("kendall_tau_b")
+            ),
+        ],
+        entries=entries,
+        note="Per system both groups rated: the Mann–Whitney U test between their item means "
+        "and Spearman's ρ over the items both rated; Kendall's τ-b between the groups' "
+        "orderings of the stage's systems by mean (the same on every row of a stage and "
+        "dimension).",
+        empty="Needs two groups that rated the same Likert stage.",
+    )
+
+
+def likert_tables(report: dict) -> list[Table]:
+    """The Likert tables, when the study has Likert stages."""
+    if not (report.get("likert") or {}).get("dimensions"):
+        return []
+    return [likert_table(report), likert_pairs_table(report), likert_groups_table(report)]
