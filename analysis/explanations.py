@@ -203,8 +203,9 @@ EXPLANATIONS: dict[str, str] = {
     "slider); the interval resamples items.",
     "likert_sd": "Standard deviation of the individual ratings (n − 1).",
     "likert_median": "Median of the individual ratings.",
-    "likert_alpha": "Krippendorff's alpha of the group's ratings on the dimension: ordinal "
-    "on points, interval on a slider (1 perfect agreement, 0 chance).",
+    "likert_alpha": "Krippendorff's alpha of the group's ratings on the dimension, every "
+    "system of the stage together: ordinal on points, interval on a slider (1 perfect "
+    "agreement, 0 chance).",
     "likert_cohens_d": "Cohen's d between the two systems' item means (an item's mean of "
     "its ratings): difference of the means ÷ pooled standard deviation. Positive when A is "
     "rated higher.",
@@ -215,7 +216,7 @@ EXPLANATIONS: dict[str, str] = {
     "items both rated.",
     "likert_items_both": "Items of the system both groups rated.",
     "likert_kendall_tau": "Kendall's tau-b between the two groups' orderings of the stage's "
-    "systems by mean rating: 1 the same ranking, 0 unrelated, −1 reversed.",
+    "systems by the mean of their item means: 1 the same ranking, 0 unrelated, −1 reversed.",
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",

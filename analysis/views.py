@@ -30,7 +30,7 @@ from .models import AnalysisRun
 from .plots import PLOTS
 from .selectors.judgements import annotator_ids_by_pseudonym, automatic_evaluators_list
 from .services import analysis_run_enqueue, tasks_run_in_process
-from .tables import quality_table, report_tables
+from .tables import nothing_counted, quality_table, report_tables
 
 RUNS_LISTED = 20
 ACTIVE = (AnalysisRun.Status.QUEUED, AnalysisRun.Status.RUNNING)
@@ -225,6 +225,7 @@ def _render_dashboard(
         "done_runs": done_runs,
         "shown": shown,
         "report": report,
+        "nothing_counted": nothing_counted(report) if report is not None else None,
         "blocks": _report_blocks(study, shown, tables, downloads=may_analyse)
         if shown is not None
         else [],

@@ -72,6 +72,10 @@ class ErrorCode(models.TextChoices):
         "stage_full",
         "Every batch of the stage has enough annotators of the group for now.",
     )
+    STAGE_TUTORIAL_UNREAD = (
+        "stage_tutorial_unread",
+        "The stage has a tutorial of its own the annotator has not confirmed yet.",
+    )
     CLAIMS_BUSY = (
         "claims_busy",
         "Concurrent claims kept taking the free slots first; trying again later helps.",

@@ -115,8 +115,8 @@ class AnswerForm(forms.Form):
                 cleaned["empathy"] = None
                 if len(cleaned.get("categories") or ()) < 2:
                     cleaned["most_evident"] = None
-        if self.settings is None:
-            return cleaned
+        if self.settings is None or self.settings.rates_dimensions:
+            return cleaned  # (a Likert stage's answer is checked by the save)
         answer = self.answer()
         try:
             answer_encode(

@@ -3,8 +3,9 @@ stage, system (the stage's source) and dimension, the systems of a group compare
 and each pair of groups compared (statistics: :mod:`analysis.metrics.protocol.likert`).
 
 ``dimensions`` lists each Likert stage's dimensions in order (name, statement, scale,
-labels); ``cells[group][stage][dimension]`` holds ``systems`` (source → the cell's
-summary) and ``system_pairs``; ``between_groups`` one entry per stage, dimension and
+labels); ``cells[group][stage][dimension]`` holds ``alpha`` (the group's agreement on
+the dimension, every system together), ``systems`` (source → the cell's summary) and
+``system_pairs``; ``between_groups`` one entry per stage, dimension and
 pair of groups. A study without Likert stages has every part empty.
 """
 
@@ -18,6 +19,7 @@ import pandas as pd
 
 from ..metrics.protocol.likert import (
     item_means,
+    likert_alpha,
     likert_cell,
     likert_groups_compared,
     likert_system_pairs,
@@ -74,6 +76,7 @@ def likert_build(data: LikertData | None, *, resamples: int, seed: int) -> dict:
                 item_means_by_source = {s: item_means(rows) for s, rows in by_source.items()}
                 means[(group, stage, dimension["name"])] = item_means_by_source
                 cells.setdefault(group, {}).setdefault(stage, {})[dimension["name"]] = {
+                    "alpha": likert_alpha(rated, points=dimension["points"]),
                     "systems": {
                         source: likert_cell(
                             rows, points=dimension["points"], resamples=resamples, seed=seed

@@ -7,6 +7,7 @@ from ..tables import (
     Table,
     collector_paused,
     likert_tables,
+    nothing_counted,
     quality_table,
     report_tables,
     waiting_table,
@@ -46,14 +47,9 @@ def report_summary_lines(report: dict) -> list[str]:
         + (", expired batches included" if params.get("include_expired") else "")
         + f" ({params.get('bootstrap_resamples', 0)} bootstrap resamples, seed {params.get('seed', 0)}).",
     ]
-    if not report["groups"]:
+    if (nothing := nothing_counted(report)) is not None:
         likert = likert_tables(report)
-        lines.append(
-            "No judgements of the coherence protocol count yet (only submitted, "
-            "non-rejected batches do)."
-            if likert
-            else "No judgements count yet (only submitted, non-rejected batches do)."
-        )
+        lines.append(f"{nothing} count yet (only submitted, non-rejected batches do).")
         # What needs no counted judgement is still there: failed attention checks
         # (rejected batches included), the waits between stages, the Likert ratings.
         for table in (quality_table(report), waiting_table(report), *likert):

@@ -4,15 +4,16 @@ import pandas as pd
 
 from studies.models import Judgement, LikertDimension, LikertRating
 
-from ..report.likert import LikertData
+from ..report.likert import LIKERT_COLUMNS, LikertData
 
-_FIELDS = {
-    "judgement__assignment__group__name": "group",
-    "judgement__assignment__stage__name": "stage",
-    "judgement__reflection__source": "source",
-    "dimension__name": "dimension",
-    "judgement__reflection_id": "item",
-    "judgement__assignment__annotator_id": "rater",
+# The ORM path of each of the frame's columns (``LIKERT_COLUMNS``, in that order).
+_PATHS = {
+    "group": "judgement__assignment__group__name",
+    "stage": "judgement__assignment__stage__name",
+    "source": "judgement__reflection__source",
+    "dimension": "dimension__name",
+    "item": "judgement__reflection_id",
+    "rater": "judgement__assignment__annotator_id",
     "value": "value",
     "cannot_judge": "cannot_judge",
 }
@@ -34,10 +35,10 @@ def likert_data(
             judgement__assignment__stage__study_id=study_id,
         )
         .order_by()
-        .values_list(*_FIELDS)
+        .values_list(*(_PATHS[column] for column in LIKERT_COLUMNS))
     )
     ratings = pd.DataFrame.from_records(
-        rows.iterator(chunk_size=20_000), columns=list(_FIELDS.values())
+        rows.iterator(chunk_size=20_000), columns=LIKERT_COLUMNS
     ).astype({"value": float, "cannot_judge": bool})
     dimensions: dict[str, list[dict]] = {}
     for dimension in (

@@ -30,7 +30,13 @@ from .descriptions import (
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
-from .likert import likert_groups_table, likert_pairs_table, likert_table, likert_tables
+from .likert import (
+    likert_groups_table,
+    likert_pairs_table,
+    likert_table,
+    likert_tables,
+    nothing_counted,
+)
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .quality import quality_table, waiting_table
 from .questionnaires import questionnaire_table
@@ -115,6 +121,7 @@ __all__ = [
     "likert_table",
     "likert_tables",
     "majority_table",
+    "nothing_counted",
     "quality_table",
     "questionnaire_table",
     "report_tables",

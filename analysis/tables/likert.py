@@ -44,7 +44,7 @@ def likert_entries(report: dict) -> list[tuple[tuple, dict]]:
                     entries.append(
                         (
                             (group, stage, dimension["name"], source),
-                            {**cell["systems"][source], "scale": dimension.get("scale")},
+                            {**cell["systems"][source], "alpha": cell.get("alpha")},
                         )
                     )
     return entries
@@ -68,7 +68,7 @@ def likert_table(report: dict) -> Table:
             Measure("mean", "Mean [95% CI]", "likert_mean", at("mean"), digits=2, ci=at("mean_ci")),
             Measure("sd", "SD", "likert_sd", at("sd"), digits=2),
             Measure("median", "Median", "likert_median", at("median"), digits=1),
-            Measure("alpha", "Krippendorff α", "likert_alpha", at("alpha")),
+            Measure("alpha", "Krippendorff α (dimension)", "likert_alpha", at("alpha")),
         ],
         entries=likert_entries(report),
         note='Over individual ratings; "cannot judge" answers are counted and left out of '
@@ -156,8 +156,8 @@ def likert_groups_table(report: dict) -> Table:
         entries=entries,
         note="Per system both groups rated: the Mann–Whitney U test between their item means "
         "and Spearman's ρ over the items both rated; Kendall's τ-b between the groups' "
-        "orderings of the stage's systems by mean (the same on every row of a stage and "
-        "dimension).",
+        "orderings of the stage's systems by the mean of their item means (the same on "
+        "every row of a stage and dimension).",
         empty="Needs two groups that rated the same Likert stage.",
     )
 
@@ -167,3 +167,14 @@ def likert_tables(report: dict) -> list[Table]:
     if not (report.get("likert") or {}).get("dimensions"):
         return []
     return [likert_table(report), likert_pairs_table(report), likert_groups_table(report)]
+
+
+def nothing_counted(report: dict) -> str | None:
+    """How the renderings say that no judgement of the coherence protocol counted
+    ("No judgements", or, beside Likert ratings, "No judgements of the coherence
+    protocol"), else None."""
+    if report.get("group_order"):
+        return None
+    if (report.get("likert") or {}).get("cells"):
+        return "No judgements of the coherence protocol"
+    return "No judgements"

@@ -180,8 +180,8 @@ class LikertDimension(models.Model):
             raise ValidationError(problems)
 
     def rating_problem(self, value: int | None, cannot_judge: bool) -> str | None:
-        """Why a rating on this dimension is refused (None: it is valid). The one rule
-        the save, the form and imports apply."""
+        """Why a rating on this dimension is refused (None: it is valid). The save
+        asks here (``likert_answer_encode``), and so will the Likert form and import."""
         if cannot_judge:
             if not self.offers_cannot_judge:
                 return f'"Cannot judge" is not offered for {self.name}.'

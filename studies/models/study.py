@@ -582,8 +582,9 @@ TUTORIAL_FIELDS = (
 
 
 def stage_fallback(study: Study, own: Mapping[str, Any], names: tuple[str, ...]) -> dict:
-    """The one rule of a stage's own texts: each of ``names`` is the stage's value
-    (``own``: a Stage or the hot path's row of one) when not empty, else the study's."""
+    """A stage's own texts: each of ``names`` is the stage's value (``own``: a Stage
+    or the hot path's row of one) when not empty, else the study's. Every reading of
+    a stage's wording and tutorial goes through here."""
     get = own.get if isinstance(own, Mapping) else partial(getattr, own)
     return {name: get(name) or getattr(study, name) for name in names}
 

@@ -368,7 +368,8 @@ class Judgement(models.Model):
         ]
 
     def __str__(self) -> str:
-        return f"{self.assignment.annotator}: {'Yes' if self.coherent else 'No'}"
+        answer = "rated" if self.coherent is None else "Yes" if self.coherent else "No"
+        return f"{self.assignment.annotator}: {answer}"
 
     @staticmethod
     def coherence_q(*, prefix: str = "") -> Q:

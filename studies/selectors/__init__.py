@@ -176,8 +176,9 @@ def judgement_list(
     """The study's judgements, each with its assignment's stage, group, status and
     recurrence, the annotator's pseudonym and the reflection's source and kind, in
     one query (joined, not prefetched). ``annotator`` is a pseudonym; ``since_id``
-    keeps judgements with a larger id (incremental downloads)."""
-    qs = Judgement.objects.filter(assignment__stage__study=study)
+    keeps judgements with a larger id (incremental downloads). The coherence protocol's
+    answers only (a Likert stage's ratings are not listed here yet)."""
+    qs = Judgement.objects.coherence().filter(assignment__stage__study=study)
     if statuses:
         qs = qs.filter(assignment__status__in=list(statuses))
     if stage_id is not None:

@@ -325,8 +325,16 @@ def stage_tutorial_due(*, annotator: Annotator, states: list[StageState]) -> Sta
     current = next((s for s in states if s.status != StageStatus.DONE), None)
     if current is None or current.status not in (StageStatus.OPEN, StageStatus.IN_PROGRESS):
         return None
-    stage = current.stage
-    if not stage.has_own_tutorial:
-        return None
-    read = TutorialReading.objects.filter(annotator=annotator, stage=stage).exists()
-    return None if read else stage
+    return (
+        current.stage if stage_tutorial_unread(annotator=annotator, stage=current.stage) else None
+    )
+
+
+def stage_tutorial_unread(*, annotator: Annotator, stage: Stage) -> bool:
+    """``stage`` has a tutorial of its own the annotator has not confirmed: no batch of
+    it before they do (``stage_tutorial_due`` for the pages, the claim for every
+    way in)."""
+    return (
+        stage.has_own_tutorial
+        and not TutorialReading.objects.filter(annotator=annotator, stage=stage).exists()
+    )

@@ -37,7 +37,12 @@ from ..models import (
     Study,
 )
 from ..protocol import shuffled_order
-from ..selectors.stages import StageStatus, annotator_stage_states, claimable_batches
+from ..selectors.stages import (
+    StageStatus,
+    annotator_stage_states,
+    claimable_batches,
+    stage_tutorial_unread,
+)
 from .lifecycle import assignment_expire, assignments_expire_overdue
 from .stages import NoWorkAvailable, StageLocked
 
@@ -279,6 +284,11 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
             ErrorCode.STAGE_ON_PLATFORM,
             f"{state.stage.public_name} is open to you: please start it from its own task on "
             "the crowd platform, where it is paid.",
+        )
+    if stage_tutorial_unread(annotator=annotator, stage=state.stage):
+        raise NoWorkAvailable(
+            ErrorCode.STAGE_TUTORIAL_UNREAD,
+            f"Please read how {state.stage.public_name} works first.",
         )
 
     candidates = list(

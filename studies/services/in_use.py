@@ -25,6 +25,7 @@ from ..models import (
     DialogueContext,
     ErrorCategory,
     Judgement,
+    LikertDimension,
     Reflection,
     Stage,
     Study,
@@ -65,6 +66,11 @@ def dialogue_context_is_locked(*, context: DialogueContext) -> bool:
 
 def reflection_is_locked(*, reflection: Reflection) -> bool:
     return reflection.judgements.exists()
+
+
+def likert_dimension_is_locked(*, dimension: LikertDimension) -> bool:
+    """Ratings on the dimension exist: its scale, name and check stay as rated."""
+    return dimension.ratings.exists()
 
 
 def batch_is_locked(*, batch: Batch) -> bool:
@@ -112,6 +118,20 @@ LOCKED_ONCE_USED: dict[type[Model], LockedOnceUsed] = {
         ("turns",),
         "annotators have already judged reflections of this context",
         lambda context: dialogue_context_is_locked(context=context),
+    ),
+    LikertDimension: LockedOnceUsed(
+        (
+            "stage",
+            "name",
+            "points",
+            "labels",
+            "offers_cannot_judge",
+            "checks_attention",
+            "attention_pass_min",
+            "attention_pass_max",
+        ),
+        "annotators have already rated this dimension",
+        lambda dimension: likert_dimension_is_locked(dimension=dimension),
     ),
     Reflection: LockedOnceUsed(
         ("context", "text", "source", "kind"),

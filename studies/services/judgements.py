@@ -73,10 +73,16 @@ def likert_answer_encode(*, answer: Answer, dimensions: Sequence[LikertDimension
     "cannot judge" where offered, given as None), each within its scale
     (``LikertDimension.rating_problem``), and nothing of the coherence protocol."""
     errors: dict[str, str] = {}
-    if answer.coherent is not None or answer.categories or answer.most_evident is not None:
+    if (
+        answer.coherent is not None
+        or answer.categories
+        or answer.most_evident is not None
+        or answer.empathy is not None
+        or answer.description.strip()
+    ):
         errors["coherent"] = "This stage asks for ratings, not Yes or No."
-    if answer.empathy is not None or answer.description.strip():
-        errors["coherent"] = "This stage asks for ratings, not Yes or No."
+    if not dimensions:
+        errors["ratings"] = "This stage has no dimensions to rate yet."
     by_name = {d.name: d for d in dimensions}
     unknown = sorted(set(answer.ratings) - by_name.keys())
     if unknown:
@@ -116,6 +122,8 @@ def stage_answer_encode(
     its Likert dimensions (read here), or the coherence protocol with the categories it
     offers (slug → bit; read here when not given)."""
     if settings.rates_dimensions:
+        if answer.coherent is not None:  # refused without reading the dimensions
+            raise ValidationError({"coherent": "This stage asks for ratings, not Yes or No."})
         dimensions = list(LikertDimension.objects.filter(stage_id=stage_id).order_by("position"))
         return likert_answer_encode(answer=answer, dimensions=dimensions)
     return answer_encode(
@@ -146,14 +154,10 @@ def answer_encode(
     database enforces always apply.
     """
     errors: dict[str, str] = {}
-    if settings.rates_dimensions or answer.coherent is None or answer.ratings:
-        raise ValidationError(
-            {
-                "coherent": "Answer Yes or No."
-                if not settings.rates_dimensions
-                else "This stage asks for ratings: use stage_answer_encode."
-            }
-        )
+    if settings.rates_dimensions:
+        raise ValueError("A Likert stage's answers are checked by stage_answer_encode.")
+    if answer.coherent is None or answer.ratings:
+        raise ValidationError({"coherent": "Answer Yes or No."})
     description = answer.description.strip()
     unknown = sorted(answer.categories - categories.keys())
     if unknown:

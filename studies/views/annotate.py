@@ -207,10 +207,6 @@ def home(request: HttpRequest) -> HttpResponse:
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
 def start(request: HttpRequest) -> HttpResponse:
     """Get the annotator's current or next batch from the assignment service."""
-    states = annotator_stage_states(annotator=request.annotator)
-    if stage_tutorial_due(annotator=request.annotator, states=states) is not None:
-        messages.info(request, "Please read how this stage works first.")
-        return redirect("studies:tutorial", slug=request.study.slug)
     try:
         assignment = assignment_claim(annotator=request.annotator)
     except StageLocked as locked:
@@ -219,6 +215,9 @@ def start(request: HttpRequest) -> HttpResponse:
     except NoWorkAvailable as exc:
         if exc.code == ErrorCode.STAGES_COMPLETED:
             return redirect("studies:done", slug=request.study.slug)
+        if exc.code == ErrorCode.STAGE_TUTORIAL_UNREAD:
+            messages.info(request, str(exc))
+            return redirect("studies:tutorial", slug=request.study.slug)
         if crowd_stage_end_early(
             annotator=request.annotator,
             states=annotator_stage_states(annotator=request.annotator),

@@ -239,7 +239,10 @@ def tutorial(request: HttpRequest) -> HttpResponse:
     states = annotator_stage_states(annotator=annotator)
     stage = _current_stage(states)
     if request.method == "POST":
-        annotator_complete_tutorial(annotator=annotator, stage=stage)
+        # Recorded for a stage with a tutorial of its own only: one given its own
+        # tutorial later is then still read by everyone.
+        own = stage if stage is not None and stage.has_own_tutorial else None
+        annotator_complete_tutorial(annotator=annotator, stage=own)
         messages.success(request, "Thank you. You can reopen the tutorial at any time.")
         return redirect("studies:home", slug=study.slug)
     due = stage_tutorial_due(annotator=annotator, states=states)

@@ -118,7 +118,11 @@ for _operation in OPERATIONS:
     )
 
 
-def test_every_operation_has_its_test():
+def test_every_operation_has_its_test_of_that_operation_alone():
     assert len(OPERATIONS) >= 17
     names = [name for name in globals() if name.endswith("_never_a_server_error")]
     assert len(names) == len(OPERATIONS)
+    for operation in OPERATIONS:
+        narrowed = schema.include(method=operation.method.upper(), path=operation.path)
+        (only,) = [result.ok() for result in narrowed.get_all_operations()]
+        assert only.label == operation.label

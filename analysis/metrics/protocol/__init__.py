@@ -25,7 +25,13 @@ from .evaluators import evaluators_by_source, evaluators_systems
 from .generation import generation_settings, generation_values, item_label_sums
 from .groups import between_group_agreement, majority_labels
 from .items import item_table, majority_label
-from .likert import item_means, likert_cell, likert_groups_compared, likert_system_pairs
+from .likert import (
+    item_means,
+    likert_alpha,
+    likert_cell,
+    likert_groups_compared,
+    likert_system_pairs,
+)
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
@@ -63,6 +69,7 @@ __all__ = [
     "item_label_sums",
     "item_means",
     "item_table",
+    "likert_alpha",
     "likert_cell",
     "likert_groups_compared",
     "likert_system_pairs",

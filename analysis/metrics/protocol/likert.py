@@ -6,10 +6,11 @@ Every statistic is over individual ratings, "cannot judge" answers counted apart
 left out; comparisons are over item means (an item's mean of its raters), so an item
 rated by more annotators does not count more:
 
-* per cell: n ratings and items, mean with a percentile bootstrap 95% CI resampling
-  items (:func:`analysis.metrics.bootstrap.mean_ci`), SD (n − 1), median, the share of
-  each point; Krippendorff's alpha (``krippendorff``), ordinal on points and interval
-  on a slider;
+* per cell (a system's ratings): n ratings and items, mean with a percentile
+  bootstrap 95% CI resampling items (:func:`analysis.metrics.bootstrap.mean_ci`), SD
+  (n − 1), median, the share of each point;
+* per dimension (every system of a group and stage together): Krippendorff's alpha
+  (``krippendorff``), ordinal on points and interval on a slider;
 * between two systems of a group: Cohen's d on their item means (pooled SD,
   :func:`.systems.cohens_d`) and the two-sided Mann–Whitney U test
   (``scipy.stats.mannwhitneyu``), Holm's correction over the group's pairs;
@@ -64,16 +65,6 @@ def likert_cell(
         "sd": clean(values.std(ddof=1)) if len(values) >= 2 else None,
         "median": clean(np.median(values)) if len(values) else None,
         "shares": None,
-        "alpha": krippendorff_alpha(
-            ratings=judged.assign(value=judged["value"].astype(int)),
-            item="item",
-            rater="rater",
-            label="value",
-            level="interval" if points is None else "ordinal",
-            values=list(range(low, high + 1)),
-        )
-        if len(judged)
-        else None,
     }
     if points is not None and len(values):
         counts = np.bincount(values.astype(int) - low, minlength=high - low + 1)
@@ -82,6 +73,23 @@ def likert_cell(
             for point, count in zip(range(low, high + 1), counts, strict=True)
         }
     return result
+
+
+def likert_alpha(ratings: pd.DataFrame, *, points: int | None) -> float | None:
+    """Krippendorff's alpha of ratings (``RATING_COLUMNS``, "cannot judge" left out) on a
+    dimension of ``points`` points: ordinal, or interval on a slider (None)."""
+    judged = ratings[~ratings["cannot_judge"].astype(bool)]
+    if judged.empty:
+        return None
+    low, high = likert_scale_range(points)
+    return krippendorff_alpha(
+        ratings=judged.assign(value=judged["value"].astype(int)),
+        item="item",
+        rater="rater",
+        label="value",
+        level="interval" if points is None else "ordinal",
+        values=list(range(low, high + 1)),
+    )
 
 
 def item_means(ratings: pd.DataFrame) -> pd.Series:
@@ -119,8 +127,8 @@ def likert_groups_compared(
     """Two groups on one stage and dimension (each: system → item means): per system
     shared by both, the Mann–Whitney p-value between their item means and Spearman's
     rho between the item means of the items both rated; Kendall's tau-b between their
-    orderings of those systems by mean (None with fewer than two systems, or a side
-    whose systems all have the same mean)."""
+    orderings of those systems by the mean of their item means (None with fewer than
+    two systems, or a side whose systems all have the same mean)."""
     systems = [s for s in means_a if s in means_b]
     per_system = {}
     for system in systems:

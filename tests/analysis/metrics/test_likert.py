@@ -12,6 +12,7 @@ from scipy import stats
 from analysis.metrics.bootstrap import mean_ci, resample_weights
 from analysis.metrics.protocol.likert import (
     item_means,
+    likert_alpha,
     likert_cell,
     likert_groups_compared,
     likert_system_pairs,
@@ -71,15 +72,16 @@ def test_alpha_is_krippendorff_s_on_the_reliability_matrix():
     expected = krippendorff.alpha(
         reliability_data=matrix, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
     )
-    assert likert_cell(CELL, points=5, resamples=0)["alpha"] == pytest.approx(expected)
+    assert likert_alpha(CELL, points=5) == pytest.approx(expected)
     slider = CELL.assign(value=CELL["value"] * 20)
     expected = krippendorff.alpha(
         reliability_data=matrix * 20,
         level_of_measurement="interval",
         value_domain=list(range(101)),
     )
+    assert likert_alpha(slider, points=None) == pytest.approx(expected)
     cell = likert_cell(slider, points=None, resamples=0)
-    assert cell["alpha"] == pytest.approx(expected) and cell["shares"] is None
+    assert cell["shares"] is None
     assert cell["mean"] == pytest.approx(72.0)
 
 
@@ -105,9 +107,11 @@ def test_the_mean_ci_resamples_items_as_an_expanded_resample_would():
 
 
 def test_cannot_judge_alone_gives_counts_and_no_statistics():
-    cell = likert_cell(ratings([("A", "r1", "cj")]), points=5, resamples=10)
+    only = ratings([("A", "r1", "cj")])
+    cell = likert_cell(only, points=5, resamples=10)
     assert cell["n_cannot_judge"] == 1 and cell["n_ratings"] == 0
-    assert all(cell[key] is None for key in ("mean", "sd", "median", "alpha", "shares"))
+    assert all(cell[key] is None for key in ("mean", "sd", "median", "shares"))
+    assert likert_alpha(only, points=5) is None
 
 
 def test_item_means_leave_cannot_judge_out():

@@ -9,6 +9,7 @@ import zlib
 from collections import defaultdict
 from datetime import timedelta
 
+import krippendorff
 import numpy as np
 import pytest
 
@@ -127,6 +128,25 @@ def test_the_likert_block_matches_a_plain_computation(likert_study):
         checked += 1
     assert checked == 2 * 2 * 2  # groups × stage 1's sources (Human, GPT-2) × dimensions
     assert sum(c["cannot"] for c in plain.values()) > 0  # the data has "cannot judge"
+    # Alpha per group, stage and dimension, every system together: the krippendorff
+    # package on the raters × items matrix of the stored ratings.
+    expert = LikertRating.objects.filter(
+        judgement__assignment__group__name="Expert",
+        judgement__assignment__status="submitted",
+        dimension__name="fluency",
+        cannot_judge=False,
+    ).exclude(judgement__reflection__kind=Reflection.Kind.ATTENTION_CHECK)
+    raters = sorted(set(expert.values_list("judgement__assignment__annotator_id", flat=True)))
+    items = sorted(set(expert.values_list("judgement__reflection_id", flat=True)))
+    matrix = np.full((len(raters), len(items)), np.nan)
+    for rater, item_id, value in expert.values_list(
+        "judgement__assignment__annotator_id", "judgement__reflection_id", "value"
+    ):
+        matrix[raters.index(rater), items.index(item_id)] = value
+    expected = krippendorff.alpha(
+        reliability_data=matrix, level_of_measurement="ordinal", value_domain=[1, 2, 3, 4, 5]
+    )
+    assert block["cells"]["Expert"][stage_1]["fluency"]["alpha"] == pytest.approx(expected)
     pairs = block["cells"]["Expert"][stage_1]["fluency"]["system_pairs"]
     assert [(p["a"], p["b"]) for p in pairs] == [("GPT-2", "Human")]
     assert pairs[0]["p_holm"] == pairs[0]["p"]  # one pair: Holm changes nothing

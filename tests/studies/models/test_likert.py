@@ -16,7 +16,7 @@ from studies.models import (
 )
 from studies.protocol import likert_attention_pass_default, likert_scale_range
 from studies.services import annotators_create, assignment_create
-from studies.services.in_use import LOCKED_ONCE_USED
+from studies.services.in_use import locked_fields_validate
 
 FIVE = ["poor", "", "", "", "excellent"]
 
@@ -273,8 +273,17 @@ def test_an_answer_without_yes_or_no_has_no_coherence_fields(likert_answer, fiel
     refused(likert_answer, "judgement_other_instrument_without_coherence_fields")
 
 
-def test_the_instrument_of_a_stage_is_locked_once_annotators_work_in_it():
-    assert "instrument" in LOCKED_ONCE_USED[Stage].fields
+def test_the_instrument_and_a_rated_dimension_are_locked_once_used(likert_stage, likert_answer):
+    """The one check every interface asks before writing (``locked_fields_validate``)."""
+    with pytest.raises(ValidationError, match="Instrument cannot change: annotators already"):
+        locked_fields_validate(instance=likert_stage, changed=["instrument"])
+    fluency = dimension(likert_stage)
+    fluency.save()
+    locked_fields_validate(instance=fluency, changed=["points"])  # nothing rated yet
+    LikertRating.objects.create(judgement=likert_answer, dimension=fluency, value=2)
+    with pytest.raises(ValidationError, match="Points cannot change: annotators have already"):
+        locked_fields_validate(instance=fluency, changed=["points", "statement"])
+    locked_fields_validate(instance=fluency, changed=["statement"])  # its wording may
 
 
 def test_a_dimension_in_use_cannot_be_deleted(likert_stage, likert_answer):

@@ -238,3 +238,18 @@ def test_likert_answers_stay_out_of_the_coherence_analysis_and_export(likert, lo
     assert len(rows) == len(coherence.order) - 1  # the attention check is not published
     assert {row[1] for row in rows} == {stage_2.name}
     assert Judgement.objects.coherence().count() == len(coherence.order)
+
+
+def test_a_likert_stage_without_dimensions_takes_no_answer(loaded_study):
+    stage = loaded_study.stages.get(position=1)
+    Stage.objects.filter(pk=stage.pk).update(instrument=Stage.Instrument.LIKERT)
+    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
+    assignment = assignment_create(annotator=annotator, batch=stage.batches.first())
+    with pytest.raises(ValidationError) as error:
+        judgement_record(
+            assignment=assignment,
+            reflection=Reflection.objects.get(pk=assignment.order[0]),
+            answer=Answer(coherent=None),
+        )
+    assert error.value.message_dict["ratings"] == ["This stage has no dimensions to rate yet."]
+    assert not Judgement.objects.exists()

@@ -7,6 +7,7 @@ from datetime import timedelta
 import pytest
 from django.utils import timezone
 
+from studies.errors import ErrorCode
 from studies.models import (
     Assignment,
     Judgement,
@@ -18,6 +19,8 @@ from studies.models import (
     stage_wording,
 )
 from studies.services import (
+    NoWorkAvailable,
+    annotator_complete_tutorial,
     annotators_create,
     assignment_claim,
     consent_version_current,
@@ -132,7 +135,7 @@ def test_a_stage_with_its_own_tutorial_is_read_before_its_first_batch(client, re
     # Claiming first is refused and writes nothing.
     response = client.post("/s/pilot/start/", follow=True)
     assert response.redirect_chain[-1][0] == "/s/pilot/tutorial/"
-    assert "Please read how this stage works first." in response.content.decode()
+    assert "Please read how Stage 2 works first." in response.content.decode()
     assert not Assignment.objects.filter(annotator=ready, stage=second).exists()
     assert client.post("/s/pilot/tutorial/")["Location"] == "/s/pilot/"
     reading = TutorialReading.objects.get(annotator=ready)
@@ -194,3 +197,30 @@ def test_the_practice_quiz_asks_as_the_first_stage_does(client, open_study):
     assert client.post("/s/pilot/training/").status_code == 302
     page = client.get("/s/pilot/training/1/").content.decode()
     assert "<legend>Fits?</legend>" in page
+
+
+def test_the_claim_itself_refuses_a_stage_whose_tutorial_is_unread(ready, open_study):
+    """Every way to a batch (a stale tab's Start, the API) meets the rule in the claim."""
+    Stage.objects.filter(pk=stage(open_study, 2).pk).update(tutorial_intro="Stage 2 works so.")
+    finish_stage_1(ready)
+    with pytest.raises(NoWorkAvailable) as refused:
+        assignment_claim(annotator=ready)
+    assert refused.value.code == ErrorCode.STAGE_TUTORIAL_UNREAD
+    assert str(refused.value) == "Please read how Stage 2 works first."
+    assert not Assignment.objects.filter(annotator=ready, stage__position=2).exists()
+    annotator_complete_tutorial(annotator=ready, stage=stage(open_study, 2))
+    assert assignment_claim(annotator=ready).stage.position == 2
+
+
+def test_a_tutorial_given_to_stage_1_later_is_still_read(client, open_study):
+    """Confirming the study's tutorial records no reading for a stage without one of its
+    own: a researcher who gives stage 1 its own tutorial later reaches everyone."""
+    annotator = annotators_create(group=open_study.groups.get(name="Expert"), count=1)[0]
+    annotator.consented_version = consent_version_current(study=open_study)
+    annotator.consented_at = timezone.now()
+    annotator.save()
+    client.get(f"/i/{annotator.access_token}/")
+    client.post("/s/pilot/tutorial/")
+    assert not TutorialReading.objects.filter(annotator=annotator).exists()
+    Stage.objects.filter(pk=stage(open_study, 1).pk).update(tutorial_intro="Stage 1, anew.")
+    assert client.get("/s/pilot/")["Location"] == "/s/pilot/tutorial/"
