@@ -57,14 +57,32 @@ class StageInline(PerStudyInlineMixin, admin.StackedInline):
         ("completion_code", "partial_completion_code", "screened_out_code"),
         "platform_task_ids",
         "join_links",
+        "wording_and_tutorial",
     )
-    readonly_fields = ("join_links",)
+    readonly_fields = ("join_links", "wording_and_tutorial")
     formfield_overrides = HUMAN_DURATIONS
     classes = ("stages",)
 
     @admin.display(description="crowd join links (paste into the platform)")
     def join_links(self, obj):
         return stage_join_links_html(obj)
+
+    @admin.display(description="wording and tutorial")
+    def wording_and_tutorial(self, obj):
+        """Which of the stage's texts are its own (set on the stage's page)."""
+        if obj is None or not obj.pk:
+            return "The study's (a saved stage can have its own, on its page)."
+        own = [
+            label
+            for label, names in (
+                ("question or prompt", WORDING_FIELDS),
+                ("tutorial", TUTORIAL_FIELDS),
+            )
+            if any(getattr(obj, name) for name in names)
+        ]
+        url = reverse("admin:studies_stage_change", args=[obj.pk])
+        what = f"its own {' and '.join(own)}" if own else "the study's"
+        return format_html('{} (<a href="{}">change on the stage\'s page</a>)', what, url)
 
 
 def stage_join_links_html(stage: Stage):

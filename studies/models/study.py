@@ -552,6 +552,11 @@ class Stage(models.Model):
         return stage_tutorial(self.study, self)
 
     @property
+    def has_own_wording(self) -> bool:
+        """The stage words its question or description prompt differently."""
+        return any(getattr(self, name) for name in WORDING_FIELDS)
+
+    @property
     def has_own_tutorial(self) -> bool:
         """Some tutorial text is the stage's own: each annotator reads its tutorial
         before their first batch of the stage."""

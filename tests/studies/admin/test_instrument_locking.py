@@ -186,3 +186,13 @@ def test_the_api_cannot_change_the_instrument(admin_client, judged, method):
     )
     assert response.status_code == 405
     assert _instrument(judged.pk) == UNCHANGED
+
+
+def test_the_study_page_says_which_stages_have_their_own_texts(admin_client, loaded_study):
+    second = Stage.objects.get(study=loaded_study, position=2)
+    Stage.objects.filter(pk=second.pk).update(tutorial_intro="Now the categories.")
+    page = admin_client.get(reverse("admin:studies_study_change", args=[loaded_study.pk]))
+    text = page.content.decode()
+    assert text.count("the study&#x27;s (<a href=") == 1  # stage 1
+    assert text.count("its own tutorial (<a href=") == 1  # stage 2
+    assert reverse("admin:studies_stage_change", args=[second.pk]) in text
