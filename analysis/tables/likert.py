@@ -4,13 +4,12 @@ dimension and system; the pairs of systems of a group; two groups compared."""
 from __future__ import annotations
 
 from ..metrics.protocol.systems import SIGNIFICANCE
-from .format import finite
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
+from .systems import GROUPS, holm_significant
 from .walk import group_order, stage_order
 
 DIMENSION = Key("Dimension", ("dimension",))
 SYSTEM = Key("System", ("source",))
-GROUPS = Key("Groups", ("group_a", "group_b"), show=lambda a, b: f"{a} vs {b}")
 
 
 def _stages(report: dict, likert: dict) -> list[str]:
@@ -31,23 +30,25 @@ def _dimensions(likert: dict, stage: str) -> list[dict]:
     return list((likert.get("dimensions") or {}).get(stage) or [])
 
 
-def likert_entries(report: dict) -> list[tuple[tuple, dict]]:
+def _dimension_cells(report: dict) -> list[tuple[str, str, str, dict]]:
+    """(group, stage, dimension, its cell) of the likert block, in reading order."""
     likert = report.get("likert") or {}
-    entries = []
+    result = []
     for group in _groups(report, likert):
         for stage in _stages(report, likert):
             for dimension in _dimensions(likert, stage):
-                cell = ((likert["cells"].get(group) or {}).get(stage) or {}).get(
-                    dimension["name"]
-                ) or {}
-                for source in sorted(cell.get("systems") or {}):
-                    entries.append(
-                        (
-                            (group, stage, dimension["name"], source),
-                            {**cell["systems"][source], "alpha": cell.get("alpha")},
-                        )
-                    )
-    return entries
+                cell = ((likert["cells"].get(group) or {}).get(stage) or {}).get(dimension["name"])
+                if cell:
+                    result.append((group, stage, dimension["name"], cell))
+    return result
+
+
+def likert_entries(report: dict) -> list[tuple[tuple, dict]]:
+    return [
+        ((group, stage, dimension, source), {**cell["systems"][source], "alpha": cell.get("alpha")})
+        for group, stage, dimension, cell in _dimension_cells(report)
+        for source in sorted(cell.get("systems") or {})
+    ]
 
 
 def likert_table(report: dict) -> Table:
@@ -78,22 +79,12 @@ def likert_table(report: dict) -> Table:
     )
 
 
-def _significant(entry: dict) -> bool:
-    p = finite(entry.get("p_holm"))
-    return p is not None and p < SIGNIFICANCE
-
-
 def likert_pairs_table(report: dict) -> Table:
-    likert = report.get("likert") or {}
-    entries = []
-    for group in _groups(report, likert):
-        for stage in _stages(report, likert):
-            for dimension in _dimensions(likert, stage):
-                cell = ((likert["cells"].get(group) or {}).get(stage) or {}).get(
-                    dimension["name"]
-                ) or {}
-                for pair in cell.get("system_pairs") or []:
-                    entries.append(((group, stage, dimension["name"], pair["a"], pair["b"]), pair))
+    entries = [
+        ((group, stage, dimension, pair["a"], pair["b"]), pair)
+        for group, stage, dimension, cell in _dimension_cells(report)
+        for pair in cell.get("system_pairs") or []
+    ]
     return build_table(
         slug="likert-pairs",
         caption="Likert ratings: pairs of systems per group",
@@ -113,7 +104,7 @@ def likert_pairs_table(report: dict) -> Table:
                 "p_holm",
                 at("p_holm"),
                 "p",
-                flag=("significant_holm", "likert_holm_significant", _significant),
+                flag=("significant_holm", "likert_holm_significant", holm_significant),
             ),
         ],
         entries=entries,

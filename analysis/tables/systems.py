@@ -92,7 +92,8 @@ def systems_table(report: dict) -> Table:
     return table
 
 
-def _significant(entry: dict) -> bool:
+def holm_significant(entry: dict) -> bool:
+    """A pair whose Holm-adjusted p-value is below ``SIGNIFICANCE``."""
     p = finite(entry.get("p_holm"))
     return p is not None and p < SIGNIFICANCE
 
@@ -115,7 +116,7 @@ def system_pairs_table(report: dict) -> Table:
                 "p_holm",
                 at("p_holm"),
                 "p",
-                flag=("significant_holm", "holm_significant", _significant),
+                flag=("significant_holm", "holm_significant", holm_significant),
             ),
             Measure(
                 "cohens_d_empathy", "Cohen's d, empathy", "cohens_d_empathy", at("cohens_d_empathy")
