@@ -78,11 +78,19 @@ def test_a_free_text_batch_runs_without_a_violation(watched, open_study, invitat
     page = watched
     _consent_and_tutorial(page, invitation_url)
     description = page.locator("#item-panel textarea[name=description]")
+    # The keys only work once the panel's script has started (it stamps the form), and
+    # the text only lands once No has put the cursor in the box: wait for each, as a
+    # loaded machine (CI, several test processes) may be slower than the keystrokes.
+    ready = page.locator("#item-panel form[data-annotate]")
+    expect(ready).to_have_attribute("data-opened-at", re.compile(r"^\d+$"))
     page.keyboard.press("n")
+    expect(description).to_be_focused()
     page.keyboard.type("Nothing in the dialogue says so.")
     _save(page).click()
     expect(_heading(page)).to_have_text(re.compile(r"^Response candidate 2 of"))
+    expect(ready).to_have_attribute("data-opened-at", re.compile(r"^\d+$"))
     page.keyboard.press("n")
+    expect(description).to_be_focused()
     page.keyboard.type("Typed, then")
     # A taller box, as dragging its corner leaves it: an inline height set through the
     # CSSOM, which the policy allows. (A real drag hit the corner only some of the time.)
