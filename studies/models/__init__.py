@@ -6,7 +6,7 @@ reflections belong to its context, a judgement's reflection belongs to its
 assignment's batch, an annotator's group belongs to their study) are checked by the
 services and, on PostgreSQL, by triggers added in migration 0002.
 
-Split by aggregate: ``study`` (configuration), ``categories`` (error categories),
+Split by aggregate: ``study`` (configuration), ``stages``, ``categories`` (error categories),
 ``materials``, ``people`` (annotators and their sessions), ``work`` (assignments and
 judgements, with the querysets that define which of them count), ``coding`` (the
 codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz),
@@ -37,23 +37,25 @@ from .questionnaires import (
     ScreeningTally,
 )
 from .roles import Role, StudyRole, StudyRoleEvent
+from .stages import (
+    TUTORIAL_FIELDS,
+    WORDING_FIELDS,
+    Stage,
+    StageTutorial,
+    StageWording,
+    stage_tutorial,
+    stage_wording,
+)
 from .study import (
     MAX_CATEGORY_BIT,
     PREFIX_REGEX,
     SLUG_REGEX,
     STUDY_SLUG_REGEX,
-    TUTORIAL_FIELDS,
-    WORDING_FIELDS,
     AnnotatorGroup,
     ConsentVersion,
-    Stage,
-    StageTutorial,
-    StageWording,
     Study,
     new_crowd_code,
     new_study_seed,
-    stage_tutorial,
-    stage_wording,
 )
 from .training import TrainingAnswer, TrainingAttempt, TrainingItem, TrainingQuiz
 from .work import Assignment, Judgement

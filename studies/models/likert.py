@@ -25,7 +25,8 @@ from ..protocol import (
     likert_scale_range,
 )
 from ..validators import validate_likert_labels
-from .study import SLUG_REGEX, Stage
+from .stages import Stage
+from .study import SLUG_REGEX
 from .work import Judgement
 
 

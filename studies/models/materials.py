@@ -8,7 +8,8 @@ from django.db.models.functions import MD5
 from ..limits import MATERIAL_TEXT_MAX_LENGTH, text_cap
 from ..protocol import HUMAN_SOURCE
 from ..validators import validate_generation_metadata, validate_turns
-from .study import Stage, Study
+from .stages import Stage
+from .study import Study
 
 
 class DialogueContext(models.Model):

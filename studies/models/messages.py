@@ -13,7 +13,8 @@ from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
 from .roles import StudyRole, StudyRoleEvent
-from .study import AnnotatorGroup, ConsentVersion, Stage, Study
+from .stages import Stage
+from .study import AnnotatorGroup, ConsentVersion, Study
 from .work import Assignment, Judgement
 
 # Category and code slugs become column names and report keys alike.

@@ -10,7 +10,8 @@ from django.db import models
 from django.db.models import Q
 
 from ..limits import REASON_MAX_LENGTH, text_cap
-from .study import AnnotatorGroup, ConsentVersion, Stage, Study
+from .stages import Stage
+from .study import AnnotatorGroup, ConsentVersion, Study
 
 
 def new_access_token() -> str:

@@ -16,7 +16,8 @@ from django.db.models import Q
 
 from ..limits import SHORT_TEXT_MAX_LENGTH, text_cap
 from .people import Annotator
-from .study import Stage, Study
+from .stages import Stage
+from .study import Study
 
 SCALE_MIN, SCALE_MAX = 1, 5
 TEXT_ANSWER_MAX_LENGTH = 2_000

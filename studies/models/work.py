@@ -12,7 +12,8 @@ from ..limits import REASON_MAX_LENGTH, text_cap
 from ..protocol import DESCRIPTION_MAX_LENGTH, EMPATHY_SCALE
 from .materials import Batch, Reflection
 from .people import Annotator
-from .study import MAX_CATEGORY_BIT, AnnotatorGroup, Stage
+from .stages import Stage
+from .study import MAX_CATEGORY_BIT, AnnotatorGroup
 
 
 def _unanswered_release() -> timedelta:
