@@ -15,6 +15,7 @@ from ..models import (
     AnnotatorGroup,
     ConsentVersion,
     ErrorCategory,
+    LikertDimension,
     Stage,
 )
 from ..permissions import Capability, user_may
@@ -35,6 +36,8 @@ from .forms import (
     AnnotatorGroupForm,
     ErrorCategoryForm,
     ErrorCategoryFormSet,
+    LikertDimensionForm,
+    LikertDimensionFormSet,
     StageForm,
     StageFormSet,
     StageInlineForm,
@@ -53,7 +56,7 @@ class StageInline(PerStudyInlineMixin, admin.StackedInline):
     extra = 0
     fields = (
         ("position", "name", "min_wait"),
-        ("no_answer", "empathy_after_yes", "categories_from_coding"),
+        ("instrument", "no_answer", "empathy_after_yes", "categories_from_coding"),
         ("completion_code", "partial_completion_code", "screened_out_code"),
         "platform_task_ids",
         "join_links",
@@ -193,6 +196,27 @@ class ConsentVersionAdmin(ReadOnlyAdminMixin, PerStudyAdminMixin, admin.ModelAdm
 STAGE_WORDING_SECTION = "Wording and tutorial of this stage"
 
 
+class LikertDimensionInline(PerStudyInlineMixin, admin.StackedInline):
+    """A Likert stage's dimensions, in order, on the stage's page."""
+
+    model = LikertDimension
+    form = LikertDimensionForm
+    formset = LikertDimensionFormSet
+    study_path = "stage__study"
+    extra = 0
+    fields = (
+        ("position", "name"),
+        "statement",
+        ("points", "labels"),
+        "offers_cannot_judge",
+        ("checks_attention", "attention_pass_min", "attention_pass_max"),
+    )
+    verbose_name_plural = (
+        "Likert dimensions (a Likert stage rates each candidate on every one of them; "
+        "one of them checks attention)"
+    )
+
+
 @admin.register(Stage)
 class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
@@ -207,7 +231,8 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
             None,
             {
                 "fields": (
-                    "study", "position", "name", "min_wait", "no_answer", "empathy_after_yes",
+                    "study", "position", "name", "min_wait", "instrument", "no_answer",
+                    "empathy_after_yes",
                     "categories_from_coding", "categories", "scheme_final_at", "scheme_final_by",
                 )
             },
@@ -254,6 +279,11 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
         return (
             ("study", "join_links", "scheme_final_at", "scheme_final_by") if obj is not None else ()
         )
+
+    def get_inlines(self, request, obj):
+        """A saved Likert stage lists its dimensions."""
+        likert = obj is not None and obj.instrument == Stage.Instrument.LIKERT
+        return (LikertDimensionInline,) if likert else ()
 
     def get_fieldsets(self, request, obj=None):
         """A new stage has no join links or scheme mark to show yet."""

@@ -10,16 +10,19 @@ from ..models import (
     WORDING_FIELDS,
     AnnotatorGroup,
     ErrorCategory,
+    LikertDimension,
     Stage,
     Study,
     new_crowd_code,
 )
+from ..protocol import LIKERT_POINTS_MAX
 from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import stage_codes_validate
 from ..services.in_use import error_category_delete_validate
 from ..services.stages import stage_categories_validate
+from ..validators import validate_likert_labels
 from .common import LockedOnceUsedForm
 
 
@@ -40,6 +43,7 @@ class StageForm(LockedOnceUsedForm):
             "position",
             "name",
             "min_wait",
+            "instrument",
             "no_answer",
             "empathy_after_yes",
             "join_key",
@@ -56,6 +60,8 @@ class StageForm(LockedOnceUsedForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
+        if "instrument" in self.fields:
+            self.fields["instrument"].help_text = INSTRUMENT_HELP
         if "categories" in self.fields:
             # A saved stage lists its own study's categories only; a new one every
             # study's, checked against the study chosen (``clean_categories``).
@@ -123,6 +129,14 @@ class StageForm(LockedOnceUsedForm):
                 self._update_errors(exc)
 
 
+INSTRUMENT_HELP = (
+    "The coherence protocol asks Yes or No, then what the settings beside it ask. Likert "
+    "ratings rate each candidate on the stage's dimensions, set on the stage's own page "
+    "(the error-category and agreement settings then do not apply). The training quiz "
+    "practises the coherence protocol: a study with practice items needs a coherence "
+    "first stage."
+)
+
 #: Codes the stage form makes up when left empty (a new stage's only, for the partial one).
 MADE_UP_CODES = ("completion_code", "partial_completion_code")
 
@@ -156,6 +170,94 @@ class StageFormSet(forms.BaseInlineFormSet):
             except ValidationError as exc:
                 for name, errors in exc.message_dict.items():
                     form.add_error(name, errors)
+
+
+class LikertLabelsField(forms.CharField):
+    """A dimension's labels typed one per line (the stored JSON list); the lines
+    between the first and the last may be empty."""
+
+    widget = forms.Textarea(attrs={"rows": 4, "cols": 40})
+
+    def __init__(self, **kwargs):
+        super().__init__(strip=False, **kwargs)
+
+    def prepare_value(self, value):
+        return "\n".join(value) if isinstance(value, list) else value
+
+    def to_python(self, value):
+        if isinstance(value, list):
+            return value
+        text = super().to_python(value)
+        return [line.strip() for line in text.strip().splitlines()] if text.strip() else []
+
+    def has_changed(self, initial, data):
+        return self.to_python(initial or []) != self.to_python(data)
+
+
+def likert_labels_expanded(labels: list[str], points: int | None) -> list[str]:
+    """The two end labels of a scale of more points, with empty labels between."""
+    if points is not None and points > 2 and len(labels) == 2:
+        return [labels[0], *[""] * (points - 2), labels[1]]
+    return labels
+
+
+class LikertDimensionForm(LockedOnceUsedForm):
+    """A dimension of a Likert stage, its labels typed one per line (or just the two
+    ends)."""
+
+    labels = LikertLabelsField(
+        help_text=f"One label per line: as many lines as points (up to {LIKERT_POINTS_MAX}), "
+        "the first and last not empty, those between may be; or just the two end labels. "
+        "A slider: its two end labels (0, then 100)."
+    )
+
+    class Meta:
+        model = LikertDimension
+        fields = (
+            "position", "name", "statement", "points", "labels", "offers_cannot_judge",
+            "checks_attention", "attention_pass_min", "attention_pass_max",
+        )  # fmt: skip
+        widgets = {"statement": forms.Textarea(attrs={"rows": 2, "cols": 60})}
+
+    def clean(self):
+        cleaned = super().clean()
+        labels, points = cleaned.get("labels"), cleaned.get("points")
+        if labels is None or "points" in self.errors:
+            return cleaned
+        labels = cleaned["labels"] = likert_labels_expanded(labels, points)
+        try:
+            validate_likert_labels(labels, points)
+        except ValidationError:
+            n = "two" if points is None else str(points)
+            self.add_error(
+                "labels",
+                "Give the slider's two end labels, one per line: the one at 0, then the one at 100."
+                if points is None
+                else f"Give {n} labels, one per line from point 1 to point {n} (the first "
+                "and last not empty, those between may be), or just the two end labels.",
+            )
+        return cleaned
+
+
+class LikertDimensionFormSet(forms.BaseInlineFormSet):
+    """A stage's dimensions saved together: one of them at most checks attention (the
+    database's rule, said before it is broken)."""
+
+    def clean(self):
+        super().clean()
+        if any(self.errors):
+            return
+        checks = [
+            f
+            for f in self.forms
+            if f.cleaned_data
+            and f not in self.deleted_forms
+            and f.cleaned_data.get("checks_attention")
+        ]
+        if len(checks) > 1:
+            raise ValidationError(
+                "Only one dimension of a stage checks attention: untick all but one."
+            )
 
 
 class AnnotatorGroupForm(LockedOnceUsedForm):

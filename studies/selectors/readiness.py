@@ -7,7 +7,16 @@ form, the service that opens a study (``study_open``) and the demo loader all as
 
 from django.db.models import Count, Q
 
-from ..models import Choice, ErrorCategory, Stage, Study
+from ..models import (
+    BatchItem,
+    Choice,
+    ErrorCategory,
+    LikertDimension,
+    Reflection,
+    Stage,
+    Study,
+    TrainingItem,
+)
 
 # (field, what annotators miss without it), in the order the admin page shows them.
 REQUIRED_TEXTS = (
@@ -124,12 +133,15 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
         missing.append("a stage")
     if not study.groups.exists():
         missing.append("an annotator group")
-    categories = ErrorCategory.objects.filter(study=study)
-    if not categories.exists():
-        missing.append("error categories")
-    undefined = categories.filter(Q(definition="") | Q(label="")).order_by("order")
-    for slug in undefined.values_list("slug", flat=True):
-        missing.append(f'a label and definition of the error category "{slug}"')
+    likert = Stage.objects.filter(study=study, instrument=Stage.Instrument.LIKERT)
+    if not stages or likert.count() < len(stages):  # a coherence stage offers categories
+        categories = ErrorCategory.objects.filter(study=study)
+        if not categories.exists():
+            missing.append("error categories")
+        undefined = categories.filter(Q(definition="") | Q(label="")).order_by("order")
+        for slug in undefined.values_list("slug", flat=True):
+            missing.append(f'a label and definition of the error category "{slug}"')
+    missing.extend(likert_stages_missing(study=study))
     if study.crowd_group_id and _ending_without_code(study):
         missing.append(
             "a screened-out code on the first stage (a screening choice ends participation, "
@@ -150,6 +162,41 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
         missing.append("materials (import the dialogue contexts)")
     else:
         missing.extend(f'materials for the stage "{name}"' for name, n in stages if n == 0)
+    return missing
+
+
+def likert_stages_missing(*, study: Study) -> list[str]:
+    """What the study's Likert stages lack: dimensions to rate, one of which checks
+    attention when the stage's batches hold off-topic candidates (rated on it), and, with a training
+    quiz (which practises the coherence protocol), a coherence first stage."""
+    missing = []
+    likert = Stage.objects.filter(study=study, instrument=Stage.Instrument.LIKERT)
+    with_check = set(
+        LikertDimension.objects.filter(stage__in=likert, checks_attention=True).values_list(
+            "stage_id", flat=True
+        )
+    )
+    with_checked_candidates = set(
+        BatchItem.objects.filter(
+            batch__stage__in=likert, reflection__kind=Reflection.Kind.ATTENTION_CHECK
+        ).values_list("batch__stage_id", flat=True)
+    )
+    for stage in likert.order_by("position").annotate(n=Count("dimensions")):
+        if stage.n == 0:
+            missing.append(f'Likert dimensions for the stage "{stage.name}"')
+        elif stage.pk in with_checked_candidates and stage.pk not in with_check:
+            missing.append(
+                f'an attention check dimension for the stage "{stage.name}" (its off-topic '
+                "candidate is rated on it)"
+            )
+    first = Stage.objects.filter(study=study).order_by("position").first()
+    quiz = TrainingItem.objects.filter(study=study).exists()
+    if quiz and first is not None and first.instrument == Stage.Instrument.LIKERT:
+        missing.append(
+            "a coherence first stage for the training quiz (the quiz practises the coherence "
+            "protocol; a study whose first stage rates on Likert dimensions has no practice "
+            "items)"
+        )
     return missing
 
 

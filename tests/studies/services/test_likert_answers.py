@@ -19,32 +19,7 @@ from studies.services import (
     judgement_record,
 )
 from studies.services.judgements import judgement_record_item
-
-FIVE = ["poor", "", "", "", "excellent"]
-
-
-def make_likert(stage: Stage) -> None:
-    Stage.objects.filter(pk=stage.pk).update(instrument=Stage.Instrument.LIKERT)
-    LikertDimension.objects.create(
-        stage=stage,
-        position=1,
-        name="fluency",
-        statement="The response is fluent.",
-        points=5,
-        labels=FIVE,
-        checks_attention=True,
-        attention_pass_min=1,
-        attention_pass_max=1,
-    )
-    LikertDimension.objects.create(
-        stage=stage,
-        position=2,
-        name="warmth",
-        statement="The response is warm.",
-        points=None,
-        labels=["cold", "warm"],
-        offers_cannot_judge=True,
-    )
+from tests.studies.likert_fixtures import make_likert
 
 
 @pytest.fixture
