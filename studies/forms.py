@@ -1,6 +1,7 @@
 """Annotator-facing forms. They validate with the services' own rules
 (``answer_encode``), so the page, the API and the database cannot disagree."""
 
+from collections.abc import Sequence
 from datetime import datetime
 
 from django import forms
@@ -8,7 +9,7 @@ from django.core import signing
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
-from .models import ErrorCategory
+from .models import ErrorCategory, LikertDimension
 from .protocol import (
     DEFAULT_ANSWER_SETTINGS,
     DESCRIPTION_MAX_LENGTH,
@@ -16,7 +17,7 @@ from .protocol import (
     AnswerSettings,
     selected_categories,
 )
-from .services import Answer, answer_encode
+from .services import Answer, answer_encode, likert_answer_encode
 
 
 class ConsentForm(forms.Form):
@@ -46,15 +47,22 @@ def seconds_since_shown(token: str, *, now: datetime | None = None) -> float | N
     return round(seconds, 1) if seconds >= 0 else None
 
 
+#: A Likert rating's field: ``rating_<dimension name>``, a point, a slider value or
+#: ``CANNOT_JUDGE``; a slider's "cannot judge" is a checkbox, ``cannot_judge_<name>``.
+RATING_PREFIX, CANNOT_JUDGE_PREFIX = "rating_", "cannot_judge_"
+CANNOT_JUDGE = "cannot_judge"
+
+
 class AnswerForm(forms.Form):
     """One response candidate: Yes/No, then what the stage asks (``AnswerSettings``):
     after No the categories and the most evident error, a description, or both; after
-    Yes the 1–5 agreement rating, or nothing."""
+    Yes the 1–5 agreement rating, or nothing. In a Likert stage: a rating on each of
+    its dimensions (``rating_<name>``), or "cannot judge" where offered."""
 
     coherent = forms.ChoiceField(
+        required=False,
         choices=[("yes", "Yes"), ("no", "No")],
         widget=forms.RadioSelect,
-        error_messages={"required": "Answer Yes or No."},
     )
     categories = forms.MultipleChoiceField(required=False, widget=forms.CheckboxSelectMultiple)
     most_evident = forms.ChoiceField(required=False, widget=forms.RadioSelect)
@@ -89,17 +97,51 @@ class AnswerForm(forms.Form):
         *args,
         categories: list[ErrorCategory],
         settings: AnswerSettings | None = DEFAULT_ANSWER_SETTINGS,
+        dimensions: Sequence[LikertDimension] = (),
         **kwargs,
     ):
         """``settings``: what the item's stage asks; None when the stage is not known
         yet (a save names only the assignment): the save's service then checks the
-        answer against the stage, with the same rules and messages."""
+        answer against the stage, with the same rules and messages. ``dimensions``:
+        the Likert dimensions the stage rates (the study's Likert stages' while the
+        stage is not known)."""
         super().__init__(*args, **kwargs)
         self.study_categories = categories
         self.settings = settings
+        self.dimensions = list(dimensions)
         choices = [(c.slug, c.label) for c in categories]
         self.fields["categories"].choices = choices
         self.fields["most_evident"].choices = choices
+        for dimension in self.dimensions:
+            self.fields[RATING_PREFIX + dimension.name] = forms.CharField(required=False)
+            self.fields[CANNOT_JUDGE_PREFIX + dimension.name] = forms.BooleanField(required=False)
+
+    @property
+    def rates_dimensions(self) -> bool:
+        """Whether the answer is a Likert answer: the stage's, else (the stage not
+        known) an answer with ratings and without Yes or No."""
+        if self.settings is not None:
+            return self.settings.rates_dimensions
+        return not self.data.get("coherent") and any(
+            key.startswith(RATING_PREFIX) for key in self.data
+        )
+
+    def _ratings(self) -> dict[str, int | None]:
+        """The ratings given (name → value, None for "cannot judge"); a rating that is
+        not a whole number is an error at its dimension."""
+        ratings = {}
+        for dimension in self.dimensions:
+            name = dimension.name
+            cannot_judge = self.cleaned_data.get(CANNOT_JUDGE_PREFIX + name)
+            given = (self.cleaned_data.get(RATING_PREFIX + name) or "").strip()
+            if cannot_judge or given == CANNOT_JUDGE:
+                ratings[name] = None
+            elif given:
+                try:
+                    ratings[name] = int(given)
+                except ValueError:
+                    self.add_error(RATING_PREFIX + name, f"A rating of {name} is a whole number.")
+        return ratings
 
     def clean(self):
         cleaned = super().clean()
@@ -107,6 +149,17 @@ class AnswerForm(forms.Form):
             return cleaned
         if cleaned.get("seconds_spent") is None and cleaned.get("shown_at"):
             cleaned["seconds_spent"] = seconds_since_shown(cleaned["shown_at"])
+        if self.rates_dimensions:
+            cleaned["ratings"] = self._ratings()
+            if self.settings is not None and not self.errors:
+                try:
+                    likert_answer_encode(answer=self.answer(), dimensions=self.dimensions)
+                except ValidationError as exc:
+                    self.add_answer_errors(exc)
+            return cleaned
+        if self.settings is not None and not cleaned.get("coherent"):
+            self.add_error("coherent", "Answer Yes or No.")
+            return cleaned
         if cleaned.get("form_mode") == "plain":
             if cleaned["coherent"] == "yes":
                 cleaned["categories"], cleaned["most_evident"] = [], None
@@ -115,8 +168,8 @@ class AnswerForm(forms.Form):
                 cleaned["empathy"] = None
                 if len(cleaned.get("categories") or ()) < 2:
                     cleaned["most_evident"] = None
-        if self.settings is None or self.settings.rates_dimensions:
-            return cleaned  # (a Likert stage's answer is checked by the save)
+        if self.settings is None:
+            return cleaned  # (checked by the save, against the assignment's stage)
         answer = self.answer()
         try:
             answer_encode(
@@ -138,8 +191,14 @@ class AnswerForm(forms.Form):
 
     def answer(self) -> Answer:
         data = self.cleaned_data
+        if "ratings" in data:
+            return Answer(
+                coherent=None,
+                ratings=data["ratings"],
+                seconds_spent=data.get("seconds_spent"),
+            )
         return Answer(
-            coherent=data["coherent"] == "yes",
+            coherent={"yes": True, "no": False}.get(data.get("coherent")),
             categories=frozenset(data.get("categories") or ()),
             most_evident=data.get("most_evident") or None,
             empathy=data.get("empathy"),
@@ -148,9 +207,26 @@ class AnswerForm(forms.Form):
         )
 
     @classmethod
-    def initial_from(cls, judgement, categories: list[ErrorCategory]) -> dict:
+    def initial_from(
+        cls, judgement, categories: list[ErrorCategory], dimensions: Sequence[LikertDimension] = ()
+    ) -> dict:
+        """The form's values for a saved answer (a Likert answer's ratings: read with
+        it, ``judgement.likert_ratings``)."""
         if judgement is None:
             return {}
+        if judgement.coherent is None:
+            names = {d.pk: d.name for d in dimensions}
+            initial = {}
+            for rating in judgement.likert_ratings:
+                name = names.get(rating.dimension_id)
+                if name is None:
+                    continue
+                if rating.cannot_judge:
+                    initial[CANNOT_JUDGE_PREFIX + name] = True
+                    initial[RATING_PREFIX + name] = CANNOT_JUDGE
+                else:
+                    initial[RATING_PREFIX + name] = str(rating.value)
+            return initial
         chosen = selected_categories(judgement.error_flags, [(c.bit, c.slug) for c in categories])
         most_evident = next(
             (c.slug for c in categories if c.bit == judgement.most_evident_bit), None

@@ -4,7 +4,9 @@
 digit (1 to 5), and each error category gets one key of ``CATEGORY_KEYS`` in display
 order: the digits 1 to 9, then the letters that mean nothing else on the page.
 ``MOST_EVIDENT_KEY`` followed by a ticked category's key makes it the most evident
-error. The template shows each key next to its checkbox and radio button and hands it
+error. In a Likert stage the digits rate the marked dimension (typed as a number: 1 then
+0 for 10, 7 then 5 for 75 on a slider) and ``LIKERT_KEYS`` say "cannot judge" and move
+to the next or previous dimension. The template shows each key next to its checkbox and radio button and hands it
 to ``static/js/annotate.js`` in ``data-key`` (the most evident error's in the form's
 ``data-most-evident-key``), so the script holds no key of its own.
 """
@@ -14,6 +16,8 @@ NO_KEY = "n"
 MOST_EVIDENT_KEY = "m"
 # What the item panel's template shows and hands to the script.
 ITEM_KEYS = {"yes": YES_KEY, "no": NO_KEY, "most_evident": MOST_EVIDENT_KEY}
+# A Likert stage's: no Yes or No there, so "n" is free for "next".
+LIKERT_KEYS = {"next": "n", "previous": "p", "cannot_judge": "c"}
 CATEGORY_KEYS = "123456789" + "".join(
     letter
     for letter in "abcdefghijklmnopqrstuvwxyz"

@@ -12,7 +12,167 @@
     if (el) { el.hidden = !visible; }
   }
 
+  // --- a Likert stage: each dimension rated on points, a slider, or "cannot judge" ---
+  function dimensions(form) { return Array.from(form.querySelectorAll(".q-dimension")); }
+
+  function sliderValue(fieldset) {
+    var number = fieldset.querySelector("[data-slider-value]");
+    if (!number || number.value.trim() === "") { return null; }
+    var value = Number(number.value);
+    var ok = Number.isInteger(value) && value >= Number(fieldset.dataset.low) && value <= Number(fieldset.dataset.high);
+    return ok ? value : null;
+  }
+
+  function dimensionRated(fieldset) {
+    if (fieldset.querySelector('input[type="radio"]:checked')) { return true; }
+    var cannot = fieldset.querySelector('input[type="checkbox"][data-cannot-judge]');
+    if (cannot && cannot.checked) { return true; }
+    return sliderValue(fieldset) !== null;
+  }
+
+  function currentDimension(form) {
+    var all = dimensions(form);
+    var index = Number(form.dataset.current || 0);
+    return all[Math.min(index, all.length - 1)];
+  }
+
+  function markCurrent(form, index) {
+    var all = dimensions(form);
+    if (!all.length) { return; }
+    index = Math.max(0, Math.min(index, all.length - 1));
+    form.dataset.current = String(index);
+    all.forEach(function (fieldset, i) { fieldset.classList.toggle("current", i === index); });
+  }
+
+  // Moves the marked dimension by ``step`` and the focus to its control (the chosen
+  // point, else the first; a slider's range), so the arrows work on it at once.
+  function moveDimension(form, step) {
+    var all = dimensions(form);
+    var index = Number(form.dataset.current || 0) + step;
+    if (index < 0 || index >= all.length) { return; }
+    markCurrent(form, index);
+    var fieldset = all[index];
+    var target = fieldset.querySelector('input[type="radio"]:checked') ||
+      fieldset.querySelector("[data-slider-range]:not([hidden])") ||
+      fieldset.querySelector('input[type="radio"], input[type="number"]');
+    if (target) { target.focus(); }
+  }
+
+  // A slider's value written to its number field (what is sent) and range control.
+  function setSlider(fieldset, value) {
+    var number = fieldset.querySelector("[data-slider-value]");
+    var range = fieldset.querySelector("[data-slider-range]");
+    var cannot = fieldset.querySelector("[data-cannot-judge]");
+    number.value = value === null ? "" : String(value);
+    if (range && value !== null) { range.value = String(value); range.classList.remove("unset"); }
+    if (cannot && value !== null) { cannot.checked = false; }
+  }
+
+  function setupSliders(form) {
+    dimensions(form).forEach(function (fieldset) {
+      var range = fieldset.querySelector("[data-slider-range]");
+      if (!range) { return; }
+      var number = fieldset.querySelector("[data-slider-value]");
+      var cannot = fieldset.querySelector("[data-cannot-judge]");
+      range.hidden = false;
+      range.addEventListener("input", function () {
+        setSlider(fieldset, Number(range.value));
+        number.dispatchEvent(new Event("change", { bubbles: true }));
+      });
+      number.addEventListener("input", function () {
+        var value = sliderValue(fieldset);
+        if (value !== null) { range.value = String(value); range.classList.remove("unset"); }
+        if (cannot && number.value.trim() !== "") { cannot.checked = false; }
+      });
+      if (cannot) {
+        cannot.addEventListener("change", function () {
+          if (cannot.checked) { number.value = ""; range.classList.add("unset"); }
+        });
+      }
+    });
+    dimensions(form).forEach(function (fieldset, i) {
+      fieldset.addEventListener("focusin", function () { markCurrent(form, i); });
+    });
+    var first = dimensions(form).findIndex(function (fieldset) { return !dimensionRated(fieldset); });
+    markCurrent(form, first === -1 ? 0 : first);
+  }
+
+  function updateLikert(form) {
+    var all = dimensions(form);
+    var missing = all.filter(function (fieldset) { return !dimensionRated(fieldset); });
+    var save = form.querySelector("[data-save]");
+    if (save) { save.disabled = missing.length > 0 || document.body.dataset.timeUp === "1"; }
+    var hint = form.querySelector("[data-save-hint]");
+    if (hint) {
+      hint.textContent = !missing.length ? "" : missing.length === 1
+        ? "Rate statement " + (all.indexOf(missing[0]) + 1) + " first."
+        : "Rate every statement first (" + (all.length - missing.length) + " of " + all.length + " rated).";
+    }
+  }
+
+  // Digits typed one after another make one rating ("1", "0": 10; "7", "5": 75 on a
+  // slider). A number that cannot grow within the scale is final at once, else after a
+  // pause; a final rating moves the mark to the next dimension.
+  var typed = "", typedTimer = null;
+  var TYPING_PAUSE_MS = 900;
+
+  function rateTyped(form, digit) {
+    var fieldset = currentDimension(form);
+    if (!fieldset) { return false; }
+    var low = Number(fieldset.dataset.low), high = Number(fieldset.dataset.high);
+    var candidate = typed + digit;
+    if (Number(candidate) > high) { candidate = digit; }  // starts a new number
+    if (candidate === "0" && low > 0) { typed = ""; return false; }  // no point 0
+    var value = Number(candidate);
+    if (value > high) { typed = ""; return false; }
+    typed = candidate;
+    window.clearTimeout(typedTimer);
+    if (value >= low) {
+      if (fieldset.hasAttribute("data-slider")) {
+        setSlider(fieldset, value);
+        fieldset.querySelector("[data-slider-value]").dispatchEvent(new Event("change", { bubbles: true }));
+      } else {
+        var radio = fieldset.querySelector('input[type="radio"][value="' + value + '"]');
+        if (radio) { radio.click(); }
+      }
+    }
+    var note = form.querySelector("[data-key-pending]");
+    if (value * 10 > high || candidate === "0") {  // it cannot grow: final
+      typed = "";
+      if (note) { note.textContent = ""; }
+      if (value >= low) { moveDimension(form, 1); }
+    } else {
+      if (note) { note.textContent = typed + "… (another digit makes it larger)"; }
+      typedTimer = window.setTimeout(function () {
+        typed = "";
+        if (note) { note.textContent = ""; }
+        if (Number(candidate) >= low && currentForm() === form) { moveDimension(form, 1); }
+      }, TYPING_PAUSE_MS);
+    }
+    return true;
+  }
+
+  function onLikertKey(form, key, event) {
+    if (/^[0-9]$/.test(key)) {
+      if (rateTyped(form, key)) { event.preventDefault(); }
+      return;
+    }
+    typed = "";
+    var fieldset = currentDimension(form);
+    if (key === form.dataset.nextKey) { moveDimension(form, 1); event.preventDefault(); }
+    else if (key === form.dataset.previousKey) { moveDimension(form, -1); event.preventDefault(); }
+    else if (key === form.dataset.cannotJudgeKey && fieldset) {
+      var cannot = fieldset.querySelector("[data-cannot-judge]");
+      if (cannot) {
+        if (!cannot.checked) { cannot.click(); }
+        event.preventDefault();
+        moveDimension(form, 1);
+      }
+    }
+  }
+
   function update(form) {
+    if (form.hasAttribute("data-likert")) { updateLikert(form); return; }
     var coherent = checked(form, "coherent")[0];
     if (coherent === "yes") {
       form.querySelectorAll('input[name="categories"], input[name="most_evident"]').forEach(function (i) { i.checked = false; });
@@ -95,6 +255,7 @@
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     dirty = false;
     pending = "";  // an "M" typed on the previous item does not carry over
+    typed = "";
     var toggle = form.querySelector("[data-shortcut-toggle]");
     if (toggle) {
       toggle.checked = shortcutsOn();
@@ -116,8 +277,10 @@
       }
     });
     form.addEventListener("input", function (event) {
-      if (event.target.tagName === "TEXTAREA") { dirty = true; update(form); }
+      var tag = event.target.tagName, type = event.target.type;
+      if (tag === "TEXTAREA" || type === "number" || type === "range") { dirty = true; update(form); }
     });
+    if (form.hasAttribute("data-likert")) { setupSliders(form); }
     form.addEventListener("htmx:beforeRequest", function () { dirty = false; });
     form.addEventListener("submit", function () {
       dirty = false;
@@ -150,7 +313,7 @@
   function isTextEntry(target) {
     if (!target || !target.tagName) { return false; }
     if (target.isContentEditable || target.tagName === "TEXTAREA" || target.tagName === "SELECT") { return true; }
-    return target.tagName === "INPUT" && ["checkbox", "radio", "button", "submit", "reset"].indexOf(target.type) === -1;
+    return target.tagName === "INPUT" && ["checkbox", "radio", "range", "button", "submit", "reset"].indexOf(target.type) === -1;
   }
 
   // The keys are the server's (studies/shortcuts.py): each answer's input carries its
@@ -168,7 +331,9 @@
     var form = currentForm();
     if (!form || event.ctrlKey || event.metaKey || event.altKey) { return; }
     var target = event.target;
-    if (isTextEntry(target)) { return; }
+    // A slider's number field takes digits as typed; Enter there saves, as elsewhere.
+    var numberField = target && target.tagName === "INPUT" && target.type === "number";
+    if (isTextEntry(target) && !(numberField && event.key === "Enter")) { return; }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
     var wasPending = pending;
     if (pending) { setPending(form, ""); }
@@ -186,6 +351,7 @@
     }
     // Keys are letters and digits (anything else would not be a valid selector).
     if (!shortcutsOn() || !/^[a-z0-9]$/.test(key)) { return; }
+    if (form.hasAttribute("data-likert")) { onLikertKey(form, key, event); return; }
     function input(name) {
       return form.querySelector('input[name="' + name + '"][data-key="' + key + '"]');
     }

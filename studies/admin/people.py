@@ -5,13 +5,14 @@ from django import forms
 from django.contrib import admin, messages
 from django.contrib.admin.helpers import ACTION_CHECKBOX_NAME
 from django.core.exceptions import ValidationError
+from django.db.models import Prefetch
 from django.template.response import TemplateResponse
 from django.urls import reverse
 from django.utils import timezone
 from django.utils.formats import date_format
 from django.utils.html import format_html
 
-from ..models import Annotator, Assignment, Judgement, Stage, WaitExemption
+from ..models import Annotator, Assignment, Judgement, LikertRating, Stage, WaitExemption
 from ..permissions import Capability
 from ..services import annotator_validate, assignment_reject, wait_exemption_grant
 from ..services.screening import screened_out_exists
@@ -270,7 +271,7 @@ class JudgementAdmin(
     view_capability = Capability.READ_ROWS
     list_display = (
         "annotator", "reflection_source", "coherent", "categories", "most_evident",
-        "empathy_label", "assignment_status", "updated_at",
+        "empathy_label", "ratings", "assignment_status", "updated_at",
     )  # fmt: skip
     list_filter = (
         "coherent", "reflection__kind", "assignment__status", "assignment__stage__study",
@@ -281,13 +282,26 @@ class JudgementAdmin(
     # The detail page too shows the study's labels, not the stored numbers.
     fields = (
         "assignment", "reflection", "coherent", "categories", "most_evident",
-        "error_description", "empathy_label", "seconds_spent", "revision", "created_at",
-        "updated_at",
+        "error_description", "empathy_label", "ratings", "seconds_spent", "revision",
+        "created_at", "updated_at",
     )  # fmt: skip
     readonly_fields = fields
 
     def get_queryset(self, request):
-        return super().get_queryset(request).defer("reflection__text", "assignment__order")
+        return (
+            super()
+            .get_queryset(request)
+            .defer("reflection__text", "assignment__order")
+            .prefetch_related(
+                Prefetch("ratings", queryset=LikertRating.objects.select_related("dimension"))
+            )
+        )
+
+    @admin.display(description="Likert ratings")
+    def ratings(self, obj):
+        """A Likert stage's answer: its rating on each dimension ("-": a coherence one)."""
+        given = sorted(obj.ratings.all(), key=lambda r: r.dimension.position)
+        return "; ".join(r.dimension.rating_text(r.value, r.cannot_judge) for r in given) or "-"
 
     @admin.display(description="annotator", ordering="assignment__annotator__pseudonym")
     def annotator(self, obj):

@@ -12,6 +12,8 @@ from ..models import (
     ConsentVersion,
     ErrorCategory,
     Judgement,
+    LikertDimension,
+    LikertRating,
     Reflection,
     Stage,
     StageWording,
@@ -62,15 +64,10 @@ def session_row(*, session_key: str, now: datetime) -> AnnotatorSession | None:
 def _categories_json() -> str:
     """An expression: the error categories of the annotator's study as a JSON array
     of objects."""
-    # JSON keys: the columns' names (identifiers of ours, safe as SQL literals).
-    pairs = ", ".join(
-        f"'{f.column}', {column(ErrorCategory, f.name)}"
-        for f in ErrorCategory._meta.concrete_fields
-    )
     same_study = f"{column(ErrorCategory, 'study')} = {column(Annotator, 'study')}"
     order = ", ".join(column(ErrorCategory, name) for name in _CATEGORY_ORDER)
     return (
-        f"(SELECT json_agg(json_build_object({pairs}) ORDER BY {order})"
+        f"(SELECT json_agg({_fields_json(ErrorCategory)} ORDER BY {order})"
         f" FROM {table(ErrorCategory)} WHERE {same_study})"
     )
 
@@ -96,8 +93,32 @@ def _stage_settings_json() -> str:
     )
     same_study = f"{column(Stage, 'study')} = {column(Annotator, 'study')}"
     return (
-        f"(SELECT json_agg(json_build_object({pairs}, 'categories', {chosen_ids}))"
+        f"(SELECT json_agg(json_build_object({pairs}, 'categories', {chosen_ids},"
+        f" 'dimensions', {_dimensions_json()}))"
         f" FROM {table(Stage)} WHERE {same_study})"
+    )
+
+
+def _fields_json(model) -> str:
+    """A JSON object of a ``model`` row's columns, for ``model_from``: the columns'
+    names as keys (identifiers of ours, safe as SQL literals); a JSON column as its
+    text, which the field's converter reads as it reads the column."""
+    return "json_build_object({})".format(
+        ", ".join(
+            f"'{f.column}', {column(model, f.name)}"
+            + ("::text" if f.get_internal_type() == "JSONField" else "")
+            for f in model._meta.concrete_fields
+        )
+    )
+
+
+def _dimensions_json() -> str:
+    """An expression: the Likert dimensions of a stage (in ``_stage_settings_json``), as
+    a JSON array in their order (null: none)."""
+    return (
+        f"(SELECT json_agg({_fields_json(LikertDimension)}"
+        f" ORDER BY {column(LikertDimension, 'position')}) FROM {table(LikertDimension)}"
+        f" WHERE {column(LikertDimension, 'stage')} = {column(Stage, 'id')})"
     )
 
 
@@ -110,6 +131,17 @@ def _stage_settings_from(value) -> dict[int, AnswerSettings]:
 
 def _stage_wording_from(value, study: Study) -> dict[int, StageWording]:
     return {row["id"]: stage_wording(study, row) for row in value or ()}
+
+
+def _stage_dimensions_from(value) -> dict[int, list[LikertDimension]]:
+    """Stage id → its Likert dimensions in order (none: a coherence stage)."""
+    return {
+        row["id"]: [
+            model_from(LikertDimension, {f"d__{k}": v for k, v in d.items()}, "d")
+            for d in row["dimensions"] or ()
+        ]
+        for row in value or ()
+    }
 
 
 def _stage_categories_from(value, categories: list[ErrorCategory]) -> dict:
@@ -172,6 +204,7 @@ def annotator_from_row(row: dict) -> Annotator:
     annotator.study.categories_in_order = [model_from(ErrorCategory, c, "c") for c in prefixed]
     annotator.study.answer_settings_by_stage = _stage_settings_from(row["stage_settings"])
     annotator.study.wording_by_stage = _stage_wording_from(row["stage_settings"], annotator.study)
+    annotator.study.dimensions_by_stage = _stage_dimensions_from(row["stage_settings"])
     annotator.study.categories_by_stage = _stage_categories_from(
         row["stage_settings"], annotator.study.categories_in_order
     )
@@ -199,7 +232,8 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
     to that study), with its study (``annotator.study``), the study's error categories
     in display order (``annotator.study.categories_in_order``), what each of its stages
     asks (``annotator.study.answer_settings_by_stage``: stage id → ``AnswerSettings``),
-    how it words it (``annotator.study.wording_by_stage``: stage id → ``StageWording``)
+    how it words it (``annotator.study.wording_by_stage``: stage id → ``StageWording``),
+    rates (``annotator.study.dimensions_by_stage``: stage id → its Likert dimensions)
     and offers (``annotator.study.categories_by_stage``: stage id → categories) and
     ``current_consent_id``, the id of the study's current consent version (None before
     there is one). One query: the session row names its signed-in annotators
@@ -217,10 +251,20 @@ def annotator_of_session(*, session_key: str, slug: str, now: datetime) -> Annot
 # --- the item panel ---------------------------------------------------------------------
 
 
+def _ratings_json() -> str:
+    """An expression: a judgement's Likert ratings (in ``_item_panel_statement``), as a
+    JSON array of rating rows (null: none)."""
+    return (
+        f"(SELECT json_agg({_fields_json(LikertRating)}) FROM {table(LikertRating)}"
+        f" WHERE {column(LikertRating, 'judgement')} = {column(Judgement, 'id')})"
+    )
+
+
 @built_once
 def _item_panel_statement() -> Statement:
     return Statement(
-        f"SELECT {column(Reflection, 'text')} AS text, {select_list(Judgement, 'j')}"
+        f"SELECT {column(Reflection, 'text')} AS text, {select_list(Judgement, 'j')},"
+        f" {_ratings_json()} AS ratings"
         f" FROM {table(Reflection)} LEFT JOIN {table(Judgement)}"
         f" ON {column(Judgement, 'assignment')} = %(assignment)s"
         f" WHERE {column(Reflection, 'id')} = %(reflection)s",
@@ -231,7 +275,8 @@ def _item_panel_statement() -> Statement:
 def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, dict]:
     """What an item's panel shows besides the assignment: the response candidate's
     text and every answer of the batch so far (reflection id → ``Judgement``: this
-    item's answer, and the count). One query."""
+    item's answer, and the count), each with its Likert ratings
+    (``judgement.likert_ratings``, empty in a coherence stage). One query."""
     statement = _item_panel_statement()
     with prepared_cursor() as cursor:
         cursor.execute(statement.sql, {"assignment": assignment_id, "reflection": reflection_id})
@@ -242,5 +287,9 @@ def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, di
     for row in rows:
         if row["j__id"] is not None:  # the LEFT JOIN's row without any answer yet
             judgement = model_from(Judgement, row, "j")
+            judgement.likert_ratings = [
+                model_from(LikertRating, {f"r__{k}": v for k, v in r.items()}, "r")
+                for r in row["ratings"] or ()
+            ]
             answers[judgement.reflection_id] = judgement
     return rows[0]["text"], answers

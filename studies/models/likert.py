@@ -198,6 +198,15 @@ class LikertDimension(models.Model):
             return f"A rating of {self.name} is from {low} to {high}."
         return None
 
+    def rating_text(self, value: int | None, cannot_judge: bool) -> str:
+        """A rating as annotators and researchers read it: "fluency: 4 of 5 (good)",
+        "warmth: 70 of 100", "clarity: cannot judge"."""
+        if cannot_judge:
+            return f"{self.name}: cannot judge"
+        high = self.scale_range[1]
+        label = self.labels[value - 1] if self.points is not None and 1 <= value <= high else ""
+        return f"{self.name}: {value} of {high}" + (f" ({label})" if label else "")
+
     def passes_attention(self, value: int | None, cannot_judge: bool) -> bool:
         """Whether a rating of the attention check's candidate passes ("cannot judge"
         never does)."""

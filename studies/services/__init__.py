@@ -15,6 +15,7 @@ from .judgements import (
     answer_encode,
     judgement_record,
     judgement_record_item,
+    likert_answer_encode,
     study_category_bits,
 )
 from .lifecycle import (
@@ -74,6 +75,7 @@ __all__ = [
     "error_category_next_bit",
     "judgement_record",
     "judgement_record_item",
+    "likert_answer_encode",
     "study_category_bits",
     "study_create",
     "study_open",

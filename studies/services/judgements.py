@@ -116,16 +116,18 @@ def stage_answer_encode(
     stage_id: int,
     settings: AnswerSettings,
     categories: dict[str, int] | None = None,
+    dimensions: Sequence[LikertDimension] | None = None,
     require_complete: bool = True,
 ) -> EncodedAnswer:
     """``answer`` checked against what the stage ``stage_id`` asks (its ``settings``):
-    its Likert dimensions (read here), or the coherence protocol with the categories it
-    offers (slug → bit; read here when not given)."""
+    its Likert dimensions in order (read here when not given), or the coherence
+    protocol with the categories it offers (slug → bit; read here when not given)."""
     if settings.rates_dimensions:
         if answer.coherent is not None:  # refused without reading the dimensions
             raise ValidationError({"coherent": "This stage asks for ratings, not Yes or No."})
-        dimensions = list(LikertDimension.objects.filter(stage_id=stage_id).order_by("position"))
-        return likert_answer_encode(answer=answer, dimensions=dimensions)
+        if dimensions is None:
+            dimensions = LikertDimension.objects.filter(stage_id=stage_id).order_by("position")
+        return likert_answer_encode(answer=answer, dimensions=list(dimensions))
     return answer_encode(
         answer=answer,
         categories=stage_category_bits(stage_id=stage_id) if categories is None else categories,
@@ -286,6 +288,7 @@ def judgement_record_item(
     categories: dict[str, int] | None = None,
     categories_by_stage: dict[int, dict[str, int]] | None = None,
     settings_by_stage: dict[int, AnswerSettings] | None = None,
+    dimensions_by_stage: Mapping[int, Sequence[LikertDimension]] | None = None,
     expected_revision: int | None = None,
     now: datetime | None = None,
 ) -> tuple[Assignment, Judgement]:
@@ -297,7 +300,8 @@ def judgement_record_item(
     it the stage is read); the answer must suit the assignment's stage, and choose
     only categories it offers: ``categories_by_stage`` (stage id → slug → bit, read
     with the annotator), else ``categories`` for every stage, else the stage's
-    (``stage_categories``). Returns the
+    (``stage_categories``); a Likert answer rates the stage's dimensions
+    (``dimensions_by_stage``, read with the annotator; else read). Returns the
     assignment as locked, and the answer. On PostgreSQL a save that succeeds is one statement."""
     return answer_save(
         assignment_id=assignment_id,
@@ -312,6 +316,9 @@ def judgement_record_item(
             settings=settings_by_stage[stage_id]
             if settings_by_stage is not None
             else Stage.objects.get(pk=stage_id).answer_settings,
+            dimensions=dimensions_by_stage.get(stage_id, ())
+            if dimensions_by_stage is not None
+            else None,
         ),
         stage_ids=settings_by_stage.keys() if settings_by_stage is not None else (),
         now=now or timezone.now(),

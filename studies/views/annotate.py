@@ -12,8 +12,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
-from ..forms import AnswerForm, item_shown_at
-from ..models import Assignment, Judgement, Reflection, Study, stage_wording
+from ..forms import CANNOT_JUDGE, CANNOT_JUDGE_PREFIX, RATING_PREFIX, AnswerForm, item_shown_at
+from ..models import Assignment, Judgement, LikertRating, Reflection, Study, stage_wording
 from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
@@ -36,7 +36,7 @@ from ..services import (
     judgement_record_item,
 )
 from ..services.crowd import crowd_return_due, crowd_stage_end_early
-from ..shortcuts import ITEM_KEYS, category_keys
+from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, category_keys
 from .common import Step, annotator_page, render_with_crowd_return
 
 
@@ -71,6 +71,40 @@ def _first_unanswered(assignment: Assignment) -> int | None:
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
 
 
+def likert_rows(form: AnswerForm, dimensions) -> list[dict]:
+    """A Likert panel's dimensions with what the form holds for each (a saved answer,
+    or the answer posted with its errors)."""
+    rows = []
+    for dimension in dimensions:
+        field = RATING_PREFIX + dimension.name
+        value = str(form[field].value() or "").strip()
+        cannot_judge = value == CANNOT_JUDGE or bool(
+            form[CANNOT_JUDGE_PREFIX + dimension.name].value()
+        )
+        low, high = dimension.scale_range
+        labels = dimension.labels
+        rows.append(
+            {
+                "name": dimension.name,
+                "statement": dimension.statement,
+                "field": field,
+                "cannot_judge_field": CANNOT_JUDGE_PREFIX + dimension.name,
+                "value": "" if cannot_judge else value,
+                "cannot_judge": cannot_judge,
+                "offers_cannot_judge": dimension.offers_cannot_judge,
+                "slider": dimension.points is None,
+                "points": [(str(n), label) for n, label in enumerate(labels, start=1)],
+                "low": low,
+                "high": high,
+                "middle": (low + high) // 2,
+                "low_label": labels[0],
+                "high_label": labels[-1],
+                "errors": form[field].errors,
+            }
+        )
+    return rows
+
+
 def item_panel_questions(study, settings, categories=None, wording=None) -> dict:
     """What the item panel (``_item.html``) asks, for a batch or a practice item: the
     stage's settings, the categories it offers (with their shortcut keys; default: all
@@ -83,6 +117,8 @@ def item_panel_questions(study, settings, categories=None, wording=None) -> dict
         "description_max": DESCRIPTION_MAX_LENGTH,
         "categories": list(zip(categories, category_keys(len(categories)), strict=True)),
         "keys": ITEM_KEYS,
+        "likert_keys": LIKERT_KEYS,
+        "cannot_judge": CANNOT_JUDGE,
         "scale": sorted(study.empathy_scale.items()),
         "question": wording.question,
         "description_prompt": wording.description_prompt,
@@ -97,6 +133,7 @@ def _item_context(
     # Both read with the annotator: the stage's categories and settings.
     categories = study.categories_by_stage[assignment.stage_id]
     settings = study.answer_settings_by_stage[assignment.stage_id]
+    dimensions = study.dimensions_by_stage[assignment.stage_id]
     reflection_id = assignment.order[number - 1]
     # The text and every answer of the batch (the count, and this item's answer).
     text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
@@ -104,9 +141,10 @@ def _item_context(
     judgement = answered.get(reflection_id)
     if form is None:
         form = AnswerForm(
-            initial=AnswerForm.initial_from(judgement, categories),
+            initial=AnswerForm.initial_from(judgement, categories, dimensions),
             categories=categories,
             settings=settings,
+            dimensions=dimensions,
         )
     n = len(assignment.order)
     n_answered = len(answered)
@@ -126,6 +164,7 @@ def _item_context(
         **item_panel_questions(
             study, settings, categories, study.wording_by_stage[assignment.stage_id]
         ),
+        "likert_rows": likert_rows(form, dimensions) if settings.rates_dimensions else [],
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,
@@ -262,16 +301,22 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     # Read with the annotator: what each stage asks and offers.
     settings_by_stage = request.study.answer_settings_by_stage
     categories_by_stage = request.study.categories_by_stage
-    # The stages' settings and categories are checked here when they agree, else by
-    # the save (against the assignment's stage).
+    dimensions_by_stage = request.study.dimensions_by_stage
+    # The stages' settings and categories are checked here when they agree (a Likert
+    # stage's dimensions when it is the only stage), else by the save (against the
+    # assignment's stage).
     distinct = set(settings_by_stage.values())
     offered = {tuple(c.pk for c in cs) for cs in categories_by_stage.values()}
+    settings = distinct.pop() if len(distinct) == 1 else None
+    if settings is not None and settings.rates_dimensions and len(settings_by_stage) > 1:
+        settings = None  # the stages may rate different dimensions
     form = AnswerForm(
         request.POST,
         categories=next(iter(categories_by_stage.values()))
         if len(offered) == 1
         else request.study.categories_in_order,
-        settings=distinct.pop() if len(distinct) == 1 else None,
+        settings=settings,
+        dimensions=list({d.name: d for ds in dimensions_by_stage.values() for d in ds}.values()),
     )
     if not form.is_valid():
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
@@ -291,6 +336,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
                 for stage_id, categories in categories_by_stage.items()
             },
             settings_by_stage=settings_by_stage,
+            dimensions_by_stage=dimensions_by_stage,
             expected_revision=form.cleaned_data.get("revision"),
         )
     except Assignment.DoesNotExist:
@@ -341,11 +387,16 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     scale = request.study.empathy_scale
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
+    ratings = _ratings_by_judgement(assignment) if settings.rates_dimensions else {}
+    dimensions = request.study.dimensions_by_stage[assignment.stage_id]
     rows = []
     for number, rid in enumerate(assignment.order, start=1):
         j = judgements.get(rid)
         summary = None
-        if j is not None and j.coherent:
+        if j is not None and settings.rates_dimensions:
+            given = ratings.get(j.pk, {})
+            summary = "; ".join(d.rating_text(*given[d.pk]) for d in dimensions if d.pk in given)
+        elif j is not None and j.coherent:
             summary = "Yes"
             if settings.empathy_after_yes:
                 summary += f" — {scale.get(j.empathy, 'no rating')}"
@@ -379,6 +430,17 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         },
         status=422 if error else 200,
     )
+
+
+def _ratings_by_judgement(assignment: Assignment) -> dict[int, dict[int, tuple]]:
+    """Judgement id → dimension id → (value, cannot judge), for the batch's answers."""
+    by_judgement: dict[int, dict[int, tuple]] = {}
+    rows = LikertRating.objects.filter(judgement__assignment=assignment).values_list(
+        "judgement_id", "dimension_id", "value", "cannot_judge"
+    )
+    for judgement_id, dimension_id, value, cannot_judge in rows:
+        by_judgement.setdefault(judgement_id, {})[dimension_id] = (value, cannot_judge)
+    return by_judgement
 
 
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)

@@ -259,3 +259,20 @@ def test_a_study_of_likert_stages_only_needs_no_error_categories(loaded_study):
         instrument=Stage.Instrument.COHERENCE
     )
     assert "error categories" in study_missing_for_opening(study=loaded_study)
+
+
+def test_the_judgement_list_shows_a_likert_answer_s_ratings(admin_client, loaded_study):
+    stage = Stage.objects.get(study=loaded_study, position=1)
+    make_likert(stage)
+    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
+    assignment = assignment_create(annotator=annotator, batch=stage.batches.first())
+    judgement = judgement_record(
+        assignment=assignment,
+        reflection=Reflection.objects.get(pk=assignment.order[0]),
+        answer=Answer(coherent=None, ratings={"fluency": 5, "warmth": None}),
+    )
+    expected = "fluency: 5 of 5 (excellent); warmth: cannot judge"
+    listing = admin_client.get(reverse("admin:studies_judgement_changelist"))
+    assert expected in listing.content.decode()
+    detail = admin_client.get(reverse("admin:studies_judgement_change", args=[judgement.pk]))
+    assert expected in detail.content.decode()

@@ -18,7 +18,12 @@ from tests.conftest import form_data
 from tests.factories import StaffUserFactory
 from tests.studies.admin.test_study import new_study_post
 
-STAGE = {"min_wait": "0", "no_answer": "categories", "empathy_after_yes": "on"}
+STAGE = {
+    "min_wait": "0",
+    "instrument": "coherence",
+    "no_answer": "categories",
+    "empathy_after_yes": "on",
+}
 
 
 @pytest.fixture
