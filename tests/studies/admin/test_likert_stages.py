@@ -245,7 +245,7 @@ def test_what_a_likert_study_lacks_before_it_opens(loaded_study):
     assert study_missing_for_opening(study=loaded_study) == [
         *before,
         "a coherence first stage for the training quiz (the quiz practises the coherence "
-        "protocol; a study whose first stage rates on Likert dimensions has no practice items)"
+        "protocol; a study whose first stage rates on Likert dimensions has no practice items)",
     ]
 
 
