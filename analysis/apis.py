@@ -22,6 +22,7 @@ from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from studies.permissions import Capability, study_object_check
 
 from .item_export import COLUMNS as ITEM_COLUMNS
+from .item_export import LIKERT_COLUMNS as ITEM_LIKERT_COLUMNS
 from .item_export import items_parameters_clean
 from .item_views import items_response
 from .models import AnalysisRun
@@ -180,6 +181,7 @@ class ItemExportApi(ResearcherApi):
         exclude_source = serializers.ListField(child=serializers.CharField(), required=False)
         include_expired = serializers.BooleanField(required=False, default=False)
         file = serializers.CharField(required=False, default="csv")
+        instrument = serializers.CharField(required=False, default="")
 
         class Meta:
             ref_name = "ItemExportParameters"
@@ -199,11 +201,20 @@ class ItemExportApi(ResearcherApi):
                 "include_expired", bool, description="Also batches that expired before submission."
             ),
             FILE_PARAMETER,
+            OpenApiParameter(
+                "instrument",
+                str,
+                enum=["coherence", "likert"],
+                description="Whose items: the coherence protocol's stages (the default) or "
+                "the Likert stages' (the default in a study of Likert stages only), one row "
+                "per item, group and dimension.",
+            ),
         ],
         responses={
             (200, "text/csv"): OpenApiResponse(
                 OpenApiTypes.STR,
-                description=f"RFC 4180 CSV, UTF-8, columns {', '.join(ITEM_COLUMNS)}.",
+                description=f"RFC 4180 CSV, UTF-8, columns {', '.join(ITEM_COLUMNS)}; "
+                f"for Likert stages {', '.join(ITEM_LIKERT_COLUMNS)}.",
             ),
             (200, XLSX_CONTENT_TYPE): OpenApiResponse(
                 OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
@@ -214,7 +225,7 @@ class ItemExportApi(ResearcherApi):
     def get(self, request, slug: str):
         study = request.study
         data = {"exclude_source": request.query_params.getlist("exclude_source")}
-        for key in ("include_expired", "file"):
+        for key in ("include_expired", "file", "instrument"):
             if key in request.query_params:
                 data[key] = request.query_params[key]
         serializer = self.InputSerializer(data=data)
@@ -224,5 +235,6 @@ class ItemExportApi(ResearcherApi):
             excluded_sources=serializer.validated_data.get("exclude_source", []),
             include_expired=serializer.validated_data["include_expired"],
             file=serializer.validated_data["file"],
+            instrument=serializer.validated_data["instrument"],
         )
         return items_response(study=study, parameters=parameters)

@@ -21,7 +21,8 @@ from .item_export import items_filename, items_parameters_clean, items_rows
 def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The item-level export, streamed: ``?exclude_source=NAME`` (repeatable) and
     ``include_expired=1`` choose the judgements as the analysis parameters do;
-    ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export. Rows per item and
+    ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export;
+    ``instrument=likert`` the Likert stages' items. Rows per item and
     group are row-level data: they need a role that may read the annotation export."""
     study = request.study
     try:
@@ -34,6 +35,7 @@ def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
             excluded_sources=request.GET.getlist("exclude_source"),
             include_expired=include_expired,
             file=request.GET.get("file", ""),
+            instrument=request.GET.get("instrument", ""),
         )
         return items_response(study=study, parameters=parameters)
     except ValidationError as exc:

@@ -40,6 +40,27 @@ EMPATHY_COLUMN = "empathy"
 # study with any description.
 DESCRIPTION_COLUMN = "error_description"
 PUBLISHED_OPTIONAL_COLUMNS = (GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN, DESCRIPTION_COLUMN)
+# The published Likert format: one row per (candidate, annotator, dimension). ``scale``
+# is the number of points or ``slider``; ``rating`` the point (1 … n) or the slider's
+# value (0 … 100), empty when ``cannot_judge`` is Yes.
+DIMENSION_COLUMN = "dimension"
+SCALE_COLUMN = "scale"
+RATING_COLUMN = "rating"
+CANNOT_JUDGE_COLUMN = "cannot_judge"
+SLIDER_SCALE = "slider"
+LIKERT_COLUMNS = (
+    DIALOGUE_ID_COLUMN,
+    STAGE_COLUMN,
+    CONTEXT_COLUMN,
+    SOURCE_COLUMN,
+    REFLECTION_COLUMN,
+    ANNOTATOR_COLUMN,
+    DIMENSION_COLUMN,
+    SCALE_COLUMN,
+    RATING_COLUMN,
+    CANNOT_JUDGE_COLUMN,
+)
+LIKERT_OPTIONAL_COLUMNS = (GROUP_COLUMN,)
 # The primary coder's codes of the description: the full export's last column, in a
 # study whose descriptions were coded.
 PRIMARY_CODES_COLUMN = "description_codes"

@@ -98,10 +98,22 @@ class AssignmentRejectApi(ResearcherApi):
         return Response(AssignmentSerializer(assignment_get(assignment_id=assignment_id)).data)
 
 
+class RatingSerializer(serializers.Serializer):
+    dimension = serializers.CharField(source="dimension.name", help_text="The dimension's name.")
+    scale = serializers.CharField(
+        source="dimension.scale", help_text='The number of points, or "slider" (0–100).'
+    )
+    value = serializers.IntegerField(allow_null=True, help_text='Null: "cannot judge".')
+    cannot_judge = serializers.BooleanField()
+
+    class Meta:
+        ref_name = "LikertRating"
+
+
 class JudgementListApi(ResearcherApi):
     """One row per answer: the annotator's pseudonym, the reflection's source and kind,
-    the answer (coherent, error categories, most evident error, the 1–5 rating) and the
-    time spent."""
+    the answer (coherent, error categories, most evident error, the 1–5 rating; in a
+    Likert stage its ratings instead) and the time spent."""
 
     may = Capability.READ_ROWS
     pagination_class = IdCursorPagination
@@ -142,7 +154,9 @@ class JudgementListApi(ResearcherApi):
         reflection = serializers.IntegerField(source="reflection_id")
         source = serializers.CharField()
         kind = serializers.ChoiceField(choices=Reflection.Kind.choices)
-        coherent = serializers.BooleanField()
+        coherent = serializers.BooleanField(
+            allow_null=True, help_text="Null: an answer of a Likert stage (see ratings)."
+        )
         categories = serializers.SerializerMethodField(
             help_text="Slugs of the selected error categories, in display order."
         )
@@ -155,6 +169,12 @@ class JudgementListApi(ResearcherApi):
         )
         empathy = serializers.IntegerField(
             allow_null=True, help_text="1–5, answers Yes only (in stages that ask it)."
+        )
+        ratings = RatingSerializer(
+            many=True,
+            read_only=True,
+            help_text="A Likert stage's answer: its rating on each dimension, in order "
+            "(empty in a coherence stage).",
         )
         seconds_spent = serializers.FloatField(allow_null=True)
         created_at = serializers.DateTimeField()

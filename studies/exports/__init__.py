@@ -13,19 +13,33 @@ stored, so import_annotations, pandas and R read it back cell for cell),
 ``studies.datafiles.spreadsheet``) or ``xlsx`` (text cells only:
 ``studies.datafiles.xlsx``). Annotators appear only by pseudonym: no e-mail,
 platform ids or link tokens.
+
+The published format has a file per instrument (``export_instruments``): the
+coherence protocol's, and the Likert stages' (``studies.exports.likert``); an export
+covering stages of both is a zip holding one file of each (``export_zip_write``).
 """
 
 from __future__ import annotations
 
+import tempfile
+import zipfile
 from collections.abc import Iterable, Iterator
 
 from django.core.exceptions import ValidationError
 
 from ..datafiles.xlsx import ExcelLimitError, xlsx_write
-from ..models import Study
+from ..models import Stage, Study
 from .codes import CODES_COLUMNS, codes_csv_chunks, codes_filename, codes_rows
 from .csvtext import csv_chunks
-from .options import FILES, FORMATS, ExportOptions, export_options_clean, file_clean, flag_clean
+from .options import (
+    FILES,
+    FORMATS,
+    ExportOptions,
+    export_instruments,
+    export_options_clean,
+    file_clean,
+    flag_clean,
+)
 from .rows import export_header, export_rows
 
 __all__ = [
@@ -40,9 +54,11 @@ __all__ = [
     "export_csv_chunks",
     "export_filename",
     "export_header",
+    "export_instruments",
     "export_options_clean",
     "export_rows",
     "export_xlsx_write",
+    "export_zip_write",
     "file_clean",
     "flag_clean",
     "rows_xlsx_write",
@@ -71,7 +87,37 @@ def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
     )
 
 
-def export_filename(*, study: Study, options: ExportOptions) -> str:
+def export_filename(*, study: Study, options: ExportOptions, instrument: str | None = None) -> str:
+    """The download's name: ``<slug>-annotations[-full|-training|-likert].csv`` (or
+    ``.xlsx``); ``<slug>-annotations.zip`` for an export of several files, whose
+    ``instrument`` file is named as it would be alone."""
+    instruments = export_instruments(study=study, options=options)
+    if instrument is None and len(instruments) > 1:
+        return f"{study.slug}-annotations.zip"
+    instrument = instrument or instruments[0]
     suffix = {"published": "", "full": "-full", "training": "-training"}[options.fmt]
+    if instrument == Stage.Instrument.LIKERT:
+        suffix += "-likert"
     extension = "xlsx" if options.file == "xlsx" else "csv"
     return f"{study.slug}-annotations{suffix}.{extension}"
+
+
+def export_zip_write(*, study: Study, options: ExportOptions, target) -> None:
+    """A zip of the export's file per instrument (each as ``options.file``) to
+    ``target`` (a path or a binary file). Raises ValidationError (on ``file``) when a
+    workbook's rows do not fit in a worksheet."""
+    with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for instrument in export_instruments(study=study, options=options):
+            name = export_filename(study=study, options=options, instrument=instrument)
+            rows = export_rows(study=study, options=options, instrument=instrument)
+            if options.file == "xlsx":
+                with tempfile.TemporaryFile() as workbook:
+                    rows_xlsx_write(rows=rows, target=workbook, sheet_name="annotations")
+                    workbook.seek(0)
+                    with archive.open(name, "w") as member:
+                        while block := workbook.read(1 << 20):
+                            member.write(block)
+            else:
+                with archive.open(name, "w") as member:
+                    for chunk in csv_chunks(rows):
+                        member.write(chunk.encode("utf-8"))

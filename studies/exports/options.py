@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from django.core.exceptions import ValidationError
 
-from ..models import Assignment, Reflection, Study
+from ..models import Assignment, Reflection, Stage, Study
 
 # "training": the training quiz's answers (studies.exports.training), not judgements.
 FORMATS = ("published", "full", "training")
@@ -49,6 +49,19 @@ class ExportOptions:
     @property
     def spreadsheet_safe(self) -> bool:
         return self.file == "csv-spreadsheet-safe"
+
+
+def export_instruments(*, study: Study, options: ExportOptions) -> list[str]:
+    """The instruments an export has a file for, in the order of their first stage:
+    the published format one per instrument of the stages it covers (a zip holds
+    several); the full and training formats are the coherence protocol's."""
+    if options.fmt != "published":
+        return [Stage.Instrument.COHERENCE]
+    stages = Stage.objects.filter(study=study)
+    if options.stages:
+        stages = stages.filter(name__in=options.stages)
+    instruments = stages.order_by("position").values_list("instrument", flat=True)
+    return list(dict.fromkeys(instruments)) or [Stage.Instrument.COHERENCE]
 
 
 def file_clean(value: str | None) -> str:

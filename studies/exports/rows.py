@@ -25,12 +25,13 @@ from ..models import (
     ErrorCategory,
     Judgement,
     Reflection,
+    Stage,
     Study,
 )
 from ..protocol import category_selected
 from .annotator_columns import annotator_cells, annotator_columns
 from .codes import primary_codes_by_judgement
-from .options import ExportOptions
+from .options import ExportOptions, export_instruments
 
 CHUNK_SIZE = 5000
 
@@ -145,18 +146,42 @@ def _crowd_outcomes(study: Study) -> dict[tuple[str, int], str]:
     }
 
 
+def published_contexts(study: Study) -> dict[int, str]:
+    """Context id → the ``dialogue_context`` cell of the published formats: the turns
+    as JSON objects of one key, the role (texts exact)."""
+    return {
+        pk: json.dumps([{t["role"]: t["text"]} for t in turns], ensure_ascii=False)
+        for pk, turns in DialogueContext.objects.filter(study=study).values_list("id", "turns")
+    }
+
+
 def _iso(value) -> str:
     return value.isoformat().replace("+00:00", "Z") if value is not None else ""
 
 
-def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
+def export_rows(
+    *, study: Study, options: ExportOptions, instrument: str | None = None
+) -> Iterator[list[str]]:
     """The header, then one list of cells per judgement, streamed from the database.
     Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``.
-    The training format has rows of its own (``studies.exports.training``)."""
+    The training format has rows of its own (``studies.exports.training``), and so
+    has the published format of Likert stages (``studies.exports.likert``):
+    ``instrument`` names the file of an export that has several
+    (``export_instruments``); without it the export must have one."""
+    if instrument is None:
+        instruments = export_instruments(study=study, options=options)
+        if len(instruments) > 1:
+            raise ValueError("The export has a file per instrument: name one.")
+        instrument = instruments[0]
     if options.fmt == "training":
         from .training import training_export_rows
 
         yield from training_export_rows(study=study, options=options)
+        return
+    if instrument == Stage.Instrument.LIKERT:
+        from .likert import likert_export_rows
+
+        yield from likert_export_rows(study=study, options=options)
         return
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)
@@ -166,12 +191,7 @@ def export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     described = DESCRIPTION_COLUMN in header
     coded = primary_codes_by_judgement(study=study) if PRIMARY_CODES_COLUMN in header else None
     yield header
-    contexts: dict[int, str] = {}
-    if options.fmt == "published":
-        contexts = {
-            pk: json.dumps([{t["role"]: t["text"]} for t in turns], ensure_ascii=False)
-            for pk, turns in DialogueContext.objects.filter(study=study).values_list("id", "turns")
-        }
+    contexts = published_contexts(study) if options.fmt == "published" else {}
     # One cell per category column of the header: the published format always has
     # its five category columns, empty where the study lacks that category.
     bits = dict(categories)

@@ -15,6 +15,7 @@ from django.db.models import Case, F, Func, Q, Value, When
 from django.db.models.functions import Coalesce
 from django.db.models.lookups import Exact
 
+from ..columns import SLIDER_SCALE
 from ..limits import SHORT_TEXT_MAX_LENGTH, text_cap
 from ..protocol import (
     LIKERT_POINTS_MAX,
@@ -135,7 +136,7 @@ class LikertDimension(models.Model):
     @property
     def scale(self) -> str:
         """The published format's ``scale``: the number of points, or ``slider``."""
-        return "slider" if self.points is None else str(self.points)
+        return SLIDER_SCALE if self.points is None else str(self.points)
 
     @property
     def scale_range(self) -> tuple[int, int]:

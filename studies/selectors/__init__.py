@@ -15,6 +15,7 @@ from ..models import (
     DialogueContext,
     ErrorCategory,
     Judgement,
+    LikertRating,
     Reflection,
     Stage,
     Study,
@@ -176,9 +177,17 @@ def judgement_list(
     """The study's judgements, each with its assignment's stage, group, status and
     recurrence, the annotator's pseudonym and the reflection's source and kind, in
     one query (joined, not prefetched). ``annotator`` is a pseudonym; ``since_id``
-    keeps judgements with a larger id (incremental downloads). The coherence protocol's
-    answers only (a Likert stage's ratings are not listed here yet)."""
-    qs = Judgement.objects.coherence().filter(assignment__stage__study=study)
+    keeps judgements with a larger id (incremental downloads). A Likert stage's answers
+    come with their ratings (``ratings``, prefetched with their dimensions: one more
+    query per page); the coherence protocol's have none."""
+    qs = Judgement.objects.filter(assignment__stage__study=study).prefetch_related(
+        Prefetch(
+            "ratings",
+            queryset=LikertRating.objects.select_related("dimension").order_by(
+                "dimension__position"
+            ),
+        )
+    )
     if statuses:
         qs = qs.filter(assignment__status__in=list(statuses))
     if stage_id is not None:

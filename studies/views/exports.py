@@ -14,8 +14,10 @@ from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import (
     csv_chunks,
     export_filename,
+    export_instruments,
     export_options_clean,
     export_rows,
+    export_zip_write,
     file_clean,
     rows_xlsx_write,
 )
@@ -58,7 +60,26 @@ def rows_response(
 
 
 def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
-    """The annotation export as a download (``rows_response``)."""
+    """The annotation export as a download (``rows_response``); a zip of one file per
+    instrument when it covers stages of several (built in a temporary file, as a
+    workbook is)."""
+    if len(export_instruments(study=study, options=options)) > 1:
+        target = tempfile.TemporaryFile()  # noqa: SIM115 (closed by the response)
+        try:
+            export_zip_write(study=study, options=options, target=target)
+        except BaseException:
+            target.close()
+            raise
+        target.seek(0)
+        response = FileResponse(
+            target,
+            as_attachment=True,
+            filename=export_filename(study=study, options=options),
+            content_type="application/zip",
+        )
+        response["Cache-Control"] = "no-store"
+        response["X-Content-Type-Options"] = "nosniff"
+        return response
     return rows_response(
         rows=lambda: export_rows(study=study, options=options),
         file=options.file,

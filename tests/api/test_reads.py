@@ -182,8 +182,8 @@ def test_judgements_show_the_answer_with_category_slugs(api, api_study):
 
 
 def test_judgements_take_a_fixed_number_of_queries(api, api_study, django_assert_num_queries):
-    # token, study, categories, page (joined, nothing prefetched)
-    with django_assert_num_queries(4):
+    # token, study, categories, page (joined), the page's Likert ratings (prefetched)
+    with django_assert_num_queries(5):
         response = api.get("/api/studies/pilot/judgements/?page_size=50")
     assert len(response.json()["results"]) == 50
 

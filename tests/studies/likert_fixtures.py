@@ -1,6 +1,9 @@
 """A Likert stage for tests: two dimensions, one on points and one on a slider."""
 
-from studies.models import LikertDimension, Stage
+from django.utils import timezone
+
+from studies.models import Assignment, LikertDimension, Reflection, Stage
+from studies.services import Answer, annotators_create, assignment_create, judgement_record
 
 FIVE = ["poor", "", "", "", "excellent"]
 
@@ -27,3 +30,24 @@ def make_likert(stage: Stage) -> None:
         labels=["cold", "warm"],
         offers_cannot_judge=True,
     )
+
+
+def answer_both_stages(loaded_study):
+    """Stage 1 asks the coherence protocol, stage 2 rates; one annotator submitted a
+    batch of each."""
+    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
+    first, second = loaded_study.stages.order_by("position")
+    make_likert(second)
+    for stage, answer in (
+        (first, Answer(coherent=True, empathy=4)),
+        (second, Answer(coherent=None, ratings={"fluency": 4, "warmth": None})),
+    ):
+        assignment = assignment_create(annotator=annotator, batch=stage.batches.first())
+        for rid in assignment.order:
+            judgement_record(
+                assignment=assignment, reflection=Reflection.objects.get(pk=rid), answer=answer
+            )
+        Assignment.objects.filter(pk=assignment.pk).update(
+            status=Assignment.Status.SUBMITTED, submitted_at=timezone.now()
+        )
+    return loaded_study

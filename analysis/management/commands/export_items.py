@@ -24,6 +24,14 @@ class Command(BaseCommand):
             choices=list(FILES),
             help="csv (texts exactly as stored, the default), csv-spreadsheet-safe or xlsx.",
         )
+        parser.add_argument(
+            "--instrument",
+            choices=["coherence", "likert"],
+            default="",
+            help="Whose items: the coherence protocol's stages (the default) or the Likert "
+            "stages' (the default in a study of Likert stages only), one row per item, group "
+            "and dimension.",
+        )
         parser.add_argument("--out", metavar="PATH", required=True, help="The file to write.")
 
     def handle(self, *args, study_slug: str, **options):
@@ -36,6 +44,7 @@ class Command(BaseCommand):
                 excluded_sources=options["exclude_source"],
                 include_expired=options["include_expired"],
                 file=options["file"],
+                instrument=options["instrument"],
             )
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None

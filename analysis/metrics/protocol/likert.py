@@ -92,6 +92,29 @@ def likert_alpha(ratings: pd.DataFrame, *, points: int | None) -> float | None:
     )
 
 
+def likert_item_table(ratings: pd.DataFrame, keys: list[str]) -> pd.DataFrame:
+    """Per item and each of ``keys`` (e.g. stage, group, dimension): ``n_raters`` (its
+    ratings, "cannot judge" included), ``n_cannot_judge``, and the ``mean``, ``sd``
+    (n − 1; None under two ratings) and ``median`` of the other ratings (None when
+    every rater said "cannot judge")."""
+    by = [*keys, "item"]
+    frame = ratings.assign(
+        cannot_judge=ratings["cannot_judge"].astype(bool),
+        judged=ratings["value"].where(~ratings["cannot_judge"].astype(bool)),
+    )
+    grouped = frame.groupby(by, sort=True, dropna=False)
+    table = pd.DataFrame(
+        {
+            "n_raters": grouped.size(),
+            "n_cannot_judge": grouped["cannot_judge"].sum().astype(int),
+            "mean": grouped["judged"].mean(),
+            "sd": grouped["judged"].std(ddof=1),
+            "median": grouped["judged"].median(),
+        }
+    )
+    return table.reset_index()
+
+
 def item_means(ratings: pd.DataFrame) -> pd.Series:
     """Each item's mean of its ratings ("cannot judge" left out), by item."""
     judged = ratings[~ratings["cannot_judge"].astype(bool)]

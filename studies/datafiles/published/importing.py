@@ -19,6 +19,8 @@ from ...models import (
     BatchItem,
     DialogueContext,
     Judgement,
+    LikertDimension,
+    LikertRating,
     Reflection,
     Stage,
     Study,
@@ -28,6 +30,7 @@ from ...protocol import (
     NO_ANSWER_BOTH,
     NO_ANSWER_FREE_TEXT,
     AnswerSettings,
+    likert_scale_range,
     shuffled_order,
 )
 from ...services import (
@@ -65,14 +68,17 @@ class AnnotationsImportSummary:
     overlap_k: int
     batches_per_stage: int
     ignored_columns: tuple[str, ...] = ()
+    #: The Likert format's ratings (its judgements each hold one per dimension rated).
+    ratings: int | None = None
 
     def __str__(self) -> str:
         text = (
             f'Created the closed study "{self.study_slug}": {self.stages} stages, '
             f"{self.groups} groups, {self.annotators} annotators, {self.contexts} contexts, "
             f"{self.reflections} reflections, {self.batches} batches, "
-            f"{self.assignments} assignments, {self.judgements} judgements "
-            f"(k = {self.overlap_k}, m = {self.batches_per_stage})."
+            f"{self.assignments} assignments, {self.judgements} judgements"
+            + (f" with {self.ratings} Likert ratings" if self.ratings is not None else "")
+            + f" (k = {self.overlap_k}, m = {self.batches_per_stage})."
         )
         if self.ignored_columns:
             text += f" Ignored columns: {', '.join(self.ignored_columns)}."
@@ -234,6 +240,16 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
         ],
         **bulk,
     )
+    counts = {
+        "groups": len(groups),
+        "annotators": len(annotators),
+        "contexts": len(contexts),
+        "reflections": len(reflections),
+        "batches": len(batches),
+        "assignments": len(assignments),
+    }
+    if parsed.likert:
+        return {**counts, **_write_ratings(study, parsed, plan, assignments, reflection_ids)}
     judgements = []
     encoded_answers: dict[tuple, EncodedAnswer] = {}  # few distinct answers: encode each once
     for assignment, planned in zip(assignments, plan, strict=True):
@@ -262,14 +278,68 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
                 )
             )
     Judgement.objects.bulk_create(judgements, **bulk)
+    return {**counts, "judgements": len(judgements)}
+
+
+def _write_ratings(study, parsed: Parsed, plan, assignments, reflection_ids) -> dict[str, int]:
+    """The Likert format's answers: its stages rate on the dimensions of the file
+    (``_likert_dimensions``), one judgement per (assignment, reflection) holding a
+    rating per row."""
+    dimension_ids = _likert_dimensions(study, parsed)
+    judgements, ratings = [], []
+    for assignment, planned in zip(assignments, plan, strict=True):
+        by_reflection: dict[int, list] = {}
+        for row in planned.rows:
+            rid = reflection_ids[row.dialogue, row.source, row.text]
+            by_reflection.setdefault(rid, []).append(row)
+        for rid, rows in by_reflection.items():
+            judgements.append(Judgement(assignment_id=assignment.pk, reflection_id=rid))
+            ratings.append(rows)
+    Judgement.objects.bulk_create(judgements, batch_size=BULK_BATCH_SIZE)
+    written = LikertRating.objects.bulk_create(
+        [
+            LikertRating(
+                judgement_id=judgement.pk,
+                dimension_id=dimension_ids[row.stage, row.dimension],
+                value=row.value,
+                cannot_judge=row.cannot_judge,
+            )
+            for judgement, rows in zip(judgements, ratings, strict=True)
+            for row in rows
+        ],
+        batch_size=BULK_BATCH_SIZE,
+    )
+    return {"judgements": len(judgements), "ratings": len(written)}
+
+
+def _likert_dimensions(study: Study, parsed: Parsed) -> dict[tuple[str, str], int]:
+    """The stages of a Likert file rate on its dimensions, in order of first appearance:
+    each named and scaled as in the file, its statement its name and its end labels
+    the scale's ends (the file holds neither), "cannot judge" offered where a row used
+    it. Returns (stage, name) -> dimension id."""
+    stages = dict(study.stages.values_list("name", "id"))
+    Stage.objects.filter(study=study).update(instrument=Stage.Instrument.LIKERT)
+    cannot = {(row.stage, row.dimension) for row in parsed.rows if row.cannot_judge}
+    positions: dict[str, int] = defaultdict(int)
+    dimensions = []
+    for (stage, name), (points, _row) in parsed.dimensions.items():
+        positions[stage] += 1
+        low, high = likert_scale_range(points)
+        n = 2 if points is None else points
+        dimensions.append(
+            LikertDimension(
+                stage_id=stages[stage],
+                position=positions[stage],
+                name=name,
+                statement=name,
+                points=points,
+                labels=[str(low), *[""] * (n - 2), str(high)],
+                offers_cannot_judge=(stage, name) in cannot,
+            )
+        )
+    LikertDimension.objects.bulk_create(dimensions)
     return {
-        "groups": len(groups),
-        "annotators": len(annotators),
-        "contexts": len(contexts),
-        "reflections": len(reflections),
-        "batches": len(batches),
-        "assignments": len(assignments),
-        "judgements": len(judgements),
+        (stage, d.name): d.pk for (stage, _), d in zip(parsed.dimensions, dimensions, strict=True)
     }
 
 
@@ -348,7 +418,8 @@ def annotations_import(
             raise AnnotationsImportError(
                 [Problem("study", f'a study with the slug "{study_slug}" was just created')]
             ) from None
-        _stages_answer_settings(study, parsed)
+        if not parsed.likert:
+            _stages_answer_settings(study, parsed)
         counts = _write(study, parsed, plan)
     return AnnotationsImportSummary(
         study_slug=study.slug,

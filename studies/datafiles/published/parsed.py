@@ -1,7 +1,7 @@
 """What reading a published annotation CSV yields: its rows, and what they say about
 the study's stages, contexts, annotators, groups and batches."""
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import NamedTuple
 
 
@@ -32,9 +32,13 @@ class ParsedContext:
 @dataclass
 class Parsed:
     ignored_columns: tuple[str, ...]
-    rows: list[Row]
+    rows: list  # Row, or LikertRow in the Likert format
     stages: dict[str, None]  # in order of first appearance
     contexts: dict[str, ParsedContext]
     annotators: dict[str, tuple[str, int, str]]  # pseudonym -> (group, number, prefix)
     groups: dict[str, str]  # group -> pseudonym prefix
     batches: dict[tuple[str, str], dict[str, str]]  # (stage, dialogue) -> {text: source}
+    #: The Likert format: its rows are ``LikertRow`` s, one per rating.
+    likert: bool = False
+    #: (stage, dimension name) -> (points, None for a slider; its first row), in order
+    dimensions: dict[tuple[str, str], tuple[int | None, int]] = field(default_factory=dict)

@@ -31,18 +31,23 @@ from .columns import (
     CONTEXT_COLUMN,
     DESCRIPTION_COLUMN,
     DIALOGUE_ID_COLUMN,
+    DIMENSION_COLUMN,
     EMPATHY_COLUMN,
     GROUP_COLUMN,
+    LIKERT_COLUMNS,
+    LIKERT_OPTIONAL_COLUMNS,
     MOST_EVIDENT_COLUMN,
     NO,
     PUBLISHED_CATEGORY_COLUMNS,
     PUBLISHED_COLUMNS,
     PUBLISHED_OPTIONAL_COLUMNS,
+    RATING_COLUMN,
     REFLECTION_COLUMN,
     SOURCE_COLUMN,
     STAGE_COLUMN,
     YES,
 )
+from .likert import LikertRowsMixin
 from .parsed import Parsed, ParsedContext, Row
 
 
@@ -68,7 +73,7 @@ class _Parser:
         self.group_rows: dict[str, int] = {}
         self.prefix_groups: dict[str, tuple[str, int]] = {}  # prefix -> (group, row)
         self.item_rows: dict[tuple[str, str, str], int] = {}
-        self.judged: dict[tuple[str, str, str, str], int] = {}
+        self.judged: dict[tuple[str, str, str, str, str | None], int] = {}
         self.category_sets: dict[frozenset, frozenset] = {}
 
     def add(self, n: int, column: str, message: str) -> None:
@@ -107,23 +112,15 @@ class _Parser:
         stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
         source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
         pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
-        # The reflection is kept exactly.
-        problem = (
-            "empty reflection"
-            if not text.strip()
-            else storable_problem(text, MATERIAL_TEXT_MAX_LENGTH)
-        )
-        if problem:
-            self.add(n, REFLECTION_COLUMN, problem)
-            text = None
+        text = self.reflection(n, text)
         coherent, categories, most_evident, empathy = self.answer(
             n, answer.strip(), categories, most_evident.strip() or None, empathy.strip()
         )
         description = self.description(n, answer.strip(), description.strip())
         if dialogue is not None:
             self.context(n, dialogue, context.strip())
-            if source == HUMAN_SOURCE and text is not None:
-                self.human(n, dialogue, text)
+            if text is not None:
+                self.human_if_so(n, dialogue, source, text)
         if pseudonym is not None:
             self.annotator(n, pseudonym, group.strip())
         if stage is not None:
@@ -146,6 +143,22 @@ class _Parser:
                     description,
                 )
             )
+
+    def reflection(self, n: int, text: str) -> str | None:
+        """The reflection, kept exactly (None: refused)."""
+        problem = (
+            "empty reflection"
+            if not text.strip()
+            else storable_problem(text, MATERIAL_TEXT_MAX_LENGTH)
+        )
+        if problem:
+            self.add(n, REFLECTION_COLUMN, problem)
+            return None
+        return text
+
+    def human_if_so(self, n: int, dialogue: str, source: str | None, text: str) -> None:
+        if source == HUMAN_SOURCE:
+            self.human(n, dialogue, text)
 
     def description(self, n: int, answer: str, description: str) -> str:
         """Any non-empty description up to the cap, on a No (the typing minimum is for
@@ -304,8 +317,17 @@ class _Parser:
                 self.prefix_groups[prefix] = (group, n)
 
     def item(
-        self, n: int, stage: str, dialogue: str, source: str, text: str, pseudonym: str | None
+        self,
+        n: int,
+        stage: str,
+        dialogue: str,
+        source: str,
+        text: str,
+        pseudonym: str | None,
+        dimension: str | None = None,
     ) -> None:
+        """An item's source agrees with its first row, and an annotator answers it once
+        (in the Likert format: rates each ``dimension`` of it once)."""
         known_source = self.parsed.batches.setdefault((stage, dialogue), {}).setdefault(
             text, source
         )
@@ -319,18 +341,30 @@ class _Parser:
                 "within a stage and dialogue a reflection is identified by its text",
             )
         elif pseudonym is not None:
-            first_row = self.judged.setdefault((*key, pseudonym), n)
+            first_row = self.judged.setdefault((*key, pseudonym, dimension), n)
             if first_row != n:
                 self.problems.at_row(
                     n,
                     f"duplicate of row {first_row}: the same stage, dialogue, reflection "
-                    "and annotator",
+                    + ("and annotator" if dimension is None else "annotator and dimension"),
                 )
 
 
+class _LikertParser(LikertRowsMixin, _Parser):
+    """The published Likert format (``studies.datafiles.published.likert``)."""
+
+
+def is_likert_header(cells: list[str]) -> bool:
+    """Whether a header is the published Likert format's: it has the columns of a
+    rating and no Yes/No column."""
+    names = {cell.strip() for cell in cells}
+    return {DIMENSION_COLUMN, RATING_COLUMN} <= names and COHERENT_COLUMN not in names
+
+
 def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parsed | None:
-    """Read a published CSV (a path, bytes, text or an open file); None when the file
-    has no usable header. Problems go to ``problems``."""
+    """Read a published CSV (a path, bytes, text or an open file): the coherence
+    format, or the Likert format (recognised by its columns, ``is_likert_header``);
+    None when the file has no usable header. Problems go to ``problems``."""
     with open_text(source) as (stream, reopen):
         records = CsvRecords(stream, problems, reopen)
         rows = iter(records)
@@ -339,16 +373,19 @@ def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parse
             if not problems:
                 problems.add("file", "is empty: expected a header row and one row per judgement")
             return None
+        likert = is_likert_header(first[1])
+        parser_class = _LikertParser if likert else _Parser
         header = header_check(
             first[0],
             first[1],
             problems,
-            required=PUBLISHED_COLUMNS,
-            optional=PUBLISHED_OPTIONAL_COLUMNS,
+            required=LIKERT_COLUMNS if likert else PUBLISHED_COLUMNS,
+            optional=LIKERT_OPTIONAL_COLUMNS if likert else PUBLISHED_OPTIONAL_COLUMNS,
         )
         if header is None:
             return None
-        parser = _Parser(header.positions, header.width, problems, spreadsheet_safe)
+        parser = parser_class(header.positions, header.width, problems, spreadsheet_safe)
+        parser.parsed.likert = likert
         parser.parsed.ignored_columns = header.ignored
         for n, cells in rows:
             parser.row(n, cells)

@@ -8,8 +8,10 @@ from studies.exports import (
     FORMATS,
     csv_chunks,
     export_csv_chunks,
+    export_instruments,
     export_options_clean,
     export_xlsx_write,
+    export_zip_write,
     rows_xlsx_write,
 )
 from studies.exports.questionnaires import questionnaire_export_rows
@@ -20,7 +22,10 @@ class Command(BaseCommand):
     help = (
         "Write a study's annotations: the published format or the full audit "
         "format, as CSV with every text exactly as stored (default), as a spreadsheet-safe "
-        "CSV, or as an Excel workbook. Streams; memory stays flat however large the study."
+        "CSV, or as an Excel workbook. Streams; memory stays flat however large the study. "
+        "A Likert stage's answers have a published format of their own: a study whose "
+        "stages use both instruments is written as a zip of one file per instrument "
+        "(--out PATH.zip), or choose the stages of one with --stage."
     )
 
     def add_arguments(self, parser):
@@ -95,6 +100,9 @@ class Command(BaseCommand):
                 ),
             )
             return
+        if len(export_instruments(study=study, options=export)) > 1:
+            self._write_zip(options["out"], study, export)
+            return
         self._write(
             options["out"],
             export.file,
@@ -102,22 +110,31 @@ class Command(BaseCommand):
             lambda target: export_xlsx_write(study=study, options=export, target=target),
         )
 
+    def _write_zip(self, out_path, study, export):
+        """A study whose stages use two instruments: a zip of one file per instrument."""
+        if not out_path or not out_path.endswith(".zip"):
+            raise CommandError(
+                "The stages exported use different instruments, so the export is a zip of "
+                "one file per instrument: pass --out PATH.zip, or --stage for the stages of "
+                "one instrument."
+            )
+        self._through_partial(
+            Path(out_path),
+            lambda partial: export_zip_write(study=study, options=export, target=str(partial)),
+        )
+
     def _write(self, out_path, file, csv_chunks, xlsx_write):
         """Write to stdout, or to ``out_path`` through a partial file renamed when done."""
         target = Path(out_path) if out_path else None
         if target is None and file == "xlsx":
             raise CommandError("An Excel workbook is a binary file: pass --out PATH.")
-        if target is not None and not target.parent.is_dir():
-            raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
         if target is None:
             out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
             for chunk in csv_chunks():
                 out.write(chunk)
             return
-        partial = target.with_name(target.name + ".partial")
-        # The rename makes the file appear only when complete; no half-written file is
-        # left behind.
-        try:
+
+        def write(partial: Path) -> None:
             if file == "xlsx":
                 xlsx_write(str(partial))
             else:
@@ -125,6 +142,17 @@ class Command(BaseCommand):
                 with partial.open("w", encoding="utf-8", newline="") as handle:
                     for chunk in csv_chunks():
                         handle.write(chunk)
+
+        self._through_partial(target, write)
+
+    def _through_partial(self, target: Path, write) -> None:
+        """``write(partial)`` to a partial file renamed to ``target`` when complete, so
+        no half-written file is left behind."""
+        if not target.parent.is_dir():
+            raise CommandError(f"Cannot write {target}: no directory {target.parent}.")
+        partial = target.with_name(target.name + ".partial")
+        try:
+            write(partial)
         except ValidationError as exc:
             partial.unlink(missing_ok=True)
             raise CommandError(" ".join(exc.messages)) from None

@@ -2,6 +2,7 @@
 example and checked against an independent computation."""
 
 import math
+import statistics
 
 import krippendorff
 import numpy as np
@@ -15,6 +16,7 @@ from analysis.metrics.protocol.likert import (
     likert_alpha,
     likert_cell,
     likert_groups_compared,
+    likert_item_table,
     likert_system_pairs,
 )
 
@@ -170,3 +172,25 @@ def test_undefined_comparisons_are_none():
     assert pair["cohens_d"] is None and pair["p"] is None and pair["p_holm"] is None
     one_system = likert_groups_compared({"X": X}, {"X": X})
     assert one_system["kendall_tau_b"] is None
+
+
+def test_the_item_table_by_hand():
+    """Item 1: 4, 5 and "cannot judge"; item 2: one rating, 2; item 3: "cannot judge"
+    only. Worked by hand: item 1 has 3 raters, 1 cannot judge, mean 4.5, SD √0.5,
+    median 4.5; item 2 mean 2 and no SD; item 3 no mean."""
+    ratings = pd.DataFrame(
+        {
+            "dimension": ["fluency"] * 5,
+            "item": [1, 1, 1, 2, 3],
+            "rater": [10, 11, 12, 10, 11],
+            "value": [4.0, 5.0, np.nan, 2.0, np.nan],
+            "cannot_judge": [False, False, True, False, True],
+        }
+    )
+    table = likert_item_table(ratings, ["dimension"]).set_index("item")
+    assert table.loc[1, "n_raters"] == 3 and table.loc[1, "n_cannot_judge"] == 1
+    assert table.loc[1, "mean"] == 4.5 and table.loc[1, "median"] == 4.5
+    assert table.loc[1, "sd"] == pytest.approx(statistics.stdev([4, 5]))  # √0.5
+    assert table.loc[1, "sd"] == pytest.approx(0.5**0.5)
+    assert table.loc[2, "mean"] == 2 and np.isnan(table.loc[2, "sd"])
+    assert table.loc[3, "n_cannot_judge"] == 1 and np.isnan(table.loc[3, "mean"])
