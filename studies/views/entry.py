@@ -32,7 +32,7 @@ from ..services.crowd_joins import (
     crowd_join,
     stage_by_join_key,
 )
-from ..shortcuts import ITEM_KEYS
+from ..shortcuts import ITEM_KEYS, LIKERT_KEYS
 from .common import (
     Step,
     annotator_page,
@@ -262,7 +262,9 @@ def tutorial(request: HttpRequest) -> HttpResponse:
             if stage
             else list(study.categories.order_by("order", "bit")),
             "settings": stage.answer_settings if stage else DEFAULT_ANSWER_SETTINGS,
+            "dimensions": list(stage.dimensions.order_by("position")) if stage else [],
             "first_time": annotator.tutorial_completed_at is None or due is not None,
             "keys": ITEM_KEYS,
+            "likert_keys": LIKERT_KEYS,
         },
     )

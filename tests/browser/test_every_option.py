@@ -1,10 +1,11 @@
 """A study with every option on, walked in a real browser from the link to the last
-code: a screening questionnaire, the training quiz, crowd entry through Prolific, two
-stages with a wait between them (the first asking for descriptions in the
+code: a screening questionnaire, the training quiz, crowd entry through Prolific,
+three stages with a wait between them (the first asking for descriptions in the
 annotator's own words, the second for error categories: a subset of the study's,
 from coding, whose scheme a researcher marked final, with its own question and a
-tutorial of its own read before its first batch), a questionnaire after the first
-stage, and every code of each stage set (completion, partial completion,
+tutorial of its own read before its first batch; the third rating each candidate on
+Likert dimensions, points and a slider, with the keyboard), a questionnaire after the
+first stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
 
 The steps come in one order: screening, consent, tutorial, quiz, batches, then the
@@ -12,6 +13,7 @@ stage's questionnaire before its completion code; an invitation link goes the sa
 way to the first batch. A crowd worker whose part of a stage ends early (no batch
 left for them now) is paid with the partial-completion code."""
 
+import json
 import re
 from datetime import timedelta
 
@@ -21,11 +23,14 @@ from django.db.models import DateTimeField, F, Q
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from studies.datafiles.materials import materials_import
 from studies.models import (
     Annotator,
     Assignment,
     CrowdEntry,
+    LikertRating,
     QuestionnaireResponse,
+    Reflection,
     Stage,
     Study,
     TrainingAttempt,
@@ -35,6 +40,8 @@ from studies.services import annotators_create, assignment_claim
 from studies.services.stages import stage_scheme_mark_final
 from tests.browser.test_annotation_flow import DESKTOP, _expect_item, _save
 from tests.browser.test_training_quiz import KEYS
+from tests.conftest import materials_doc
+from tests.studies.likert_fixtures import make_likert
 from tests.studies.questionnaire_helpers import after_stage, screening
 from tests.studies.services.test_crowd_joins import finish_stage, prolific
 from tests.studies.services.test_crowd_partial import consented
@@ -51,12 +58,18 @@ CODES = {
         "partial_completion_code": "PART2",
         "screened_out_code": "OUT2",
     },
+    3: {
+        "completion_code": "DONE3",
+        "partial_completion_code": "PART3",
+        "screened_out_code": "OUT3",
+    },
 }
 DESCRIPTION = "The reflection invents a job loss the client never mentioned."
 
 
 STAGE_2_QUESTION = "Does the response fit what the client said?"
 STAGE_2_TUTORIAL = "In this stage, tick every kind of problem you see in a response."
+STAGE_3_TUTORIAL = "In this stage, rate each response on two statements."
 
 
 @pytest.fixture
@@ -64,6 +77,19 @@ def every_option(open_study):
     """``open_study`` with every option on (see the module's docstring)."""
     Study.objects.filter(pk=open_study.pk).update(
         batches_per_stage=1, crowd_group=open_study.groups.get(name="Layperson")
+    )
+    # Stage 3 rates each candidate on Likert dimensions (5 points, the attention check's,
+    # and a slider with "cannot judge"), with a tutorial of its own.
+    stage_3 = Stage.objects.create(
+        study=open_study,
+        position=3,
+        name="Ratings stage",
+        instrument=Stage.Instrument.LIKERT,
+        tutorial_intro=STAGE_3_TUTORIAL,
+    )
+    make_likert(stage_3)
+    materials_import(
+        study=open_study, content=json.dumps(materials_doc(stages=("Ratings stage",))), fmt="json"
     )
     for position, codes in CODES.items():
         Stage.objects.filter(study=open_study, position=position).update(**codes)
@@ -176,6 +202,36 @@ def annotate_batch(
     page.get_by_role("button", name="Submit this batch (final)").click()
 
 
+def wait_passes(worker) -> None:
+    """Four days pass for the worker's assignments: the next stage's wait is over."""
+    Assignment.objects.filter(annotator=worker).update(
+        **{
+            field.name: F(field.name) - timedelta(days=4)
+            for field in Assignment._meta.concrete_fields
+            if isinstance(field, DateTimeField)
+        }
+    )
+
+
+def rate_batch(page, worker) -> None:
+    """Rate every candidate of the batch just started with the keyboard: fluency 4 (1,
+    which passes, on the attention check's), warmth 60 on the slider; then submit."""
+    page.get_by_role("button", name="Start a batch").click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    assignment = Assignment.objects.get(annotator=worker, stage__position=3)
+    kinds = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("pk", "kind"))
+    n = len(assignment.order)
+    for number, rid in enumerate(assignment.order, start=1):
+        _expect_item(page, number, n)
+        page.keyboard.press("1" if kinds[rid] == Reflection.Kind.ATTENTION_CHECK else "4")
+        page.keyboard.type("60")
+        expect(_save(page)).to_be_enabled()
+        page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    page.get_by_role("button", name="Submit this batch (final)").click()
+
+
 def quiz_passed(annotator) -> None:
     now = timezone.now()
     TrainingAttempt.objects.create(
@@ -221,13 +277,7 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
 
     # The wait passes; the worker comes back through stage 2's own Prolific study.
     worker = Annotator.objects.get(platform_participant_id="pid1")
-    Assignment.objects.filter(annotator=worker).update(
-        **{
-            field.name: F(field.name) - timedelta(days=4)
-            for field in Assignment._meta.concrete_fields
-            if isinstance(field, DateTimeField)
-        }
-    )
+    wait_passes(worker)
     page.goto(live_server.url + prolific(every_option, 2, "pid1", "se2", study_id="PS2"))
     chosen = every_option.stages.get(position=2).categories.all()
     offered = list(
@@ -244,15 +294,33 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
         expect(page.locator("dl.categories-explained dt", has_text=label)).to_have_count(1)
     page.get_by_role("button", name="I have read the tutorial — start").click()
     annotate_batch(page, describe_first=False, categories=offered, question=STAGE_2_QUESTION)
+    expect(page.get_by_text("Your completion code: DONE2")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Stage 3 opens for you on"))).to_be_visible()
+
+    # Stage 3 rates on Likert dimensions, after its own tutorial: with the keyboard.
+    wait_passes(worker)
+    page.goto(live_server.url + prolific(every_option, 3, "pid1", "se3", study_id="PS3"))
+    expect(
+        page.get_by_role("heading", name="How to judge the response candidates in Stage 3")
+    ).to_be_visible()
+    expect(page.get_by_text(STAGE_3_TUTORIAL)).to_be_visible()
+    expect(page.locator("dl.dimensions-explained dt")).to_have_text(
+        ["The response is fluent.", "The response is warm."]
+    )
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    rate_batch(page, worker)
     expect(
         page.get_by_role("heading", name="Thank you, you have finished the study")
     ).to_be_visible()
-    expect(page.get_by_text("Your completion code: DONE2")).to_be_visible()
+    expect(page.get_by_text("Your completion code: DONE3")).to_be_visible()
     expect(page.get_by_role("link", name="Return to Prolific")).to_have_attribute(
-        "href", "https://app.prolific.com/submissions/complete?cc=DONE2"
+        "href", "https://app.prolific.com/submissions/complete?cc=DONE3"
     )
     entries = CrowdEntry.objects.filter(annotator=worker).order_by("stage__position")
-    assert [e.outcome for e in entries] == ["completed", "completed"]
+    assert [e.outcome for e in entries] == ["completed", "completed", "completed"]
+    rated = worker.assignments.get(stage__position=3)
+    assert rated.attention_passed is True
+    assert LikertRating.objects.filter(judgement__assignment=rated, value=60).exists()
     described = worker.assignments.get(stage__position=1).judgements.exclude(error_description="")
     assert [j.error_description for j in described] == [DESCRIPTION]
 
