@@ -215,6 +215,12 @@ EXPLANATIONS: dict[str, str] = {
     "likert_spearman": "Spearman correlation between the two groups' item means over the "
     "items both rated.",
     "likert_items_both": "Items of the system both groups rated.",
+    "likert_evaluator_spearman": "Spearman correlation between the automatic evaluator's "
+    "scores and the group's item means on the dimension.",
+    "likert_evaluator_pearson": "Pearson correlation between the automatic evaluator's "
+    "scores and the group's item means on the dimension.",
+    "likert_evaluator_items": "Items with both an automatic score and the group's ratings "
+    "on the dimension.",
     "likert_kendall_tau": "Kendall's tau-b between the two groups' orderings of the stage's "
     "systems by the mean of their item means: 1 the same ranking, 0 unrelated, −1 reversed.",
     # label distribution
@@ -327,6 +333,8 @@ UNDEFINED_ALIASES = {
     "likert_alpha": "krippendorff_alpha",
     "likert_mann_whitney_p": "p_value",
     "likert_spearman": "correlation",
+    "likert_evaluator_spearman": "correlation",
+    "likert_evaluator_pearson": "correlation",
     "evaluator_system_spearman": "correlation",
 }
 

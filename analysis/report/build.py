@@ -37,7 +37,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 7
+REPORT_VERSION = 8
 
 
 @dataclass(frozen=True)
@@ -363,7 +363,7 @@ def report_build(
         **questionnaires_build(questionnaires),
         "codebook": codebook_entries(codings),
         "descriptions": descriptions,
-        "likert": likert_build(likert, resamples=resamples, seed=seed),
+        "likert": likert_build(likert, resamples=resamples, seed=seed, scores=scores),
     }
 
 

@@ -6,7 +6,9 @@ and each pair of groups compared (statistics: :mod:`analysis.metrics.protocol.li
 labels); ``cells[group][stage][dimension]`` holds ``alpha`` (the group's agreement on
 the dimension, every system together), ``systems`` (source → the cell's summary) and
 ``system_pairs``; ``between_groups`` one entry per stage, dimension and
-pair of groups. A study without Likert stages has every part empty.
+pair of groups; ``automatic_evaluators`` one entry per stage, evaluator, group and
+dimension (the evaluator's scores against the group's item means). A study without
+Likert stages has every part empty.
 """
 
 from __future__ import annotations
@@ -17,6 +19,7 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
+from ..metrics.association import inter_group_correlation
 from ..metrics.protocol.likert import (
     item_means,
     likert_alpha,
@@ -49,10 +52,19 @@ class LikertData:
 
 
 def likert_empty() -> dict:
-    return {"dimensions": {}, "cells": {}, "between_groups": []}
+    return {"dimensions": {}, "cells": {}, "between_groups": [], "automatic_evaluators": []}
 
 
-def likert_build(data: LikertData | None, *, resamples: int, seed: int) -> dict:
+def likert_build(
+    data: LikertData | None,
+    *,
+    resamples: int,
+    seed: int,
+    scores: pd.DataFrame | None = None,
+) -> dict:
+    """The block (see the module docstring); ``scores`` the automatic evaluators'
+    scores (``stage``, ``evaluator``, ``reflection_id``, ``score``), each correlated
+    with every group's item means per dimension of its stage (``automatic_evaluators``)."""
     if data is None or not data.dimensions:
         return likert_empty()
     ratings = data.ratings
@@ -105,4 +117,39 @@ def likert_build(data: LikertData | None, *, resamples: int, seed: int) -> dict:
         "dimensions": {stage: list(dims) for stage, dims in data.dimensions.items()},
         "cells": cells,
         "between_groups": between,
+        "automatic_evaluators": _automatic_evaluators(data, scores, groups),
     }
+
+
+def _automatic_evaluators(
+    data: LikertData, scores: pd.DataFrame | None, groups: list
+) -> list[dict]:
+    """Per Likert stage, evaluator, group and dimension: Spearman's (and Pearson's)
+    correlation between the evaluator's scores and the group's item means (every
+    system of the stage together), as the coherence scores are correlated."""
+    if scores is None or scores.empty:
+        return []
+    ratings = data.ratings
+    entries = []
+    for stage, dimensions in data.dimensions.items():
+        in_stage = scores[scores["stage"] == stage]
+        for evaluator in sorted(in_stage["evaluator"].unique().tolist(), key=str):
+            automatic = in_stage[in_stage["evaluator"] == evaluator].set_index("reflection_id")[
+                "score"
+            ]
+            for group in groups:
+                rated = ratings[(ratings["group"] == group) & (ratings["stage"] == stage)]
+                for dimension in dimensions:
+                    by_item = item_means(rated[rated["dimension"] == dimension["name"]])
+                    if by_item.empty:
+                        continue
+                    entries.append(
+                        {
+                            "stage": stage,
+                            "evaluator": str(evaluator),
+                            "group": str(group),
+                            "dimension": dimension["name"],
+                            **inter_group_correlation(scores_a=automatic, scores_b=by_item),
+                        }
+                    )
+    return entries

@@ -4,6 +4,7 @@ dimension and system; the pairs of systems of a group; two groups compared."""
 from __future__ import annotations
 
 from ..metrics.protocol.systems import SIGNIFICANCE
+from .comparisons import EVALUATOR, NO_SCORES
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
 from .systems import GROUPS, holm_significant
 from .walk import group_order, stage_order
@@ -153,11 +154,39 @@ def likert_groups_table(report: dict) -> Table:
     )
 
 
+def likert_evaluators_table(report: dict) -> Table:
+    likert = report.get("likert") or {}
+    return build_table(
+        slug="likert-evaluators",
+        caption="Automatic evaluators vs Likert ratings",
+        keys=[STAGE, EVALUATOR, GROUP, DIMENSION],
+        measures=[
+            Measure("n_items", "Items", "likert_evaluator_items", at("n_items"), "count"),
+            Measure("spearman", "Spearman ρ", "likert_evaluator_spearman", at("spearman")),
+            Measure("spearman_p", "p", "p_value", at("spearman_p"), "p"),
+            Measure("pearson", "Pearson r", "likert_evaluator_pearson", at("pearson")),
+            Measure("pearson_p", "p", "p_value", at("pearson_p"), "p"),
+        ],
+        entries=(
+            ((e["stage"], e["evaluator"], e["group"], e["dimension"]), e)
+            for e in likert.get("automatic_evaluators") or []
+        ),
+        note="Each evaluator's scores against the group's item means (an item's mean of its "
+        'ratings, "cannot judge" left out), every system of the stage together.',
+        empty=NO_SCORES,
+    )
+
+
 def likert_tables(report: dict) -> list[Table]:
-    """The Likert tables, when the study has Likert stages."""
-    if not (report.get("likert") or {}).get("dimensions"):
+    """The Likert tables, when the study has Likert stages (the evaluators' when it has
+    automatic scores of them)."""
+    likert = report.get("likert") or {}
+    if not likert.get("dimensions"):
         return []
-    return [likert_table(report), likert_pairs_table(report), likert_groups_table(report)]
+    tables = [likert_table(report), likert_pairs_table(report), likert_groups_table(report)]
+    if likert.get("automatic_evaluators"):
+        tables.append(likert_evaluators_table(report))
+    return tables
 
 
 def nothing_counted(report: dict) -> str | None:

@@ -29,7 +29,7 @@ from studies.services import (
     study_create,
 )
 from tests.conftest import load_materials, make_study, module_transaction
-from tests.studies.services.test_likert_answers import make_likert
+from tests.studies.likert_fixtures import make_likert
 
 FAST = {"bootstrap_resamples": 0}
 
@@ -170,7 +170,13 @@ def test_the_attention_check_passed_and_is_left_out(likert_study):
 def test_a_study_without_likert_stages_has_an_empty_block(likert_study):
     plain = study_create(slug="plain", title="Plain", stages=[("Only", timedelta(0))], groups=["A"])
     block = likert_build(likert_data(study_id=plain.pk), resamples=0, seed=0)
-    assert block == likert_empty() == {"dimensions": {}, "cells": {}, "between_groups": []}
+    assert block == likert_empty()
+    assert block == {
+        "dimensions": {},
+        "cells": {},
+        "between_groups": [],
+        "automatic_evaluators": [],
+    }
 
 
 def test_the_likert_tables_show_the_block_everywhere(likert_study, client):
@@ -201,3 +207,46 @@ def test_the_likert_tables_show_the_block_everywhere(likert_study, client):
     # A report without Likert stages has none of these tables.
     plain = {**report, "likert": likert_empty()}
     assert not {"likert", "likert-pairs", "likert-groups"} & {t.slug for t in report_tables(plain)}
+
+
+def test_an_automatic_evaluator_is_correlated_with_each_group_s_item_means(likert_study):
+    """An evaluator's scores (here: the reflection's length) against each group's item
+    means per dimension: Spearman's rho as scipy computes it from the stored ratings."""
+    from django.utils import timezone
+    from scipy import stats
+
+    from analysis.models import AutomaticScore
+
+    stage = likert_study.stages.get(position=1)
+    candidates = Reflection.objects.filter(batch_items__batch__stage=stage).exclude(
+        kind=Reflection.Kind.ATTENTION_CHECK
+    )
+    AutomaticScore.objects.bulk_create(
+        AutomaticScore(
+            study=likert_study,
+            stage=stage,
+            reflection=r,
+            evaluator="length",
+            score=len(r.text) % 7,
+            imported_at=timezone.now(),
+        )
+        for r in candidates
+    )
+    report = analysis_run_compute(study=likert_study, parameters=FAST).result
+    entries = report["likert"]["automatic_evaluators"]
+    assert {(e["group"], e["dimension"]) for e in entries} == {
+        (g, d) for g in ("Expert", "Layperson") for d in ("fluency", "warmth")
+    }
+    scores = {r.pk: len(r.text) % 7 for r in candidates}
+    plain = plain_cells(likert_study)
+    for entry in entries:
+        means = {}
+        for (group, _source, dimension), cell in plain.items():
+            if (group, dimension) == (entry["group"], entry["dimension"]):
+                means.update({item: np.mean(v) for item, v in cell["items"].items()})
+        items = sorted(means)
+        expected = stats.spearmanr([scores[i] for i in items], [means[i] for i in items])
+        assert entry["n_items"] == len(items)
+        assert entry["spearman"] == pytest.approx(expected.statistic)
+    tables = {t.slug for t in report_tables(report)}
+    assert "likert-evaluators" in tables
