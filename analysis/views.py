@@ -123,6 +123,12 @@ FIGURES = {
         "several codes, so a bar can pass 100%.",
         "description-codes",
     ),
+    "likert": (
+        "Likert ratings per dimension: the share of each point per group and system "
+        "(light to dark, lowest to highest), or on a slider the mean with its 95% interval "
+        "and the median.",
+        "likert",
+    ),
 }
 
 

@@ -3,11 +3,17 @@
 from .descriptions import description_codes_svg
 from .figures import PLOTS as _FIGURES
 from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
+from .likert import likert_svg
 from .svg import OKABE_ITO
 from .systems import systems_svg
 
 #: Every figure of the dashboard by name (the SVG endpoint's ``plot``).
-PLOTS = {**_FIGURES, "systems": systems_svg, "description-codes": description_codes_svg}
+PLOTS = {
+    **_FIGURES,
+    "systems": systems_svg,
+    "description-codes": description_codes_svg,
+    "likert": likert_svg,
+}
 
 __all__ = [
     "OKABE_ITO",
@@ -16,5 +22,6 @@ __all__ = [
     "annotator_consistency_svg",
     "description_codes_svg",
     "label_distribution_svg",
+    "likert_svg",
     "systems_svg",
 ]

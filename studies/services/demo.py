@@ -5,7 +5,8 @@ Every answer goes through the product's own services, as the annotation pages do
 consent, tutorial, ``assignment_claim`` (random batches, the waiting period between
 stages), ``judgement_record`` and ``assignment_submit``, on a clock set in the past so
 the waiting period has passed. The answers are random with a lean: human and GPT-3
-reflections are more often called coherent than GPT-2 ones.
+reflections are more often called coherent than GPT-2 ones; in a Likert stage they are
+rated higher on each dimension.
 """
 
 import random
@@ -14,7 +15,7 @@ from datetime import datetime, timedelta
 
 from django.utils import timezone
 
-from ..models import Annotator, ErrorCategory, Reflection, Study
+from ..models import Annotator, ErrorCategory, LikertDimension, Reflection, Study
 from .claims import assignment_claim
 from .judgements import Answer, judgement_record, study_category_bits
 from .lifecycle import assignment_submit
@@ -22,6 +23,8 @@ from .stages import NoWorkAvailable, StageLocked
 from .studies import annotator_complete_tutorial, annotator_consent, consent_version_current
 
 COHERENT_CHANCE = {"Human": 0.8, "GPT-2": 0.45, "GPT-3": 0.7}
+# A Likert stage's lean: where each source's ratings centre, as a share of the scale.
+RATING_LEAN = {"Human": 0.75, "GPT-2": 0.4, "GPT-3": 0.6}
 
 
 @dataclass(frozen=True)
@@ -48,6 +51,27 @@ def _answer(
     )
 
 
+def _ratings_answer(
+    rng: random.Random, reflection: Reflection, dimensions: list[LikertDimension]
+) -> Answer:
+    """A Likert stage's answer: each dimension rated near the source's lean, now and
+    then "cannot judge" where offered; the attention check's candidate rated as the
+    study expects on its dimension (the lowest passing rating)."""
+    seconds = float(rng.randint(20, 90))
+    ratings: dict[str, int | None] = {}
+    for dimension in dimensions:
+        low, high = dimension.scale_range
+        if reflection.kind == Reflection.Kind.ATTENTION_CHECK and dimension.checks_attention:
+            ratings[dimension.name] = dimension.attention_pass_min
+        elif dimension.offers_cannot_judge and rng.random() < 0.05:
+            ratings[dimension.name] = None
+        else:
+            centre = low + RATING_LEAN.get(reflection.source, 0.5) * (high - low)
+            spread = (high - low) / 4
+            ratings[dimension.name] = min(high, max(low, round(rng.gauss(centre, spread))))
+    return Answer(coherent=None, ratings=ratings, seconds_spent=seconds)
+
+
 def _work_one_batch(
     *,
     annotator: Annotator,
@@ -63,8 +87,12 @@ def _work_one_batch(
         return None
     reflections = Reflection.objects.in_bulk(assignment.order)
     slugs = sorted(categories)
+    dimensions = list(assignment.stage.dimensions.order_by("position"))
     for reflection_id in assignment.order:
-        answer = _answer(rng, reflections[reflection_id], slugs, attentive)
+        if dimensions:
+            answer = _ratings_answer(rng, reflections[reflection_id], dimensions)
+        else:
+            answer = _answer(rng, reflections[reflection_id], slugs, attentive)
         now += timedelta(seconds=answer.seconds_spent)  # the clock moves as the answers say
         judgement_record(
             assignment=assignment,

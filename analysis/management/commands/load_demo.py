@@ -1,6 +1,7 @@
 """Create (or refresh) the demo study, a researcher login and annotator links, with
 simulated annotators' judgements and an analysis run, so the dashboard shows figures
-from the start.
+from the start; and a second study of the same dialogues whose stages rate on Likert
+dimensions, simulated and analysed too.
 
 It lives in the analysis app because it ends with an analysis run: analysis sits
 above studies, so this command may use both.
@@ -20,7 +21,7 @@ from analysis.models import AnalysisRun
 from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
 from studies.links import absolute_url
-from studies.models import Study
+from studies.models import LikertDimension, Stage, Study
 from studies.selectors import study_has_judgements
 from studies.services import (
     annotators_create,
@@ -36,6 +37,35 @@ RESEARCHER_PASSWORD = "demo-researcher"  # demo only; printed so the quick start
 ANNOTATORS_PER_GROUP = 4
 NEW_ANNOTATOR_GROUP = "Layperson"  # its last annotator is left to start, to try the pages
 DEMO_RESAMPLES = 200  # bootstrap resamples of the demo's analysis (seconds, not minutes)
+LIKERT_TUTORIAL_INTRO = (
+    "In this task you read an excerpt of a conversation between a therapist and a client, "
+    "then several responses a therapist could give next. Rate each response on every "
+    "statement shown under it: how fluent it is, and how much warmth it shows towards the "
+    "client. There are no right or wrong answers: we want your own impression."
+)
+LIKERT_TUTORIAL_NOTES = (
+    "A response that names what the client said in plain, grammatical words reads as "
+    "fluent; one that acknowledges how the client feels shows warmth."
+)
+# The Likert demo's dimensions, in each of its stages.
+LIKERT_DIMENSIONS = (
+    {
+        "position": 1,
+        "name": "fluency",
+        "statement": "The response is fluent and grammatical.",
+        "points": 5,
+        "labels": ["not at all", "", "", "", "completely"],
+        "checks_attention": True,
+    },
+    {
+        "position": 2,
+        "name": "warmth",
+        "statement": "The response shows warmth towards the client.",
+        "points": None,
+        "labels": ["cold", "warm"],
+        "offers_cannot_judge": True,
+    },
+)
 
 
 class Command(BaseCommand):
@@ -89,6 +119,9 @@ class Command(BaseCommand):
         )
         if not no_judgements:
             self._simulate(study, newcomer)
+        likert = self._likert_study(config, researcher)
+        if not no_judgements:
+            self._simulate(likert, None)
 
         # The links on the site's address: `make demo` sets DJANGO_SITE_URL from its PORT.
         self.stdout.write("")
@@ -113,6 +146,11 @@ class Command(BaseCommand):
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Dashboard (agreement, figures, exports):"))
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[study.slug]))}")
+        self.stdout.write("")
+        self.stdout.write(
+            self.style.SUCCESS("A second demo study rates on Likert dimensions; its dashboard:")
+        )
+        self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[likert.slug]))}")
 
     def _simulate(self, study: Study, newcomer) -> None:
         """Simulated annotators (all but ``newcomer``) and an analysis run, once."""
@@ -131,26 +169,45 @@ class Command(BaseCommand):
             )
             self.stdout.write(f"Analysis run #{run.pk}: {run.get_status_display().lower()}.")
 
+    def _likert_study(self, config: dict, researcher) -> Study:
+        """The demo's second study: the same dialogues and candidates, both stages rating
+        fluency (5 points, the attention check's dimension) and warmth (a slider,
+        "cannot judge" offered), two groups; open, owned by the researcher."""
+        slug = f"{config['slug']}-likert"
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            with transaction.atomic():
+                study = self._texts_study(
+                    config,
+                    slug=slug,
+                    title="Demo: Likert ratings of counselling reflections",
+                    tutorial_intro=LIKERT_TUTORIAL_INTRO,
+                    tutorial_example_notes=LIKERT_TUTORIAL_NOTES,
+                )
+                for stage in study.stages.all():
+                    stage.instrument = Stage.Instrument.LIKERT
+                    stage.save(update_fields=["instrument"])
+                    for dimension in LIKERT_DIMENSIONS:
+                        dimension = LikertDimension(stage=stage, **dimension)
+                        dimension.full_clean()
+                        dimension.save()
+        materials_import(
+            study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
+        )
+        study_open(study=study)
+        if study.created_by_id is None:
+            study_created_by(study=study, user=researcher)
+        for group in study.groups.all():
+            missing = ANNOTATORS_PER_GROUP - group.annotators.count()
+            if missing > 0:
+                annotators_create(group=group, count=missing)
+        return study
+
     def _study(self, config: dict) -> Study:
         study = Study.objects.filter(slug=config["slug"]).first()
         if study is not None:
             return study
-        tutorial = config["tutorial"]
-        study = study_create(
-            slug=config["slug"],
-            title=config["title"],
-            description=config["description"],
-            contact_email=config["contact_email"],
-            information_sheet=config["information_sheet"],
-            consent_text=config["consent_text"],
-            tutorial_intro=tutorial["intro"],
-            tutorial_example_turns=tutorial["example_turns"],
-            tutorial_example_notes=tutorial["example_notes"],
-            tutorial_empathy_explanation=tutorial["empathy_explanation"],
-            stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
-            groups=["Layperson", "Expert"],
-            seed=20261121,
-        )
+        study = self._texts_study(config, slug=config["slug"], title=config["title"])
         for category in study.categories.all():
             example = config["categories"].get(category.slug, {})
             category.example_reflection = example.get("example_reflection", "")
@@ -160,3 +217,27 @@ class Command(BaseCommand):
         study.save(update_fields=["crowd_group"])
         self.stdout.write(f'Created the demo study "{study.title}".')
         return study
+
+    def _texts_study(self, config: dict, *, slug: str, title: str, **texts) -> Study:
+        """A new study with the demo's texts (``texts``: others instead), its two stages
+        and two groups."""
+        tutorial = config["tutorial"]
+        texts = {
+            "tutorial_intro": tutorial["intro"],
+            "tutorial_example_notes": tutorial["example_notes"],
+            **texts,
+        }
+        return study_create(
+            slug=slug,
+            title=title,
+            description=config["description"],
+            contact_email=config["contact_email"],
+            information_sheet=config["information_sheet"],
+            consent_text=config["consent_text"],
+            tutorial_example_turns=tutorial["example_turns"],
+            tutorial_empathy_explanation=tutorial["empathy_explanation"],
+            **texts,
+            stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+            groups=["Layperson", "Expert"],
+            seed=20261121,
+        )

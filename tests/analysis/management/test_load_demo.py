@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from studies.exports.options import FILES
-from studies.models import Annotator, Assignment, Judgement, Study
+from studies.models import Annotator, Assignment, Judgement, LikertRating, Study
 from studies.services import (
     annotator_complete_tutorial,
     annotator_consent,
@@ -150,3 +150,30 @@ def test_the_quick_start_demo_has_a_finished_run_and_every_download_answers(admi
         assert response.status_code == 200, url
         body = b"".join(response.streaming_content) if response.streaming else response.content
         assert body, url
+
+
+def test_the_demo_has_a_likert_study_whose_dashboard_shows_the_ratings(admin_client, demo):
+    study = Study.objects.get(slug="demo-likert")
+    assert {s.instrument for s in study.stages.all()} == {"likert"}
+    ratings = LikertRating.objects.filter(judgement__assignment__stage__study=study)
+    cells = set(
+        ratings.values_list(
+            "judgement__assignment__group__name",
+            "judgement__assignment__stage__position",
+            "dimension__name",
+        ).distinct()
+    )
+    assert cells == {
+        (group, position, name)
+        for group in ("Layperson", "Expert")
+        for position in (1, 2)
+        for name in ("fluency", "warmth")
+    }
+    assert ratings.filter(cannot_judge=True).exists()
+    assert not Assignment.objects.filter(stage__study=study, attention_passed=False).exists()
+    run = AnalysisRun.objects.get(study=study, status=AnalysisRun.Status.DONE)
+    assert run.result["likert"]["between_groups"]
+    page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
+    for caption in ("Likert ratings", "Likert ratings: pairs of systems per group"):
+        assert caption in page
+    assert reverse("analysis:dashboard", args=[study.slug]) in demo

@@ -250,3 +250,32 @@ def test_an_automatic_evaluator_is_correlated_with_each_group_s_item_means(liker
         assert entry["spearman"] == pytest.approx(expected.statistic)
     tables = {t.slug for t in report_tables(report)}
     assert "likert-evaluators" in tables
+
+
+def test_the_likert_figure_draws_each_dimension_from_the_report(likert_study, admin_client):
+    """A panel per dimension, a row per group and system: on points the shares as
+    percentages that sum to 100, on the slider the mean of the table."""
+    import xml.etree.ElementTree as ET
+
+    from django.urls import reverse
+
+    from analysis.plots import likert_svg
+    from analysis.plots.svg import percents_summing_to_100
+
+    run = analysis_run_compute(study=likert_study, parameters=FAST)
+    report = run.result
+    svg = likert_svg(report)
+    ET.fromstring(svg)  # well-formed
+    stage_1 = likert_study.stages.get(position=1).name
+    assert f"{stage_1} · fluency: The response is fluent." in svg
+    assert f"{stage_1} · warmth: The response is warm." in svg
+    cell = report["likert"]["cells"]["Expert"][stage_1]
+    shares = [cell["fluency"]["systems"]["Human"]["shares"][str(p)] for p in range(1, 6)]
+    for point, shown in enumerate(percents_summing_to_100(shares), start=1):
+        if shares[point - 1]:
+            assert f"Expert · Human: {point}" in svg and shown in svg
+    warmth = cell["warmth"]["systems"]["Human"]["mean"]
+    assert f"Expert · Human: mean {warmth:.2f}" in svg
+    page = admin_client.get(reverse("analysis:dashboard", args=[likert_study.slug]))
+    assert 'aria-labelledby="likert-title likert-desc"' in page.content.decode()
+    assert likert_svg({"likert": {}}).count("No Likert ratings yet.") == 1

@@ -99,6 +99,16 @@ def test_import_then_export_gives_back_the_same_rows_cell_for_cell(tmp_path):
     assert exported[1:] == rows[1:]  # the export's order is the file's here
 
 
+def test_the_documented_example_round_trips_byte_for_byte(tmp_path):
+    from pathlib import Path
+
+    example = Path(__file__).resolve().parents[3] / "docs" / "examples" / "likert.csv"
+    call_command("import_annotations", str(example), "--study", "example", stdout=StringIO())
+    target = tmp_path / "again.csv"
+    call_command("export_annotations", "example", "--out", str(target), stderr=StringIO())
+    assert target.read_bytes() == example.read_bytes()
+
+
 def test_an_imported_likert_file_is_a_study_of_likert_stages(tmp_path):
     import_rows(tmp_path, likert_rows())
     study = Study.objects.get(slug="copy")
