@@ -14,6 +14,7 @@ from .protocol import (
     DEFAULT_ANSWER_SETTINGS,
     DESCRIPTION_MAX_LENGTH,
     EMPATHY_SCALE,
+    RATING_FIELD_PREFIX,
     AnswerSettings,
     selected_categories,
 )
@@ -49,7 +50,7 @@ def seconds_since_shown(token: str, *, now: datetime | None = None) -> float | N
 
 #: A Likert rating's field: ``rating_<dimension name>``, a point, a slider value or
 #: ``CANNOT_JUDGE``; a slider's "cannot judge" is a checkbox, ``cannot_judge_<name>``.
-RATING_PREFIX, CANNOT_JUDGE_PREFIX = "rating_", "cannot_judge_"
+RATING_PREFIX, CANNOT_JUDGE_PREFIX = RATING_FIELD_PREFIX, "cannot_judge_"
 CANNOT_JUDGE = "cannot_judge"
 
 

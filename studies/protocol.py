@@ -56,6 +56,9 @@ SLIDER_MIN, SLIDER_MAX = 0, 100
 # The attention check's passing ratings when the researcher names none: the lowest
 # point, or 0–20 on a slider (the check's candidate comes from another dialogue).
 SLIDER_ATTENTION_PASS = (0, 20)
+# An answer's rating on a dimension is ``rating_<name>``: the annotation form's field,
+# and the key of the save's refusal of it.
+RATING_FIELD_PREFIX = "rating_"
 
 
 @dataclass(frozen=True)

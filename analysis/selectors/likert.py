@@ -2,7 +2,7 @@
 
 import pandas as pd
 
-from studies.models import Judgement, LikertDimension, LikertRating
+from studies.models import Judgement, LikertDimension, LikertRating, Stage
 
 from ..report.likert import LIKERT_COLUMNS, LikertData
 
@@ -24,7 +24,7 @@ def likert_data(
 ) -> LikertData:
     """The ratings that count (those of answers that count for analysis,
     ``Judgement.analysed_q``: the attention check's are left out) and every Likert
-    stage's dimensions."""
+    stage's dimensions (a stage switched back to the coherence protocol has none)."""
     rows = (
         LikertRating.objects.filter(
             Judgement.analysed_q(
@@ -42,7 +42,9 @@ def likert_data(
     ).astype({"value": float, "cannot_judge": bool})
     dimensions: dict[str, list[dict]] = {}
     for dimension in (
-        LikertDimension.objects.filter(stage__study_id=study_id)
+        LikertDimension.objects.filter(
+            stage__study_id=study_id, stage__instrument=Stage.Instrument.LIKERT
+        )
         .select_related("stage")
         .order_by("stage__position", "position")
     ):

@@ -110,6 +110,7 @@ def main() -> None:
             links = json.loads(Path(args.prepared).read_text(encoding="utf-8"))
             capture_crowd_done(browser, urljoin(base, links["crowd_done"]))
             capture_free_text(browser, urljoin(base, links["free_text"]))
+            capture_likert(browser, urljoin(base, links["likert"]))
         browser.close()
     print(f"Screenshots written to {OUT}")
 
@@ -234,6 +235,24 @@ def capture_free_text(browser, link: str) -> None:
     description.fill("The client never said they drink every night; the response makes that up.")
     expect(page.locator("#item-panel [data-save]")).to_be_enabled()
     page.screenshot(path=OUT / "annotator-free-text.png", full_page=True)
+    context.close()
+
+
+def capture_likert(browser, link: str) -> None:
+    """A Likert stage: fluency rated 4 with its key, the slider moved to 65 by typing."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(link)
+    page.locator(
+        "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
+    ).first.click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
+    _wait_for_item(page, 1, int(heading.inner_text().rsplit(" ", 1)[1]))
+    page.keyboard.press("4")
+    page.keyboard.type("65")
+    expect(page.locator("#item-panel [data-save]")).to_be_enabled()
+    page.locator("#item-panel").screenshot(path=OUT / "annotator-likert.png")
     context.close()
 
 

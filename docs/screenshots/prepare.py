@@ -6,6 +6,7 @@ their links as JSON for ``capture.py --prepared``:
   join link and finished it (their page shows the stage's completion code);
 * ``free_text``: a new annotator of a small study whose first stage asks for a
   description after No (a copy of the demo's materials);
+* ``likert``: a new annotator of the Likert demo study, past consent and tutorial;
 * the demo study's roles: two staff accounts, a collaborator and a coder, granted by
   the demo researcher (its owner), for the Roles page's screenshot.
 
@@ -89,9 +90,18 @@ def main(out: Path) -> None:
 
     demo_roles_grant(study=demo)
 
+    # A new annotator of the Likert demo, past consent and tutorial.
+    likert = Study.objects.get(slug="demo-likert")
+    rater = Annotator.objects.filter(study=likert, consented_at__isnull=True).first()
+    if rater is None:
+        rater = annotators_create(group=likert.groups.get(name="Layperson"), count=1)[0]
+        annotator_consent(annotator=rater, version=consent_version_current(study=likert))
+        annotator_complete_tutorial(annotator=rater, now=timezone.now())
+
     links = {
         "crowd_done": reverse("studies:invitation", args=[worker.access_token]),
         "free_text": reverse("studies:invitation", args=[writer.access_token]),
+        "likert": reverse("studies:invitation", args=[rater.access_token]),
     }
     out.write_text(json.dumps(links), encoding="utf-8")
     print(f"Prepared: {', '.join(links)} -> {out}")

@@ -91,7 +91,10 @@
       }
     });
     dimensions(form).forEach(function (fieldset, i) {
-      fieldset.addEventListener("focusin", function () { markCurrent(form, i); });
+      fieldset.addEventListener("focusin", function () {
+        if (Number(form.dataset.current) !== i) { typingStop(); }  // a number is per statement
+        markCurrent(form, i);
+      });
     });
     var first = dimensions(form).findIndex(function (fieldset) { return !dimensionRated(fieldset); });
     markCurrent(form, first === -1 ? 0 : first);
@@ -116,15 +119,32 @@
   var typed = "", typedTimer = null;
   var TYPING_PAUSE_MS = 900;
 
+  function typingStop() {
+    typed = "";
+    window.clearTimeout(typedTimer);
+  }
+
   function rateTyped(form, digit) {
     var fieldset = currentDimension(form);
     if (!fieldset) { return false; }
     var low = Number(fieldset.dataset.low), high = Number(fieldset.dataset.high);
+    if (typed && Number(typed + digit) > high) {
+      // The number typed so far is final ("1" then "2" on ten points: 1, then 2 on
+      // the next statement); the digit starts the next one's.
+      typingStop();
+      var note = form.querySelector("[data-key-pending]");
+      if (note) { note.textContent = ""; }
+      var all = dimensions(form);
+      if (all.indexOf(fieldset) < all.length - 1) {
+        moveDimension(form, 1);
+        return rateTyped(form, digit);
+      }
+      return true;  // the last statement keeps its rating
+    }
     var candidate = typed + digit;
-    if (Number(candidate) > high) { candidate = digit; }  // starts a new number
-    if (candidate === "0" && low > 0) { typed = ""; return false; }  // no point 0
+    if (candidate === "0" && low > 0) { typingStop(); return false; }  // no point 0
     var value = Number(candidate);
-    if (value > high) { typed = ""; return false; }
+    if (value > high) { typingStop(); return false; }
     typed = candidate;
     window.clearTimeout(typedTimer);
     if (value >= low) {
@@ -144,9 +164,12 @@
     } else {
       if (note) { note.textContent = typed + "… (another digit makes it larger)"; }
       typedTimer = window.setTimeout(function () {
+        if (typed !== candidate) { return; }  // another key took over
         typed = "";
         if (note) { note.textContent = ""; }
-        if (Number(candidate) >= low && currentForm() === form) { moveDimension(form, 1); }
+        if (value >= low && currentForm() === form && currentDimension(form) === fieldset) {
+          moveDimension(form, 1);
+        }
       }, TYPING_PAUSE_MS);
     }
     return true;
@@ -157,7 +180,7 @@
       if (rateTyped(form, key)) { event.preventDefault(); }
       return;
     }
-    typed = "";
+    typingStop();
     var fieldset = currentDimension(form);
     if (key === form.dataset.nextKey) { moveDimension(form, 1); event.preventDefault(); }
     else if (key === form.dataset.previousKey) { moveDimension(form, -1); event.preventDefault(); }
@@ -255,7 +278,7 @@
     if (mode) { mode.value = "js"; }  // this page clears answers that no longer apply itself
     dirty = false;
     pending = "";  // an "M" typed on the previous item does not carry over
-    typed = "";
+    typingStop();
     var toggle = form.querySelector("[data-shortcut-toggle]");
     if (toggle) {
       toggle.checked = shortcutsOn();

@@ -281,8 +281,11 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
         )
 
     def get_inlines(self, request, obj):
-        """A saved Likert stage lists its dimensions."""
-        likert = obj is not None and obj.instrument == Stage.Instrument.LIKERT
+        """A saved Likert stage lists its dimensions (and a stage switched back to the
+        coherence protocol those it kept, which can then be deleted)."""
+        likert = obj is not None and (
+            obj.instrument == Stage.Instrument.LIKERT or obj.dimensions.exists()
+        )
         return (LikertDimensionInline,) if likert else ()
 
     def get_fieldsets(self, request, obj=None):

@@ -20,7 +20,7 @@ from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import stage_codes_validate
-from ..services.in_use import error_category_delete_validate
+from ..services.in_use import error_category_delete_validate, locked_reason, stage_is_locked
 from ..services.stages import stage_categories_validate
 from ..validators import validate_likert_labels
 from .common import LockedOnceUsedForm
@@ -60,8 +60,9 @@ class StageForm(LockedOnceUsedForm):
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
-        if "instrument" in self.fields:
+        if "instrument" in self.fields:  # (a form posted without it keeps the stage's)
             self.fields["instrument"].help_text = INSTRUMENT_HELP
+            self.fields["instrument"].required = False
         if "categories" in self.fields:
             # A saved stage lists its own study's categories only; a new one every
             # study's, checked against the study chosen (``clean_categories``).
@@ -99,6 +100,9 @@ class StageForm(LockedOnceUsedForm):
                 made_up = name == "completion_code" or self.instance.pk is None
                 cleaned[name] = new_crowd_code() if made_up else ""
         return cleaned
+
+    def clean_instrument(self):
+        return self.cleaned_data.get("instrument") or self.instance.instrument
 
     def codes_changed(self) -> list[str]:
         """The codes this form sets anew: all of a new stage's, else the changed ones."""
@@ -241,12 +245,23 @@ class LikertDimensionForm(LockedOnceUsedForm):
 
 class LikertDimensionFormSet(forms.BaseInlineFormSet):
     """A stage's dimensions saved together: one of them at most checks attention (the
-    database's rule, said before it is broken)."""
+    database's rule, said before it is broken), and none added or removed once
+    annotators work in the stage (their answers rate every dimension it had)."""
 
     def clean(self):
         super().clean()
         if any(self.errors):
             return
+        added = [
+            f
+            for f in self.extra_forms
+            if f.has_changed() and f not in self.deleted_forms and f.cleaned_data
+        ]
+        removed = [f for f in self.deleted_forms if f.instance.pk]
+        if (added or removed) and self.instance.pk and stage_is_locked(stage=self.instance):
+            raise ValidationError(
+                f"Dimensions cannot be added or removed: {locked_reason(model=Stage)}."
+            )
         checks = [
             f
             for f in self.forms

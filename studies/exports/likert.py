@@ -15,8 +15,8 @@ from ..columns import LIKERT_COLUMNS, NO, SLIDER_SCALE, YES
 from ..datafiles.published.columns import GROUP_COLUMN
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import LikertRating, Reflection, Stage, Study
+from .contexts import CHUNK_SIZE, published_contexts
 from .options import ExportOptions
-from .rows import CHUNK_SIZE, published_contexts
 
 _FIELDS = (
     "judgement__assignment__batch__context__external_id",

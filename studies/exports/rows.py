@@ -21,7 +21,6 @@ from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import (
     CrowdEntry,
     DescriptionCoding,
-    DialogueContext,
     ErrorCategory,
     Judgement,
     Reflection,
@@ -31,9 +30,8 @@ from ..models import (
 from ..protocol import category_selected
 from .annotator_columns import annotator_cells, annotator_columns
 from .codes import primary_codes_by_judgement
+from .contexts import CHUNK_SIZE, published_contexts
 from .options import ExportOptions, export_instruments
-
-CHUNK_SIZE = 5000
 
 
 def _categories(study: Study) -> list[tuple[str, int]]:
@@ -143,15 +141,6 @@ def _crowd_outcomes(study: Study) -> dict[tuple[str, int], str]:
         for pseudonym, position, outcome in CrowdEntry.objects.filter(
             stage__study=study
         ).values_list("annotator__pseudonym", "stage__position", "outcome")
-    }
-
-
-def published_contexts(study: Study) -> dict[int, str]:
-    """Context id → the ``dialogue_context`` cell of the published formats: the turns
-    as JSON objects of one key, the role (texts exact)."""
-    return {
-        pk: json.dumps([{t["role"]: t["text"]} for t in turns], ensure_ascii=False)
-        for pk, turns in DialogueContext.objects.filter(study=study).values_list("id", "turns")
     }
 
 

@@ -182,8 +182,9 @@ class LikertDimension(models.Model):
             raise ValidationError(problems)
 
     def rating_problem(self, value: int | None, cannot_judge: bool) -> str | None:
-        """Why a rating on this dimension is refused (None: it is valid). The save
-        asks here (``likert_answer_encode``), and so will the Likert form and import."""
+        """Why a rating on this dimension is refused (None: it is valid). The save and
+        the annotation form ask here (``likert_answer_encode``); the import reads the
+        same scale (``likert_scale_range``) and names the row and column."""
         if cannot_judge:
             if not self.offers_cannot_judge:
                 return f'"Cannot judge" is not offered for {self.name}.'

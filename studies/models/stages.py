@@ -286,9 +286,11 @@ class Stage(models.Model):
 
     @property
     def has_own_tutorial(self) -> bool:
-        """Some tutorial text is the stage's own: each annotator reads its tutorial
-        before their first batch of the stage."""
-        return any(getattr(self, name) for name in TUTORIAL_FIELDS)
+        """Some tutorial text is the stage's own, or it is a later stage rating on
+        Likert dimensions (its tutorial lists them and their keys): each annotator
+        reads its tutorial before their first batch of the stage."""
+        later_likert = self.instrument == self.Instrument.LIKERT and self.position > 1
+        return later_likert or any(getattr(self, name) for name in TUTORIAL_FIELDS)
 
     @property
     def awaits_scheme(self) -> bool:

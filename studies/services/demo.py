@@ -87,9 +87,10 @@ def _work_one_batch(
         return None
     reflections = Reflection.objects.in_bulk(assignment.order)
     slugs = sorted(categories)
-    dimensions = list(assignment.stage.dimensions.order_by("position"))
+    likert = assignment.stage.answer_settings.rates_dimensions
+    dimensions = list(assignment.stage.dimensions.order_by("position")) if likert else []
     for reflection_id in assignment.order:
-        if dimensions:
+        if likert:
             answer = _ratings_answer(rng, reflections[reflection_id], dimensions)
         else:
             answer = _answer(rng, reflections[reflection_id], slugs, attentive)
@@ -132,6 +133,9 @@ def demo_judgements_simulate(
             now += stage.min_wait + timedelta(hours=1)
         if now > timezone.now():
             break
+        if stage.has_own_tutorial:  # read before the stage's first batch
+            for annotator in annotators:
+                annotator_complete_tutorial(annotator=annotator, stage=stage, now=now)
         # Claims hand out the stage in order: an annotator done with this stage (or with
         # nothing left in it) gets StageLocked or NoWorkAvailable and leaves the turns.
         busy = list(annotators)

@@ -19,6 +19,7 @@ from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
     EMPATHY_SCALE,
+    RATING_FIELD_PREFIX,
     AnswerSettings,
 )
 from ..selectors.stages import stage_categories
@@ -94,7 +95,7 @@ def likert_answer_encode(*, answer: Answer, dimensions: Sequence[LikertDimension
         cannot_judge = given and value is None
         problem = dimension.rating_problem(value, cannot_judge)
         if problem:
-            errors[f"rating_{dimension.name}"] = problem
+            errors[RATING_FIELD_PREFIX + dimension.name] = problem
         ratings.append((dimension.name, value, cannot_judge))
     if answer.seconds_spent is not None and answer.seconds_spent < 0:
         errors["seconds_spent"] = "Time spent cannot be negative."

@@ -95,22 +95,27 @@ def test_a_likert_batch_with_the_keyboard_alone(
         return {"fluency": 11, "warmth": "cannot judge"}
 
     def next_arrows_and_previous():
-        """ "n" moves to the slider, whose arrows move it; "p" moves back."""
+        """ "n" moves to the slider, whose arrows move it; "p" moves back, and a "1"
+        typed just before it does not move on by itself later."""
+        page.keyboard.press("1")
         page.keyboard.press("n")
         expect(warmth.locator("[data-slider-range]")).to_be_focused()
         page.keyboard.press("ArrowRight")
         expect(number).to_have_value("51")
         page.keyboard.press("p")
         expect(fluency).to_have_class("question q-dimension current")
+        page.wait_for_timeout(1200)  # longer than the typing pause: the mark stays
+        expect(fluency).to_have_class("question q-dimension current")
         page.keyboard.press("3")
         expect(fluency.locator("input[value='3']")).to_be_checked()
         return {"fluency": 3, "warmth": 51}
 
     def attention_check():
-        """Rated 1 on fluency, which passes ("n" ends the number at once)."""
-        page.keyboard.press("1")
-        page.keyboard.press("n")
-        page.keyboard.type("20")
+        """Rated 1 on fluency, which passes: "1", "2", "0" is 1 (12 is off the scale),
+        then 20 on the slider."""
+        page.keyboard.type("120")
+        expect(number).to_have_value("20")
+        expect(fluency.locator("input[value='1']")).to_be_checked()
         return {"fluency": 1, "warmth": 20}
 
     def plain():

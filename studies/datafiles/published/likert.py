@@ -10,7 +10,8 @@ by the same rules (``_Parser``); a row's own cells:
 * ``cannot_judge``: ``Yes`` or ``No``; ``rating``: empty on Yes, else a whole number
   on the scale (1 … n, or 0 … 100 on a slider; ``4.0`` as pandas writes it is read
   as 4);
-* one row per stage, dialogue, reflection, annotator and dimension.
+* one row per stage, dialogue, reflection, annotator and dimension, and an annotator's
+  answer rates every dimension of its stage (as the annotation page asks).
 """
 
 import re
@@ -66,6 +67,27 @@ class LikertRowsMixin:
 
     COLUMNS = (*LIKERT_COLUMNS, *LIKERT_OPTIONAL_COLUMNS)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # (stage, dialogue, reflection, annotator) -> (its first row, dimensions rated)
+        self.answers: dict[tuple[str, str, str, str], tuple[int, set[str]]] = {}
+
+    def finish(self) -> None:
+        """Every answer rates every dimension of its stage, as the annotation page
+        asks."""
+        by_stage: dict[str, list[str]] = {}
+        for stage, name in self.parsed.dimensions:
+            by_stage.setdefault(stage, []).append(name)
+        for (stage, _dialogue, _text, pseudonym), (row, names) in self.answers.items():
+            missing = [name for name in by_stage.get(stage, ()) if name not in names]
+            if missing:
+                self.problems.at_row(
+                    row,
+                    f"{pseudonym} rates this reflection on {', '.join(sorted(names))} but not "
+                    f'on {", ".join(missing)}: in stage "{stage}" each candidate is rated on '
+                    "every dimension",
+                )
+
     def row(self, n: int, cells: list[str]) -> None:
         if self.unescape is not None:
             cells = [self.unescape(c) for c in cells]
@@ -94,6 +116,11 @@ class LikertRowsMixin:
             self.parsed.stages.setdefault(stage)
         if None not in (dialogue, stage, source, text):
             self.item(n, stage, dialogue, source, text, pseudonym, dimension)
+            if pseudonym is not None and dimension is not None:
+                _first, names = self.answers.setdefault(
+                    (stage, dialogue, text, pseudonym), (n, set())
+                )
+                names.add(dimension)
         if self.problems.total == before:
             self.parsed.rows.append(
                 LikertRow(n, stage, dialogue, source, text, pseudonym, dimension, value, cannot)

@@ -144,6 +144,9 @@ class _Parser:
                 )
             )
 
+    def finish(self) -> None:
+        """Checks over the whole file, after its last row (none here)."""
+
     def reflection(self, n: int, text: str) -> str | None:
         """The reflection, kept exactly (None: refused)."""
         problem = (
@@ -392,6 +395,7 @@ def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parse
     parsed = parser.parsed
     if records.stopped:
         return parsed
+    parser.finish()
     for dialogue, context in parsed.contexts.items():
         if context.turns is None and not context.invalid:
             problems.add(

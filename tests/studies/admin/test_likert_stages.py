@@ -276,3 +276,44 @@ def test_the_judgement_list_shows_a_likert_answer_s_ratings(admin_client, loaded
     assert expected in listing.content.decode()
     detail = admin_client.get(reverse("admin:studies_judgement_change", args=[judgement.pk]))
     assert expected in detail.content.decode()
+
+
+def test_dimensions_are_not_added_or_removed_once_annotators_work_in_the_stage(
+    admin_client, loaded_study
+):
+    stage = Stage.objects.get(study=loaded_study, position=1)
+    make_likert(stage)
+    annotator = annotators_create(group=loaded_study.groups.get(name="Layperson"), count=1)[0]
+    assignment_create(annotator=annotator, batch=stage.batches.first())  # work under way
+    url = reverse("admin:studies_stage_change", args=[stage.pk])
+    data = form_data(_stage_page(admin_client, stage))
+    data[f"{PREFIX}-0-labels"] = "poor\nexcellent"
+    data[f"{PREFIX}-1-labels"] = "cold\nwarm"
+    added = {**data, **_dimension(2, name="clarity", position=3), f"{PREFIX}-TOTAL_FORMS": 3}
+    removed = {**data, f"{PREFIX}-1-DELETE": "on"}
+    for post in (added, removed):
+        response = admin_client.post(url, post)
+        assert response.status_code == 200
+        assert (
+            "Dimensions cannot be added or removed: annotators already work in this stage."
+            in response.content.decode()
+        )
+        assert list(stage.dimensions.values_list("name", flat=True)) == ["fluency", "warmth"]
+    # Correcting a statement is still possible.
+    data[f"{PREFIX}-1-statement"] = "The response is warm towards the client."
+    assert admin_client.post(url, data).status_code == 302
+
+
+def test_the_attention_check_moves_to_another_dimension_in_one_save(admin_client, loaded_study):
+    stage = Stage.objects.get(study=loaded_study, position=1)
+    make_likert(stage)
+    data = form_data(_stage_page(admin_client, stage))
+    data[f"{PREFIX}-0-labels"] = "poor\nexcellent"
+    data[f"{PREFIX}-1-labels"] = "cold\nwarm"
+    for name in ("checks_attention", "attention_pass_min", "attention_pass_max"):
+        data.pop(f"{PREFIX}-0-{name}")
+    data[f"{PREFIX}-1-checks_attention"] = "on"
+    response = admin_client.post(reverse("admin:studies_stage_change", args=[stage.pk]), data)
+    assert response.status_code == 302
+    moved = stage.dimensions.get(checks_attention=True)
+    assert (moved.name, moved.attention_pass) == ("warmth", (0, 20))  # a slider's default

@@ -235,3 +235,15 @@ def test_the_download_of_both_instruments_is_a_zip(admin_client, mixed_study):
     assert 'filename="pilot-annotations.zip"' in response["Content-Disposition"]
     archive = zipfile.ZipFile(io.BytesIO(b"".join(response.streaming_content)))
     assert archive.namelist() == ["pilot-annotations.xlsx", "pilot-annotations-likert.xlsx"]
+
+
+def test_an_answer_that_leaves_a_dimension_unrated_is_refused(tmp_path):
+    rows = likert_rows()
+    del rows[2]  # row 3: the first annotator's warmth of the first reflection
+    with pytest.raises(CommandError) as raised:
+        import_rows(tmp_path, rows)
+    assert (
+        "row 2: -Expert 1 rates this reflection on detail, fluency but not on warmth: in "
+        'stage "=Ratings one" each candidate is rated on every dimension'
+    ) in str(raised.value)
+    assert not Study.objects.filter(slug="copy").exists()

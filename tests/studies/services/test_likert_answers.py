@@ -209,7 +209,9 @@ def test_likert_answers_stay_out_of_the_coherence_analysis_and_export(likert, lo
     assignment_submit(assignment=coherence)
     frame = judgements_frame(study_id=loaded_study.pk)
     assert set(frame["stage"]) == {stage_2.name} and len(frame) == len(coherence.order) - 1
-    _header, *rows = export_rows(study=loaded_study, options=ExportOptions())
+    _header, *rows = export_rows(
+        study=loaded_study, options=ExportOptions(), instrument=Stage.Instrument.COHERENCE
+    )
     assert len(rows) == len(coherence.order) - 1  # the attention check is not published
     assert {row[1] for row in rows} == {stage_2.name}
     assert Judgement.objects.coherence().count() == len(coherence.order)

@@ -12,7 +12,13 @@ from django.urls import reverse
 from django.utils import timezone
 
 from studies.models import Judgement, LikertDimension, Reflection, Stage, Study
-from studies.services import annotators_create, assignment_claim, consent_version_current
+from studies.selectors import annotator_stage_states, stage_tutorial_due
+from studies.services import (
+    annotator_complete_tutorial,
+    annotators_create,
+    assignment_claim,
+    consent_version_current,
+)
 from tests.studies.likert_fixtures import make_likert
 from tests.studies.views.test_annotate import HX, item_url
 from tests.studies.views.test_stage_wording import finish_stage_1
@@ -52,6 +58,11 @@ def mixed_batch(client, loaded_study):
     study = _open(loaded_study, likert_positions=(2,))
     annotator = _signed_in(client, study)
     finish_stage_1(annotator)
+    # A later Likert stage shows its tutorial (its statements and keys) first.
+    assert stage_tutorial_due(
+        annotator=annotator, states=annotator_stage_states(annotator=annotator)
+    ) == study.stages.get(position=2)
+    annotator_complete_tutorial(annotator=annotator, stage=study.stages.get(position=2))
     assignment = assignment_claim(annotator=annotator)
     assert assignment.stage.position == 2
     return assignment
