@@ -67,13 +67,16 @@ def study_build(
     stage_wait: timedelta = timedelta(0),
     consented_at=None,
     synthetic: int = 7,
+    likert: bool = False,
     log=print,
 ):
     """An open study with two stages (the second after ``stage_wait``), two groups,
     ``n_contexts`` contexts and ``per_group`` annotators per group. With
-    ``consented_at``, the annotators have consented and done the tutorial."""
+    ``consented_at``, the annotators have consented and done the tutorial. With
+    ``likert``, both stages rate on ``bench.generate.LIKERT_DIMENSIONS``."""
+    from bench.generate import LIKERT_DIMENSIONS
     from studies.datafiles.materials import materials_import
-    from studies.models import Annotator, Study
+    from studies.models import Annotator, LikertDimension, Stage, Study
     from studies.services import annotators_create, consent_version_current, study_create
 
     started = time.monotonic()
@@ -90,6 +93,11 @@ def study_build(
         batches_per_stage=m,
         seed=2024,
     )
+    if likert:
+        for stage in study.stages.all():
+            Stage.objects.filter(pk=stage.pk).update(instrument=Stage.Instrument.LIKERT)
+            for dimension in LIKERT_DIMENSIONS:
+                LikertDimension.objects.create(stage=stage, **dimension)
     document = json.dumps(materials_document(n_contexts, stages, synthetic=synthetic))
     materials_import(study=study, content=document, fmt="json")
     Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
@@ -106,7 +114,8 @@ def study_build(
         )
     study.refresh_from_db()
     log(
-        f"study {slug}: {n_contexts} contexts, {2 * per_group} annotators, k={k}, m={m} "
+        f"study {slug}: {n_contexts} contexts, {2 * per_group} annotators, k={k}, m={m}"
+        f"{', Likert' if likert else ''} "
         f"({time.monotonic() - started:.1f} s)"
     )
     return study

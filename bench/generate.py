@@ -136,15 +136,35 @@ def _copy(cursor, table: str, columns: tuple[str, ...], rows) -> None:
             copy.write_row(row)
 
 
+#: A Likert study's dimensions (``likert=True``), in each stage: the attention check's
+#: on 5 points, and a slider with "cannot judge".
+LIKERT_DIMENSIONS = (
+    {"position": 1, "name": "fluency", "statement": "Fluent.", "points": 5,
+     "labels": ["poor", "", "", "", "excellent"], "checks_attention": True,
+     "attention_pass_min": 1, "attention_pass_max": 1},
+    {"position": 2, "name": "warmth", "statement": "Warm.", "points": None,
+     "labels": ["cold", "warm"], "offers_cannot_judge": True},
+)  # fmt: skip
+CANNOT_JUDGE_SHARE = 0.03
+
+
 def generate_study(
-    *, slug: str, n_judgements: int, agreement: float = 0.7, seed: int = 0
+    *,
+    slug: str,
+    n_judgements: int,
+    agreement: float = 0.7,
+    seed: int = 0,
+    likert: bool = False,
 ) -> Generated:
     """Create study ``slug`` with about ``n_judgements`` analysed judgements in the
-    configured (PostgreSQL) database, and check it with :func:`study_validate`."""
+    configured (PostgreSQL) database, and check it with :func:`study_validate`. With
+    ``likert`` its stages rate on ``LIKERT_DIMENSIONS`` instead: each answer holds one
+    rating per dimension (an item's latent quality, reported within one point or 15
+    slider points with probability ``agreement``, else anywhere on the scale)."""
     from django.db import connection, transaction
     from django.utils import timezone
 
-    from studies.models import ErrorCategory, Stage
+    from studies.models import ErrorCategory, LikertDimension, Stage
     from studies.services import consent_version_current, study_create
 
     if not 0 <= agreement <= 1:
@@ -171,6 +191,16 @@ def generate_study(
         stage_ids = list(
             Stage.objects.filter(study=study).order_by("position").values_list("pk", flat=True)
         )
+        dimension_ids = []  # per stage: the ids of LIKERT_DIMENSIONS
+        if likert:
+            Stage.objects.filter(pk__in=stage_ids).update(instrument=Stage.Instrument.LIKERT)
+            for stage_id in stage_ids:
+                dimension_ids.append(
+                    [
+                        LikertDimension.objects.create(stage_id=stage_id, **d).pk
+                        for d in LIKERT_DIMENSIONS
+                    ]
+                )
         group_ids = [study.groups.get(name=name).pk for name in GROUPS]
         prefixes = list(GROUPS)
         bits = dict(ErrorCategory.objects.filter(study=study).values_list("slug", "bit"))
@@ -428,6 +458,24 @@ def generate_study(
             empathy = np.clip(latent_empathy[r] + rng.integers(-1, 2, size=n_items), 1, 5)
             seconds = np.round(rng.uniform(4, 90, size=n_items), 1)
             attention_passed = ~coherent.reshape(n_assign, ITEMS_PER_BATCH)[:, -1]
+            if likert:
+                # An item's latent quality in [0, 1]: each rating reports it closely
+                # with probability ``agreement``, else anywhere on the scale.
+                quality = np.clip(truth_u[r] * 0.8 + np.where(is_human, 0.2, 0.0), 0, 1)
+                close = rng.random((2, n_items)) < agreement
+                fluency = np.where(
+                    close[0],
+                    np.clip(np.rint(1 + 4 * quality) + rng.integers(-1, 2, n_items), 1, 5),
+                    rng.integers(1, 6, n_items),
+                )
+                fluency = np.where(is_attention & (rng.random(n_items) < 0.95), 1, fluency)
+                warmth = np.where(
+                    close[1],
+                    np.clip(np.rint(100 * quality + rng.normal(0, 15, n_items)), 0, 100),
+                    rng.integers(0, 101, n_items),
+                )
+                cannot = rng.random(n_items) < CANNOT_JUDGE_SHARE
+                attention_passed = fluency.reshape(n_assign, ITEMS_PER_BATCH)[:, -1] == 1
 
             # --- write assignments and judgements -------------------------------------
             assignment0 = _allocate_ids(cursor, "studies_assignment", n_assign)
@@ -498,12 +546,15 @@ def generate_study(
                 "assignment_id",
                 "reflection_id",
             )
-            _copy(
-                cursor,
-                "studies_judgement",
-                columns,
-                zip(
-                    (judgement0 + np.arange(n_items)).tolist(),
+            if likert:  # a Likert answer has none of the coherence protocol's fields
+                answers = (
+                    [None] * n_items,
+                    [0] * n_items,
+                    [None] * n_items,
+                    [None] * n_items,
+                )
+            else:
+                answers = (
                     coherent.tolist(),
                     flags.tolist(),
                     [
@@ -514,6 +565,14 @@ def generate_study(
                         int(e) if c else None
                         for c, e in zip(coherent.tolist(), empathy.tolist(), strict=True)
                     ],
+                )
+            _copy(
+                cursor,
+                "studies_judgement",
+                columns,
+                zip(
+                    (judgement0 + np.arange(n_items)).tolist(),
+                    *answers,
                     seconds.tolist(),
                     (w for w in when for _ in range(ITEMS_PER_BATCH)),
                     (w for w in when for _ in range(ITEMS_PER_BATCH)),
@@ -522,6 +581,30 @@ def generate_study(
                     strict=True,
                 ),
             )
+            if likert:
+                rating0 = _allocate_ids(cursor, "studies_likertrating", 2 * n_items)
+                j_stage = np.repeat(a_stage, ITEMS_PER_BATCH)
+                dims = np.array(dimension_ids)[j_stage]  # (n_items, 2)
+                judgement_ids = (judgement0 + np.arange(n_items)).tolist()
+                _copy(
+                    cursor,
+                    "studies_likertrating",
+                    ("id", "value", "cannot_judge", "dimension_id", "judgement_id"),
+                    (
+                        row
+                        for i, j in enumerate(judgement_ids)
+                        for row in (
+                            (rating0 + 2 * i, int(fluency[i]), False, int(dims[i, 0]), j),
+                            (
+                                rating0 + 2 * i + 1,
+                                None if cannot[i] else int(warmth[i]),
+                                bool(cannot[i]),
+                                int(dims[i, 1]),
+                                j,
+                            ),
+                        )
+                    ),
+                )
             cursor.execute("SET LOCAL session_replication_role = DEFAULT")
         problems = study_validate(study_id=study.pk)
         if problems:
@@ -529,6 +612,7 @@ def generate_study(
     with connection.cursor() as cursor:
         for table in (
             "studies_judgement",
+            "studies_likertrating",
             "studies_assignment",
             "studies_batchitem",
             "studies_reflection",
@@ -550,6 +634,13 @@ def generate_study(
 #: The cross-table rules of migration 0002, the foreign keys (whose triggers replica
 #: mode also turns off) and the protocol's caps.
 CHECKS = {
+    "likert rating on a dimension of its judgement's stage": """
+        SELECT count(*) FROM studies_likertrating lr
+        JOIN studies_judgement j ON j.id = lr.judgement_id
+        JOIN studies_assignment a ON a.id = j.assignment_id
+        JOIN studies_stage st ON st.id = a.stage_id AND st.study_id = %(study)s
+        LEFT JOIN studies_likertdimension d ON d.id = lr.dimension_id
+        WHERE d.id IS NULL OR d.stage_id <> a.stage_id""",
     "judgement reflection in its assignment's batch": """
         SELECT count(*) FROM studies_judgement j JOIN studies_assignment a ON a.id = j.assignment_id
         LEFT JOIN studies_batchitem bi ON bi.batch_id = a.batch_id AND bi.reflection_id = j.reflection_id

@@ -1,8 +1,10 @@
 """The floor of the analysis benchmark, run as its own process like ``analyze``:
 one query loading the same judgement rows into a DataFrame, then statsmodels'
-Fleiss and Randolph kappas on the coherent label for each group × stage.
+Fleiss and Randolph kappas on the coherent label for each group × stage; for a
+Likert study (``--likert``) one query of its rating rows, then the mean per group,
+stage, system and dimension.
 
-``python -m bench.analysis.floor SLUG`` prints one line per group × stage.
+``python -m bench.analysis.floor SLUG [--likert]`` prints one line per cell.
 """
 
 import os
@@ -42,6 +44,40 @@ def floor_kappas(*, study_id: int) -> dict[tuple[str, str], tuple[float, float]]
     return result
 
 
+def floor_likert_means(*, study_id: int) -> dict[tuple, float]:
+    """A Likert study's floor: one query of the same rating rows (of submitted answers,
+    no attention checks) into a DataFrame, then the mean per group, stage, system and
+    dimension ("cannot judge" left out)."""
+    import pandas as pd
+
+    from studies.models import Assignment, LikertRating, Reflection
+
+    rows = (
+        LikertRating.objects.filter(
+            judgement__assignment__stage__study_id=study_id,
+            judgement__assignment__status=Assignment.Status.SUBMITTED,
+        )
+        .exclude(judgement__reflection__kind=Reflection.Kind.ATTENTION_CHECK)
+        .order_by()
+        .values_list(
+            "judgement__assignment__group__name",
+            "judgement__assignment__stage__name",
+            "judgement__reflection__source",
+            "dimension__name",
+            "judgement__reflection_id",
+            "value",
+            "cannot_judge",
+        )
+    )
+    frame = pd.DataFrame.from_records(
+        rows.iterator(chunk_size=20_000),
+        columns=["group", "stage", "source", "dimension", "item", "value", "cannot_judge"],
+    ).astype({"value": float})
+    judged = frame[~frame["cannot_judge"]]
+    means = judged.groupby(["group", "stage", "source", "dimension"], sort=True)["value"].mean()
+    return means.to_dict()
+
+
 def main() -> None:
     os.environ.setdefault("DJANGO_SETTINGS_MODULE", "annotation_site.settings")
     import django
@@ -50,6 +86,10 @@ def main() -> None:
     from studies.models import Study
 
     study = Study.objects.get(slug=sys.argv[1])
+    if "--likert" in sys.argv[2:]:
+        for key, mean in floor_likert_means(study_id=study.pk).items():
+            print("\t".join(map(str, key)) + f"\t{mean:.4f}")
+        return
     for (group, stage), (fleiss, randolph) in floor_kappas(study_id=study.pk).items():
         print(f"{group}\t{stage}\t{fleiss:.4f}\t{randolph:.4f}")
 

@@ -36,11 +36,19 @@ MAX_RSS_MIB = 2048.0
 
 
 def bench_analysis_size(
-    *, database_url: str, slug: str, n_judgements: int, resamples: int = 1000
+    *,
+    database_url: str,
+    slug: str,
+    n_judgements: int,
+    resamples: int = 1000,
+    likert: bool = False,
 ) -> dict:
-    """Time the floor and both analyze runs of study ``slug`` (already generated)."""
+    """Time the floor and both analyze runs of study ``slug`` (already generated; a
+    Likert study's size counts its ratings)."""
     env = child_env(database_url)
-    floor = run_measured([PYTHON, "-m", "bench.analysis.floor", slug], env=env)
+    floor = run_measured(
+        [PYTHON, "-m", "bench.analysis.floor", slug, *(["--likert"] if likert else [])], env=env
+    )
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, count in (("no_bootstrap", 0), ("bootstrap", resamples)):
@@ -61,7 +69,9 @@ def bench_analysis_size(
             report = json.loads(target.read_text(encoding="utf-8"))
             if report["parameters"]["bootstrap_resamples"] != count:
                 raise RuntimeError(f"{name}: the report was computed with other parameters")
-            runs[name + "_judgements"] = report["n_judgements"]
+            runs[name + "_judgements"] = (
+                likert_ratings_counted(report) if likert else report["n_judgements"]
+            )
     floor_cells = len(floor.stdout.strip().splitlines())
     result = {
         "size": n_judgements,
@@ -77,6 +87,17 @@ def bench_analysis_size(
     }
     result["targets"] = targets_check(result)
     return result
+
+
+def likert_ratings_counted(report: dict) -> int:
+    """The ratings the report's ``likert`` block counted ("cannot judge" included)."""
+    return sum(
+        system["n_ratings"] + system["n_cannot_judge"]
+        for stages in report["likert"]["cells"].values()
+        for dimensions in stages.values()
+        for cell in dimensions.values()
+        for system in cell["systems"].values()
+    )
 
 
 def targets_check(result: dict) -> dict | None:
@@ -133,34 +154,46 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--resamples", type=int, default=1000)
     parser.add_argument("--agreement", type=float, default=0.7)
     parser.add_argument(
+        "--likert",
+        action="store_true",
+        help="A study whose stages rate on two Likert dimensions; sizes count ratings.",
+    )
+    parser.add_argument(
         "--keep-db", action="store_true", help="Leave the benchmark database behind."
     )
     args = parser.parse_args(argv)
 
     database_recreate(args.database_url)
     django_setup(args.database_url)
-    from bench.generate import generate_study
+    from bench.generate import LIKERT_DIMENSIONS, generate_study
 
     results = []
+    per_answer = len(LIKERT_DIMENSIONS) if args.likert else 1
     for size in args.sizes:
-        slug = f"bench-{size}"
-        generated = generate_study(slug=slug, n_judgements=size, agreement=args.agreement)
+        slug = f"bench-{'likert-' if args.likert else ''}{size}"
+        generated = generate_study(
+            slug=slug, n_judgements=size // per_answer, agreement=args.agreement, likert=args.likert
+        )
+        what = "ratings" if args.likert else "judgements"
         print(
-            f"generated {slug}: {generated.n_judgements:,} judgements in {generated.seconds:.1f} s",
+            f"generated {slug}: {generated.n_judgements * per_answer:,} {what} in "
+            f"{generated.seconds:.1f} s",
             flush=True,
         )
         result = bench_analysis_size(
             database_url=args.database_url,
             slug=slug,
-            n_judgements=generated.n_judgements,
+            n_judgements=generated.n_judgements * per_answer,
             resamples=args.resamples,
+            likert=args.likert,
         )
+        result["likert"] = args.likert
         result["generate_s"] = round(generated.seconds, 1)
         results.append(result)
         print(results_table([result]).splitlines()[-1], flush=True)
     print()
     print(results_table(results))
-    path = results_write("analysis", {"results": results})
+    path = results_write("analysis-likert" if args.likert else "analysis", {"results": results})
     print(f"\nResults written to {path}")
     if not args.keep_db:
         from django.db import connections

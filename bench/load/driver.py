@@ -81,10 +81,19 @@ class Stats:
         }
 
 
-def answer_body(rng: random.Random, *, mode: str) -> dict:
-    """What the item form posts: Yes + rating, or No + categories (+ most evident)."""
+def answer_body(rng: random.Random, *, mode: str, likert: bool = False) -> dict:
+    """What the item form posts: Yes + rating, or No + categories (+ most evident); in
+    a Likert study a rating per dimension of ``bench.generate.LIKERT_DIMENSIONS`` (now
+    and then "cannot judge" on the slider)."""
     body: dict = {"seconds_spent": f"{rng.uniform(4, 40):.1f}" if mode == "htmx" else ""}
     body["form_mode"] = "js" if mode == "htmx" else "plain"
+    if likert:
+        body["rating_fluency"] = str(rng.randint(1, 5))
+        if rng.random() < 0.03:
+            body["cannot_judge_warmth"] = "on"
+        else:
+            body["rating_warmth"] = str(rng.randint(0, 100))
+        return body
     if rng.random() < 0.6:
         body.update(coherent="yes", empathy=str(rng.randint(1, 5)))
     else:
@@ -105,8 +114,10 @@ class VirtualAnnotator:
         mode: str,
         seed,
         think: tuple[float, float] | None = None,
+        likert: bool = False,
     ):
         self.base, self.slug, self.tokens, self.mode = base_url, slug, tokens, mode
+        self.likert = likert  # the study's stages rate on Likert dimensions
         self.stats_ref = stats_ref  # a one-item list: the current level's Stats
         self.rng = random.Random(seed)
         self.think = think  # seconds before each request, drawn uniformly; None: no pause
@@ -160,6 +171,13 @@ class VirtualAnnotator:
 
     async def claim(self) -> None:
         home = await self.request("home", "GET", f"/s/{self.slug}/", expect=(200, 302))
+        if home.status_code == 302 and home.headers.get("location", "").endswith("/tutorial/"):
+            # A stage with a tutorial of its own (a later Likert stage): read it first.
+            data = {"csrfmiddlewaretoken": self.csrf()}
+            await self.request(
+                "home", "POST", f"/s/{self.slug}/tutorial/", data=data, expect=(302,)
+            )
+            home = await self.request("home", "GET", f"/s/{self.slug}/", expect=(200, 302))
         if home.status_code == 302:
             if home.headers.get("location", "").endswith("/done/"):
                 self.ready = False  # finished every stage: the next one signs up
@@ -214,7 +232,7 @@ class VirtualAnnotator:
         ``follow=False`` leaves the redirect to the next item unfollowed."""
         mode = mode or self.mode
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
-        body = answer_body(self.rng, mode=mode)
+        body = answer_body(self.rng, mode=mode, likert=self.likert)
         body["csrfmiddlewaretoken"] = self.csrf()
         body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
         last = self.number == self.n_items
@@ -325,7 +343,7 @@ class VirtualAnnotator:
         ``deadline``: the client's side of each request is the save's, the server's
         is one INSERT."""
         while time.perf_counter() < deadline:
-            body = answer_body(self.rng, mode="plain")
+            body = answer_body(self.rng, mode="plain", likert=self.likert)
             body["csrfmiddlewaretoken"] = self.csrf()
             body["revision"] = str(self.acknowledged[(self.assignment, self.number or 1)])
             try:

@@ -166,7 +166,9 @@ def cpu_seconds(processes: list[psutil.Process]) -> float:
     return total
 
 
-def prepare(database_url: str, *, levels: list[int], duration: float, log=print):
+def prepare(
+    database_url: str, *, levels: list[int], duration: float, likert: bool = False, log=print
+):
     """Fresh database, migrations, the floor's table and a study sized for the run."""
     database_recreate(database_url)
     django_setup(database_url)
@@ -180,7 +182,9 @@ def prepare(database_url: str, *, levels: list[int], duration: float, log=print)
     # allow ~5 finished identities per second of run, which is more than 2 CPUs serve.
     per_group = math.ceil((sum(levels) + 5 * duration * len(levels)) / 2)
     contexts = math.ceil(1.1 * per_group * 5 / 3)
-    study_build(slug=SLUG, n_contexts=contexts, per_group=per_group, k=3, m=5, log=log)
+    study_build(
+        slug=SLUG, n_contexts=contexts, per_group=per_group, k=3, m=5, likert=likert, log=log
+    )
     tokens = list(Annotator.objects.order_by("-pk").values_list("access_token", flat=True))
     from django.db import connections
 
@@ -274,7 +278,7 @@ async def drive(
     also timed against that server, in the same turns."""
     stats_ref = [Stats()]
     annotators = [
-        VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i)
+        VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i, likert=args.likert)
         for i in range(max(args.concurrency))
     ]
     think = tuple(args.think) if args.think and max(args.think) > 0 else None
@@ -443,6 +447,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=30, help="seconds per level")
     parser.add_argument("--mode", choices=("htmx", "plain"), default="htmx")
     parser.add_argument(
+        "--likert",
+        action="store_true",
+        help="Both stages rate each candidate on two Likert dimensions (5 points, slider).",
+    )
+    parser.add_argument(
         "--think",
         type=float,
         nargs=2,
@@ -480,7 +489,9 @@ def main(argv: list[str] | None = None) -> int:
         parser.error("keep runs bounded: --duration ≤ 120 s and ≤ 200 annotators")
 
     command = "python -m bench.load.run " + " ".join(sys.argv[1:] if argv is None else argv)
-    tokens = prepare(args.database_url, levels=args.concurrency, duration=args.duration)
+    tokens = prepare(
+        args.database_url, levels=args.concurrency, duration=args.duration, likert=args.likert
+    )
     with tempfile.TemporaryDirectory(prefix="bench-load-static-") as static_root:
         env = server_env(args.database_url, static_root)
         collectstatic(env)
@@ -506,7 +517,7 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
-                f"mode {args.mode}, {args.duration:.0f} s per phase (save loops and floor in "
+                f"mode {args.mode}{', Likert' if args.likert else ''}, {args.duration:.0f} s per phase (save loops and floor in "
                 f"turns, {args.slices} slices each); journey think time "
                 f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,

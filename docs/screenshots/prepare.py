@@ -6,7 +6,8 @@ their links as JSON for ``capture.py --prepared``:
   join link and finished it (their page shows the stage's completion code);
 * ``free_text``: a new annotator of a small study whose first stage asks for a
   description after No (a copy of the demo's materials);
-* ``likert``: a new annotator of the Likert demo study, past consent and tutorial;
+* ``likert``: the Likert demo study's annotator left to start, past consent and
+  tutorial;
 * the demo study's roles: two staff accounts, a collaborator and a coder, granted by
   the demo researcher (its owner), for the Roles page's screenshot.
 
@@ -92,9 +93,11 @@ def main(out: Path) -> None:
 
     # A new annotator of the Likert demo, past consent and tutorial.
     likert = Study.objects.get(slug="demo-likert")
-    rater = Annotator.objects.filter(study=likert, consented_at__isnull=True).first()
-    if rater is None:
-        rater = annotators_create(group=likert.groups.get(name="Layperson"), count=1)[0]
+    rater = (
+        Annotator.objects.filter(study=likert, consented_at__isnull=True).first()
+        or Annotator.objects.filter(study=likert, assignments__isnull=True).first()
+    )
+    if rater.consented_at is None:
         annotator_consent(annotator=rater, version=consent_version_current(study=likert))
         annotator_complete_tutorial(annotator=rater, now=timezone.now())
 

@@ -9,13 +9,13 @@ import json
 import pytest
 from django.db import connection
 
-from bench.analysis.floor import floor_kappas
+from bench.analysis.floor import floor_kappas, floor_likert_means
 from bench.analysis.run import bench_analysis_size, results_table
 from bench.common import database_url_of, results_write
 from bench.export.run import bench_export
 from bench.export.run import results_table as export_table
 from bench.generate import JUDGEMENTS_PER_CONTEXT, generate_study, study_validate
-from studies.models import Assignment, Judgement
+from studies.models import Assignment, Judgement, LikertRating
 
 pytestmark = [pytest.mark.django_db(transaction=True)]
 
@@ -55,6 +55,31 @@ def test_analysis_benchmark_runs_and_reports(tmp_path):
     assert f"{generated.n_judgements:,}" in printed and "n/a" in printed
     path = results_write("analysis-smoke", {"results": [result]}, directory=tmp_path)
     assert json.loads(path.read_text())["results"][0]["size"] == generated.n_judgements
+
+
+def test_the_likert_analysis_benchmark_runs_and_reports():
+    """A Likert study: a rating per dimension of each answer, valid, its attention
+    checks mostly passed; the floor's means agree with the report's."""
+    generated = generate_study(slug="smoke-likert", n_judgements=1000, likert=True)
+    assert study_validate(study_id=generated.study_id) == []
+    ratings = LikertRating.objects.filter(judgement__assignment__stage__study_id=generated.study_id)
+    assert ratings.count() == 2 * generated.n_judgement_rows
+    assert ratings.filter(cannot_judge=True).exists()
+    assert not Judgement.objects.filter(
+        assignment__stage__study_id=generated.study_id, coherent__isnull=False
+    ).exists()
+    means = floor_likert_means(study_id=generated.study_id)
+    assert len(means) == 2 * 2 * 3 * 2  # groups × stages × systems (Human, model, BART) × dims
+    result = bench_analysis_size(
+        database_url=database_url_of(connection.settings_dict),
+        slug="smoke-likert",
+        n_judgements=2 * generated.n_judgements,
+        resamples=20,
+        likert=True,
+    )
+    assert result["judgements_in_report"] == 2 * generated.n_judgements
+    assert result["floor_cells"] == len(means)
+    assert result["targets"] is None
 
 
 def test_export_benchmark_files_agree(tmp_path):

@@ -15,7 +15,7 @@ from bench.annotator_study import study_build
 from bench.common import database_url_of
 from bench.load.driver import FLOOR, SAVE, SAVE_LOOP, SAVE_ONLY, SHOW
 from bench.load.run import ACKED, HEADER, Gunicorn, check_targets, collectstatic, run, server_env
-from studies.models import Annotator, Judgement
+from studies.models import Annotator, Judgement, LikertRating
 
 
 def reload_urls():
@@ -49,15 +49,19 @@ def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on)
 
 
 @pytest.mark.django_db(transaction=True)
-def test_load_run_at_tiny_size(tmp_path, capsys):
+@pytest.mark.parametrize("likert", [False, True], ids=["coherence", "likert"])
+def test_load_run_at_tiny_size(tmp_path, capsys, likert):
     logging.getLogger("httpx").setLevel(logging.WARNING)
-    study_build(slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, log=lambda _: None)
+    study_build(
+        slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, likert=likert,
+        log=lambda _: None,
+    )  # fmt: skip
     floor_table_create()
     tokens = list(Annotator.objects.values_list("access_token", flat=True))
     env = server_env(database_url_of(connection.settings_dict), str(tmp_path / "static"))
     collectstatic(env)
     args = argparse.Namespace(
-        concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02], slices=2
+        concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02], slices=2, likert=likert
     )
     with Gunicorn(env, workers=2, worker_class="sync", threads=1) as server:
         levels = run(server, tokens, args)
@@ -70,6 +74,9 @@ def test_load_run_at_tiny_size(tmp_path, capsys):
     # equals the saves acknowledged for it (the ACKED row's errors are the mismatches).
     assert rows[ACKED]["count"] == Judgement.objects.count()
     assert Judgement.objects.filter(revision__gt=1).exists()
+    # A Likert journey's answers each hold a rating per dimension, and no Yes/No.
+    assert Judgement.objects.filter(coherent__isnull=True).exists() == likert
+    assert LikertRating.objects.count() == (2 * Judgement.objects.count() if likert else 0)
     assert [ok for _, ok in check_targets(levels)] == [True]
     out = capsys.readouterr().out
     assert SAVE_ONLY in out and "floor INSERT" in out

@@ -114,14 +114,12 @@ class Command(BaseCommand):
             missing = ANNOTATORS_PER_GROUP - group.annotators.count()
             if missing > 0:
                 annotators_create(group=group, count=missing)
-        newcomer = (
-            study.annotators.filter(group__name=NEW_ANNOTATOR_GROUP).order_by("-number").first()
-        )
+        newcomer = self._newcomer(study)
         if not no_judgements:
             self._simulate(study, newcomer)
         likert = self._likert_study(config, researcher)
         if not no_judgements:
-            self._simulate(likert, None)
+            self._simulate(likert, self._newcomer(likert))
 
         # The links on the site's address: `make demo` sets DJANGO_SITE_URL from its PORT.
         self.stdout.write("")
@@ -151,6 +149,10 @@ class Command(BaseCommand):
             self.style.SUCCESS("A second demo study rates on Likert dimensions; its dashboard:")
         )
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[likert.slug]))}")
+
+    def _newcomer(self, study: Study):
+        """The annotator left to start, to try the pages with."""
+        return study.annotators.filter(group__name=NEW_ANNOTATOR_GROUP).order_by("-number").first()
 
     def _simulate(self, study: Study, newcomer) -> None:
         """Simulated annotators (all but ``newcomer``) and an analysis run, once."""
