@@ -209,12 +209,24 @@ def randolph_kappa(
     )
 
 
+#: The ``krippendorff`` package builds an items × values × values array of coincidences
+#: (float64): past this many elements (40 MB) the coincidences are summed as a matrix
+#: product instead (:func:`_alpha_from_coincidences`), as for a 0–100 slider rated on
+#: tens of thousands of items (bench/README.md, "Likert ratings at scale": 10.6 GiB).
+PACKAGE_COINCIDENCES_MAX = 5_000_000
+
+
 def alpha_from_counts(
-    counts: np.ndarray, *, level: Literal["nominal", "ordinal", "interval"] = "nominal"
+    counts: np.ndarray,
+    *,
+    level: Literal["nominal", "ordinal", "interval"] = "nominal",
+    package_max: int = PACKAGE_COINCIDENCES_MAX,
 ) -> float | None:
     """Krippendorff's alpha of an items × values count table (values in domain
     order), via the ``krippendorff`` package's ``value_counts=`` input, which is
-    exactly what it derives from a raters × items reliability matrix.
+    exactly what it derives from a raters × items reliability matrix; over
+    ``package_max`` items × values² the same coincidences are summed as a matrix
+    product (:func:`_alpha_from_coincidences`, checked against the package).
 
     Items with fewer than two ratings are not pairable and drop out. None when
     undefined: fewer than two pairable items (with a single unit α is
@@ -227,6 +239,8 @@ def alpha_from_counts(
     pairable = counts[counts.sum(axis=1) >= 2]
     if len(pairable) < 2 or np.count_nonzero(pairable.sum(axis=0)) < 2:
         return None
+    if pairable.shape[0] * pairable.shape[1] ** 2 > package_max:
+        return _alpha_from_coincidences(pairable, level=level)
     with np.errstate(divide="ignore", invalid="ignore"):
         value = krippendorff.alpha(
             value_counts=pairable,
@@ -234,6 +248,35 @@ def alpha_from_counts(
             level_of_measurement=level,
         )
     return _clean(value)
+
+
+def _alpha_from_coincidences(
+    pairable: np.ndarray, *, level: Literal["nominal", "ordinal", "interval"]
+) -> float | None:
+    """Krippendorff's alpha from the coincidence matrix o = Σ_u (n_u n_uᵀ − diag n_u) /
+    (m_u − 1) (n_u a pairable item's counts, m_u its ratings), summed as Nᵀ W N −
+    diag(Nᵀ w) without the per-item array: α = 1 − (n − 1) Σ o·δ² / Σ n_c n_k δ², with
+    δ² the level's distance between values (their positions in the domain)."""
+    n_u = pairable.astype(float)
+    weights = 1.0 / (n_u.sum(axis=1) - 1.0)
+    o = n_u.T @ (n_u * weights[:, None]) - np.diag(n_u.T @ weights)
+    marginals = o.sum(axis=1)
+    n = marginals.sum()
+    positions = np.arange(len(marginals), dtype=float)
+    if level == "nominal":
+        distance = 1.0 - np.eye(len(marginals))
+    elif level == "interval":
+        distance = (positions[:, None] - positions[None, :]) ** 2
+    else:  # ordinal: the marginals between the two values, less half of each end's
+        cumulative = np.cumsum(marginals)
+        low = np.minimum.outer(np.arange(len(marginals)), np.arange(len(marginals)))
+        high = np.maximum.outer(np.arange(len(marginals)), np.arange(len(marginals)))
+        between = cumulative[high] - np.concatenate([[0.0], cumulative])[low]
+        distance = (between - (marginals[:, None] + marginals[None, :]) / 2) ** 2
+    expected = (np.outer(marginals, marginals) * distance).sum()
+    if expected == 0:
+        return None
+    return _clean(1.0 - (n - 1.0) * (o * distance).sum() / expected)
 
 
 def krippendorff_alpha(
