@@ -19,12 +19,8 @@ from typing import NamedTuple
 
 from ...models import SLUG_REGEX, LikertDimension
 from ...protocol import LIKERT_POINTS_MAX, LIKERT_POINTS_MIN, likert_scale_range
-from ..materials import ID_MAX_LENGTH, SOURCE_MAX_LENGTH
-from .cells import PSEUDONYM_MAX_LENGTH, STAGE_MAX_LENGTH
 from .columns import (
-    ANNOTATOR_COLUMN,
     CANNOT_JUDGE_COLUMN,
-    DIALOGUE_ID_COLUMN,
     DIMENSION_COLUMN,
     LIKERT_COLUMNS,
     LIKERT_OPTIONAL_COLUMNS,
@@ -32,8 +28,6 @@ from .columns import (
     RATING_COLUMN,
     SCALE_COLUMN,
     SLIDER_SCALE,
-    SOURCE_COLUMN,
-    STAGE_COLUMN,
     YES,
 )
 
@@ -99,28 +93,15 @@ class LikertRowsMixin:
             dialogue, stage, context, source, text, pseudonym, dimension, scale, rating,
             cannot_judge, group,
         ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))  # fmt: skip
-        dialogue = self.required(n, DIALOGUE_ID_COLUMN, dialogue, "dialogue id", ID_MAX_LENGTH)
-        stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
-        source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
-        pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
-        text = self.reflection(n, text)
+        dialogue, stage, source, text, pseudonym = self.identity(
+            n, dialogue, stage, source, text, pseudonym
+        )
         dimension = self.dimension(n, stage, dimension.strip(), scale.strip())
         value, cannot = self.rating(n, stage, dimension, rating.strip(), cannot_judge.strip())
-        if dialogue is not None:
-            self.context(n, dialogue, context.strip())
-            if text is not None:
-                self.human_if_so(n, dialogue, source, text)
-        if pseudonym is not None:
-            self.annotator(n, pseudonym, group.strip())
-        if stage is not None:
-            self.parsed.stages.setdefault(stage)
-        if None not in (dialogue, stage, source, text):
-            self.item(n, stage, dialogue, source, text, pseudonym, dimension)
-            if pseudonym is not None and dimension is not None:
-                _first, names = self.answers.setdefault(
-                    (stage, dialogue, text, pseudonym), (n, set())
-                )
-                names.add(dimension)
+        self.relations(n, dialogue, stage, context, source, text, pseudonym, group, dimension)
+        if None not in (dialogue, stage, source, text, pseudonym, dimension):
+            _first, names = self.answers.setdefault((stage, dialogue, text, pseudonym), (n, set()))
+            names.add(dimension)
         if self.problems.total == before:
             self.parsed.rows.append(
                 LikertRow(n, stage, dialogue, source, text, pseudonym, dimension, value, cannot)

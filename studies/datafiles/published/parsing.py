@@ -108,25 +108,14 @@ class _Parser:
             empathy,
             description,
         ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))
-        dialogue = self.required(n, DIALOGUE_ID_COLUMN, dialogue, "dialogue id", ID_MAX_LENGTH)
-        stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
-        source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
-        pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
-        text = self.reflection(n, text)
+        dialogue, stage, source, text, pseudonym = self.identity(
+            n, dialogue, stage, source, text, pseudonym
+        )
         coherent, categories, most_evident, empathy = self.answer(
             n, answer.strip(), categories, most_evident.strip() or None, empathy.strip()
         )
         description = self.description(n, answer.strip(), description.strip())
-        if dialogue is not None:
-            self.context(n, dialogue, context.strip())
-            if text is not None:
-                self.human_if_so(n, dialogue, source, text)
-        if pseudonym is not None:
-            self.annotator(n, pseudonym, group.strip())
-        if stage is not None:
-            self.parsed.stages.setdefault(stage)
-        if None not in (dialogue, stage, source, text):
-            self.item(n, stage, dialogue, source, text, pseudonym)
+        self.relations(n, dialogue, stage, context, source, text, pseudonym, group)
         if self.problems.total == before:
             self.parsed.rows.append(
                 Row(
@@ -143,6 +132,31 @@ class _Parser:
                     description,
                 )
             )
+
+    def identity(self, n: int, dialogue, stage, source, text, pseudonym) -> tuple:
+        """The cells that name a row's item and annotator, checked (None: refused)."""
+        dialogue = self.required(n, DIALOGUE_ID_COLUMN, dialogue, "dialogue id", ID_MAX_LENGTH)
+        stage = self.required(n, STAGE_COLUMN, stage, "stage", STAGE_MAX_LENGTH)
+        source = self.required(n, SOURCE_COLUMN, source, "source", SOURCE_MAX_LENGTH)
+        pseudonym = self.required(n, ANNOTATOR_COLUMN, pseudonym, "annotator", PSEUDONYM_MAX_LENGTH)
+        return dialogue, stage, source, self.reflection(n, text), pseudonym
+
+    def relations(
+        self, n, dialogue, stage, context, source, text, pseudonym, group, dimension=None
+    ) -> None:
+        """What a row must agree on with the rows before it: its dialogue's context and
+        human reflection, its annotator's group, its item's source, one answer (one
+        rating of a ``dimension``) per item and annotator."""
+        if dialogue is not None:
+            self.context(n, dialogue, context.strip())
+            if text is not None:
+                self.human_if_so(n, dialogue, source, text)
+        if pseudonym is not None:
+            self.annotator(n, pseudonym, group.strip())
+        if stage is not None:
+            self.parsed.stages.setdefault(stage)
+        if None not in (dialogue, stage, source, text):
+            self.item(n, stage, dialogue, source, text, pseudonym, dimension)
 
     def finish(self) -> None:
         """Checks over the whole file, after its last row (none here)."""
