@@ -218,18 +218,24 @@ def capture_crowd_done(browser, link: str) -> None:
     context.close()
 
 
-def capture_free_text(browser, link: str) -> None:
-    """A stage that asks for a description after No: No, then the description typed."""
+def _first_item(browser, link: str):
+    """A context of its own at the first item of the annotator of ``link``: "Start a
+    batch", or "Continue your batch" when taken again on the same database."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(link)
-    # "Start a batch", or "Continue your batch" when taken again on the same database.
     page.locator(
         "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
     ).first.click()
     heading = page.locator("#item-heading")
     expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
     _wait_for_item(page, 1, int(heading.inner_text().rsplit(" ", 1)[1]))
+    return context, page
+
+
+def capture_free_text(browser, link: str) -> None:
+    """A stage that asks for a description after No: No, then the description typed."""
+    context, page = _first_item(browser, link)
     page.keyboard.press("n")
     description = page.locator("#item-panel textarea[name='description']")
     description.fill("The client never said they drink every night; the response makes that up.")
@@ -240,15 +246,7 @@ def capture_free_text(browser, link: str) -> None:
 
 def capture_likert(browser, link: str) -> None:
     """A Likert stage: fluency rated 4 with its key, the slider moved to 65 by typing."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
-    page = context.new_page()
-    page.goto(link)
-    page.locator(
-        "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
-    ).first.click()
-    heading = page.locator("#item-heading")
-    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
-    _wait_for_item(page, 1, int(heading.inner_text().rsplit(" ", 1)[1]))
+    context, page = _first_item(browser, link)
     page.keyboard.press("4")
     page.keyboard.type("65")
     expect(page.locator("#item-panel [data-save]")).to_be_enabled()
