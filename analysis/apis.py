@@ -181,7 +181,7 @@ class ItemExportApi(ResearcherApi):
         exclude_source = serializers.ListField(child=serializers.CharField(), required=False)
         include_expired = serializers.BooleanField(required=False, default=False)
         file = serializers.CharField(required=False, default="csv")
-        instrument = serializers.CharField(required=False, default="")
+        instrument = serializers.CharField(required=False, default="", allow_blank=True)
 
         class Meta:
             ref_name = "ItemExportParameters"

@@ -67,6 +67,9 @@ def test_the_download_and_the_api_take_the_instrument(admin_client, study):
     api = admin_client.get(f"/api/studies/{study.slug}/items/", {"instrument": "likert"})
     assert api.status_code == 200
     assert rows_of(b"".join(api.streaming_content).decode("utf-8"))[0] == list(LIKERT_COLUMNS)
+    blank = admin_client.get(f"/api/studies/{study.slug}/items/", {"instrument": ""})
+    assert blank.status_code == 200  # empty: the default (here the coherence items)
+    assert rows_of(b"".join(blank.streaming_content).decode("utf-8"))[0][5] == "n_raters"
 
 
 def test_an_unknown_instrument_writes_nothing(study, tmp_path):
