@@ -8,7 +8,7 @@ cells, so the figure shows the report's numbers."""
 from __future__ import annotations
 
 from ..tables.format import finite
-from ..tables.likert import likert_table
+from ..tables.likert import likert_table, nothing_counted
 from .svg import GRID, MUTED, OKABE_ITO, Figure, empty, fit, percents_summing_to_100
 
 # The ramp's ends: light and dark blue (one hue: order reads without colour).
@@ -55,7 +55,8 @@ def likert_svg(report: dict) -> str:
     )
     records = likert_table(report).records()
     if not records:
-        return empty(figure, "No Likert ratings yet.")
+        nothing = nothing_counted(report) == "No judgements"  # neither protocol's
+        return empty(figure, "No judgements analysed yet." if nothing else "No Likert ratings yet.")
     cells = (report.get("likert") or {}).get("cells") or {}
     figure.text(16, 26, figure.title, size=15, weight="bold")
     x0, label_width = 196, 176

@@ -136,11 +136,7 @@ class Command(BaseCommand):
         self.stdout.write(f"  {join}?PROLIFIC_PID=demo-worker-1&STUDY_ID=s&SESSION_ID=x")
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Annotator invitation links (one per person):"))
-        for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
-            link = absolute_url(reverse("studies:invitation", args=[annotator.access_token]))
-            note = "  (not started yet: try the annotator pages with this one)"
-            started = annotator.consented_at is not None
-            self.stdout.write(f"  {annotator.pseudonym:<14} {link}{'' if started else note}")
+        self._links(study)
         self.stdout.write("")
         self.stdout.write(self.style.SUCCESS("Dashboard (agreement, figures, exports):"))
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[study.slug]))}")
@@ -149,6 +145,16 @@ class Command(BaseCommand):
             self.style.SUCCESS("A second demo study rates on Likert dimensions; its dashboard:")
         )
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[likert.slug]))}")
+        self.stdout.write("  and its annotators' invitation links:")
+        self._links(likert)
+
+    def _links(self, study: Study) -> None:
+        """Each annotator's invitation link, the ones not started yet marked."""
+        for annotator in study.annotators.select_related("group").order_by("group__name", "number"):
+            link = absolute_url(reverse("studies:invitation", args=[annotator.access_token]))
+            note = "  (not started yet: try the annotator pages with this one)"
+            started = annotator.consented_at is not None
+            self.stdout.write(f"  {annotator.pseudonym:<14} {link}{'' if started else note}")
 
     def _newcomer(self, study: Study):
         """The annotator left to start, to try the pages with."""

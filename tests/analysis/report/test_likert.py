@@ -278,4 +278,42 @@ def test_the_likert_figure_draws_each_dimension_from_the_report(likert_study, ad
     assert f"Expert · Human: mean {warmth:.2f}" in svg
     page = admin_client.get(reverse("analysis:dashboard", args=[likert_study.slug]))
     assert 'aria-labelledby="likert-title likert-desc"' in page.content.decode()
-    assert likert_svg({"likert": {}}).count("No Likert ratings yet.") == 1
+    endpoint = reverse("analysis:plot_svg", args=[likert_study.slug, run.pk, "likert"])
+    assert admin_client.get(endpoint).content.decode() == svg
+    assert likert_svg({"likert": {}}).count("No judgements analysed yet.") == 1
+    assert likert_svg({"group_order": ["A"], "likert": {}}).count("No Likert ratings yet.") == 1
+
+
+def test_the_likert_figure_escapes_names():
+    """Group, stage, system and statement as typed ("<", "&"), escaped in the source
+    and read back by an XML parser."""
+    import xml.etree.ElementTree as ET
+
+    import pandas as pd
+
+    from analysis.plots import likert_svg
+    from analysis.report.likert import LikertData
+
+    ratings = pd.DataFrame(
+        {
+            "group": ["Lay<person>"] * 4,
+            "stage": ["Stage <1>"] * 4,
+            "source": ["GPT&2"] * 4,
+            "dimension": ["fluency"] * 4,
+            "item": [1, 1, 2, 2],
+            "rater": [1, 2, 1, 2],
+            "value": [1.0, 2.0, 4.0, 5.0],
+            "cannot_judge": [False] * 4,
+        }
+    )
+    dimensions = {
+        "Stage <1>": [
+            {"name": "fluency", "statement": "Fluent & <clear>.", "scale": "5", "points": 5,
+             "labels": ["<poor>", "", "", "", "good"]},
+        ]
+    }  # fmt: skip
+    block = likert_build(LikertData(ratings=ratings, dimensions=dimensions), resamples=0, seed=0)
+    svg = likert_svg({"likert": block, "stage_order": [], "group_order": []})
+    assert "<person>" not in svg and "Lay&lt;person&gt;" in svg
+    text = " ".join(ET.fromstring(svg).itertext())
+    assert "Lay<person> · GPT&2" in text and "Stage <1> · fluency: Fluent & <clear>." in text
