@@ -12,8 +12,8 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
-from ..forms import CANNOT_JUDGE, CANNOT_JUDGE_PREFIX, RATING_PREFIX, AnswerForm, item_shown_at
-from ..models import Assignment, Judgement, LikertRating, Reflection, Study, stage_wording
+from ..forms import CANNOT_JUDGE, AnswerForm, item_shown_at
+from ..models import Assignment, Judgement, Reflection, Study, stage_wording
 from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
@@ -38,6 +38,7 @@ from ..services import (
 from ..services.crowd import crowd_return_due, crowd_stage_end_early
 from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, category_keys
 from .common import Step, annotator_page, render_with_crowd_return
+from .likert_panel import likert_rows, likert_summaries
 
 
 def _assignment(request, assignment_id: int, *, with_context: bool = True) -> Assignment:
@@ -69,40 +70,6 @@ def _first_unanswered(assignment: Assignment) -> int | None:
         Judgement.objects.filter(assignment=assignment).values_list("reflection_id", flat=True)
     )
     return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
-
-
-def likert_rows(form: AnswerForm, dimensions) -> list[dict]:
-    """A Likert panel's dimensions with what the form holds for each (a saved answer,
-    or the answer posted with its errors)."""
-    rows = []
-    for dimension in dimensions:
-        field = RATING_PREFIX + dimension.name
-        value = str(form[field].value() or "").strip()
-        cannot_judge = value == CANNOT_JUDGE or bool(
-            form[CANNOT_JUDGE_PREFIX + dimension.name].value()
-        )
-        low, high = dimension.scale_range
-        labels = dimension.labels
-        rows.append(
-            {
-                "name": dimension.name,
-                "statement": dimension.statement,
-                "field": field,
-                "cannot_judge_field": CANNOT_JUDGE_PREFIX + dimension.name,
-                "value": "" if cannot_judge else value,
-                "cannot_judge": cannot_judge,
-                "offers_cannot_judge": dimension.offers_cannot_judge,
-                "slider": dimension.points is None,
-                "points": [(str(n), label) for n, label in enumerate(labels, start=1)],
-                "low": low,
-                "high": high,
-                "middle": (low + high) // 2,
-                "low_label": labels[0],
-                "high_label": labels[-1],
-                "errors": form[field].errors,
-            }
-        )
-    return rows
 
 
 def item_panel_questions(study, settings, categories=None, wording=None) -> dict:
@@ -387,15 +354,17 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
     scale = request.study.empathy_scale
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
-    ratings = _ratings_by_judgement(assignment) if settings.rates_dimensions else {}
-    dimensions = request.study.dimensions_by_stage[assignment.stage_id]
+    rated = (
+        likert_summaries(assignment, request.study.dimensions_by_stage[assignment.stage_id])
+        if settings.rates_dimensions
+        else {}
+    )
     rows = []
     for number, rid in enumerate(assignment.order, start=1):
         j = judgements.get(rid)
         summary = None
         if j is not None and settings.rates_dimensions:
-            given = ratings.get(j.pk, {})
-            summary = "; ".join(d.rating_text(*given[d.pk]) for d in dimensions if d.pk in given)
+            summary = rated.get(j.pk, "")
         elif j is not None and j.coherent:
             summary = "Yes"
             if settings.empathy_after_yes:
@@ -430,17 +399,6 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
         },
         status=422 if error else 200,
     )
-
-
-def _ratings_by_judgement(assignment: Assignment) -> dict[int, dict[int, tuple]]:
-    """Judgement id → dimension id → (value, cannot judge), for the batch's answers."""
-    by_judgement: dict[int, dict[int, tuple]] = {}
-    rows = LikertRating.objects.filter(judgement__assignment=assignment).values_list(
-        "judgement_id", "dimension_id", "value", "cannot_judge"
-    )
-    for judgement_id, dimension_id, value, cannot_judge in rows:
-        by_judgement.setdefault(judgement_id, {})[dimension_id] = (value, cannot_judge)
-    return by_judgement
 
 
 @annotator_page(after=Step.STAGE_QUESTIONNAIRE)
