@@ -4,7 +4,7 @@ Kept apart from the models so importers, exports and analysis share one source.
 """
 
 import random
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 HUMAN_SOURCE = "Human"
@@ -45,10 +45,19 @@ NO_ANSWER_FREE_TEXT = "free_text"
 NO_ANSWER_BOTH = "both"
 
 
-# What a stage asks of each response candidate (``Stage.instrument``): the coherence
-# protocol above, or ratings on the stage's Likert dimensions.
+# What a stage asks of its response candidates (``Stage.instrument``): the coherence
+# protocol above, ratings on the stage's Likert dimensions, a preference within pairs
+# of candidates, or a ranking of a context's candidates.
 INSTRUMENT_COHERENCE = "coherence"
 INSTRUMENT_LIKERT = "likert"
+INSTRUMENT_PAIRWISE = "pairwise"
+INSTRUMENT_RANKING = "ranking"
+INSTRUMENTS = (INSTRUMENT_COHERENCE, INSTRUMENT_LIKERT, INSTRUMENT_PAIRWISE, INSTRUMENT_RANKING)
+
+# A pairwise answer, as the annotator saw the pair: the candidate shown on the left
+# (A), the one on the right (B), or neither (a tie, where the stage allows ties).
+CHOICE_A, CHOICE_B, CHOICE_TIE = "A", "B", "Tie"
+PAIR_CHOICES = (CHOICE_A, CHOICE_B, CHOICE_TIE)
 
 # A Likert dimension rates on 2 to 11 points (1 … n), or on a slider from 0 to 100.
 LIKERT_POINTS_MIN, LIKERT_POINTS_MAX = 2, 11
@@ -69,13 +78,33 @@ class AnswerSettings:
 
     no_answer: str = NO_ANSWER_CATEGORIES
     empathy_after_yes: bool = True
-    #: The coherence protocol (what the two settings above shape), or Likert ratings.
+    #: The coherence protocol (what the two settings above shape), Likert ratings, a
+    #: preference within pairs or a ranking.
     instrument: str = INSTRUMENT_COHERENCE
+    #: Pairwise and ranking: two candidates may be equally good (a tie, a shared rank).
+    allows_ties: bool = True
+    #: Pairwise: a box for an optional reason for the choice.
+    asks_reason: bool = False
 
     @property
     def rates_dimensions(self) -> bool:
         """Each candidate is rated on the stage's Likert dimensions (no Yes/No)."""
         return self.instrument == INSTRUMENT_LIKERT
+
+    @property
+    def compares_pairs(self) -> bool:
+        """Each item is a pair of candidates: A, B (or a tie)."""
+        return self.instrument == INSTRUMENT_PAIRWISE
+
+    @property
+    def ranks_candidates(self) -> bool:
+        """The batch is one item: its candidates put in order, best first."""
+        return self.instrument == INSTRUMENT_RANKING
+
+    def item_count(self, order: list) -> int:
+        """How many items an assignment of this stage has (its ``order``'s entries; a
+        ranking is one)."""
+        return 1 if self.ranks_candidates else len(order)
 
     @property
     def asks_categories(self) -> bool:
@@ -193,8 +222,14 @@ def shuffled_order(
     from the study seed. Keyed by stable names (pseudonym, stage position, dialogue id),
     not database ids, so a copy of the study, or an audit, replays it."""
     ids = list(reflection_ids)
-    random.Random(f"{seed}/order/{pseudonym}/{stage_position}/{dialogue}").shuffle(ids)
+    random.Random(order_shuffle_key(seed, pseudonym, stage_position, dialogue)).shuffle(ids)
     return ids
+
+
+def order_shuffle_key(seed: int, pseudonym: str, stage_position: int, dialogue: str) -> str:
+    """The seed of an annotator's own order of a batch (``shuffled_order``,
+    ``pairwise_order``)."""
+    return f"{seed}/order/{pseudonym}/{stage_position}/{dialogue}"
 
 
 def stage_finished(
@@ -208,3 +243,93 @@ def stage_finished(
     ``left`` it (for a later stage, or a crowd worker's part ended early:
     ``CrowdEntry.Outcome.PARTIAL``)."""
     return not open_ and (left or submitted >= m or not batch_possible)
+
+
+# --- Pairwise preference and ranking --------------------------------------------------
+
+
+def order_key(entry) -> tuple[int, int | None]:
+    """The answer one entry of an assignment's ``order`` asks for, as ``Judgement``
+    keys it: ``(reflection, opponent)``. An entry is a reflection id, or in a pairwise
+    stage ``[first, second, swapped]`` (``pairwise_order``)."""
+    if isinstance(entry, list | tuple):
+        return (entry[0], entry[1])
+    return (entry, None)
+
+
+def order_keys(order) -> list[tuple[int, int | None]]:
+    """Every answer an assignment's ``order`` asks for (a ranking: one per candidate,
+    though the ranking is one item), in order."""
+    return [order_key(entry) for entry in order]
+
+
+def context_pairs(
+    candidates: Sequence[tuple[int, str]],
+    *,
+    attention_id: int | None,
+    per_context: int | None,
+    seed: str,
+) -> list[tuple[int, int]]:
+    """The pairs of one context's batch in a pairwise stage, as ``(first, second)``
+    reflection ids: reproducible from ``seed`` (the study's seed, the stage and the
+    dialogue), so every annotator of the batch compares the same pairs and an audit
+    can recompute them.
+
+    ``candidates``: the batch's ``(id, source)``, attention check excluded, in batch
+    order; the human reflection counts as a system (its source). Every pair of
+    candidates from different sources, the earlier in batch order first; or, with
+    ``per_context``, that many of them, taken from each pair of sources in turn (in a
+    seeded order) so every pair of sources comes up before any repeats. Then the
+    attention pair: the off-topic candidate (first, so that analysis leaves it out as
+    it leaves out the check's own answers) against a seeded pick of the others."""
+    rng = random.Random(seed)
+    by_sources: dict[tuple[str, str], list[tuple[int, int]]] = {}
+    for i, (first, first_source) in enumerate(candidates):
+        for second, second_source in candidates[i + 1 :]:
+            if first_source != second_source:
+                key = tuple(sorted((first_source, second_source)))
+                by_sources.setdefault(key, []).append((first, second))
+    pairs = [pair for key in sorted(by_sources) for pair in by_sources[key]]
+    if per_context is not None and per_context < len(pairs):
+        queues = [list(by_sources[key]) for key in sorted(by_sources)]
+        rng.shuffle(queues)
+        for queue in queues:
+            rng.shuffle(queue)
+        pairs = []
+        while len(pairs) < per_context:
+            for queue in queues:
+                if queue and len(pairs) < per_context:
+                    pairs.append(queue.pop())
+    if attention_id is not None and candidates:
+        pairs.append((attention_id, rng.choice([c for c, _ in candidates])))
+    return pairs
+
+
+def pairwise_order(
+    pairs: Sequence[tuple[int, int]], *, seed: str, group_slot: int, shuffle_key: str
+) -> list[list[int]]:
+    """An annotator's order of a batch's pairs, each ``[first, second, swapped]``:
+    ``swapped`` 1 when the second candidate is shown on the left (as A). Each pair's
+    side alternates across the group's slots from a seeded start (``seed``: the
+    batch's), so the k annotators of a group see each pair's sides as evenly as k
+    allows and no system is always on one side; the order of the pairs is the
+    annotator's own (``shuffle_key``, as ``shuffled_order``)."""
+    start = random.Random(f"{seed}/sides")
+    entries = [[first, second, (start.randrange(2) + group_slot) % 2] for first, second in pairs]
+    random.Random(shuffle_key).shuffle(entries)
+    return entries
+
+
+def pair_winner(choice: str, swapped) -> int | None:
+    """Which candidate of a pair a choice prefers: 0 the first, 1 the second, None a
+    tie. ``swapped``: the second was shown on the left (A)."""
+    if choice == CHOICE_TIE:
+        return None
+    return int((choice == CHOICE_A) == bool(swapped))
+
+
+def competition_ranks(values: Sequence[int]) -> list[int]:
+    """Standard competition ranks of ordering numbers (lower is better): 1 for the
+    best, and tied values share the lowest rank of their tie, so a ranking with a tie
+    reads 1, 2, 2, 4 (what a ranking stores and the published format gives)."""
+    return [1 + sum(other < value for other in values) for value in values]

@@ -24,6 +24,7 @@ from .saves import (
     EncodedAnswer,
     StaleAnswer,
     answer_save,
+    ranking_save,
 )
 from .sql import prepared_cursor
 
@@ -38,5 +39,6 @@ __all__ = [
     "answer_save",
     "item_panel_reads",
     "prepared_cursor",
+    "ranking_save",
     "session_row",
 ]

@@ -13,6 +13,7 @@ from ..errors import ErrorCode
 from ..locks import Aggregate, assignments_locked, lock_record
 from ..models import Assignment, Judgement, LikertDimension, LikertRating
 from ..models.work import FIRST_REVISION
+from ..protocol import order_key
 from .sql import (
     Builder,
     Param,
@@ -41,6 +42,10 @@ class EncodedAnswer:
     empathy: int | None
     seconds_spent: float | None
     error_description: str = ""
+    #: A pairwise answer's A, B or Tie, and its reason (the pair and the side it was
+    #: shown on come from the assignment's order).
+    choice: str = ""
+    reason: str = ""
     #: A Likert answer's ratings, ``(dimension name, value, cannot judge)`` each,
     #: written as ``LikertRating`` rows of the assignment's stage's dimensions.
     ratings: tuple[tuple[str, int | None, bool], ...] = ()
@@ -115,7 +120,12 @@ def _ratings_param(encoded: EncodedAnswer) -> str:
 
 @built_once
 def _save_statement(
-    variant: str, by: str, annotators_own: bool, of_stages: bool, rated: bool = False
+    variant: str,
+    by: str,
+    annotators_own: bool,
+    of_stages: bool,
+    rated: bool = False,
+    paired: bool = False,
 ) -> Statement:
     """The save in one PostgreSQL statement (see ``answer_save``). ``variant``:
     "revise" (the page showed revision n > 0: ``UPDATE`` the row still at revision n),
@@ -125,11 +135,25 @@ def _save_statement(
     assignment must be the annotator's (the annotation page). ``of_stages``: the
     assignment must be of one of the stages ``%(stages)s`` (those whose answer settings
     accept the answer). ``rated``: the answer is a Likert answer, its ratings written
-    in the same statement (``_ratings_written``)."""
+    in the same statement (``_ratings_written``). ``paired``: a pairwise answer, its
+    item (by number) an entry ``[first, second, swapped]`` of the order, whose pair
+    and side are written with it."""
     b = Builder()
     assignments, judgements = table(Assignment), table(Judgement)
     order = column(Assignment, "order")
-    if by == "number":
+    opponent_column, swapped_column = (
+        quote(Judgement._meta.get_field(n).column) for n in ("opponent", "shown_swapped")
+    )
+    pair = ""
+    if paired:
+        if by != "number":
+            raise ValueError("A pairwise answer is saved by its number.")
+        entry = f"({order} -> (%(number)s - 1))"
+        reflection = f"({entry} ->> 0)::bigint"
+        pair = (
+            f", ({entry} ->> 1)::bigint AS opponent_id, ({entry} ->> 2)::int = 1 AS shown_swapped"
+        )
+    elif by == "number":
         reflection = f"({order} ->> (%(number)s - 1))::bigint"
     else:
         reflection = (
@@ -157,6 +181,7 @@ def _save_statement(
             f" {updated_at} = %(now)s FROM a"
             f" WHERE {column(Judgement, 'assignment')} = a.id"
             f" AND {column(Judgement, 'reflection')} = a.reflection_id AND {at_revision}"
+            + (f" AND {column(Judgement, 'opponent')} = a.opponent_id" if paired else "")
         )
     else:
         target = ", ".join(
@@ -177,10 +202,13 @@ def _save_statement(
         ]
         created_at = quote(Judgement._meta.get_field("created_at").column)
         values = ", ".join(f"%({n})s" for n in ANSWER_FIELDS)
+        pair_columns = f", {opponent_column}, {swapped_column}" if paired else ""
+        pair_values = ", a.opponent_id, a.shown_swapped" if paired else ""
         saved = (
-            f"INSERT INTO {judgements} ({', '.join(inserted)}, {created_at}, {updated_at})"
-            f" SELECT a.id, a.reflection_id, {values}, {b.constant(FIRST_REVISION)},"
-            f" %(now)s, %(now)s FROM a WHERE a.reflection_id IS NOT NULL {on_conflict}"
+            f"INSERT INTO {judgements} ({', '.join(inserted)}, {created_at}, {updated_at}"
+            f"{pair_columns}) SELECT a.id, a.reflection_id, {values},"
+            f" {b.constant(FIRST_REVISION)}, %(now)s, %(now)s{pair_values}"
+            f" FROM a WHERE a.reflection_id IS NOT NULL {on_conflict}"
         )
     assigned = b.constant(Assignment.Status.ASSIGNED)
     in_progress = b.constant(Assignment.Status.IN_PROGRESS)
@@ -191,7 +219,7 @@ def _save_statement(
     )
     return b.statement(
         f"WITH a AS ("
-        f" SELECT {a_columns}, {reflection} AS reflection_id FROM {assignments}"
+        f" SELECT {a_columns}, {reflection} AS reflection_id{pair} FROM {assignments}"
         f" WHERE {takes_answers} FOR NO KEY UPDATE"
         f"), saved AS ({saved} RETURNING {select_list(Judgement, 'j')}"
         + (f"), rated AS ({_ratings_written()}" if rated else "")
@@ -222,11 +250,14 @@ def answer_save(
     annotator_id: int | None = None,
     number: int | None = None,
     reflection_id: int | None = None,
+    opponent_id: int | None = None,
 ) -> tuple[Assignment, Judgement]:
-    """Save (or revise) one answer of an open assignment: the one writer of answers.
-    The item is the ``number``-th of the assignment's order (1-based) or the reflection
-    ``reflection_id``; with ``annotator_id`` the assignment must be theirs. Returns the
-    assignment (as locked) and the stored answer.
+    """Save (or revise) one answer of an open assignment: the one writer of answers
+    (a ranking, saved whole, has ``ranking_save``). The item is the ``number``-th of
+    the assignment's order (1-based) or the reflection ``reflection_id`` (in a
+    pairwise stage, with ``opponent_id``: the pair of the two); with ``annotator_id``
+    the assignment must be theirs. Returns the assignment (as locked) and the stored
+    answer.
 
     ``expected_revision`` is the revision the annotator's page showed (0: no answer
     yet); when another save came in since, the answer is refused (``StaleAnswer``)
@@ -253,7 +284,16 @@ def answer_save(
     """
     if number is not None and not 1 <= number <= MAX_ITEM_NUMBER:
         raise Assignment.DoesNotExist("No such response candidate.")
-    save = _Save(assignment_id, annotator_id, number, reflection_id, encode, now, expected_revision)
+    save = _Save(
+        assignment_id,
+        annotator_id,
+        number,
+        reflection_id,
+        encode,
+        now,
+        expected_revision,
+        opponent_id,
+    )
     if number is not None or reflection_id is not None:
         accepting, encoded = [], None
         for stage_id in stage_ids:
@@ -262,6 +302,8 @@ def answer_save(
             except ValidationError:
                 continue  # a closed batch says so first: the ORM path checks in order
             accepting.append(stage_id)
+        if encoded is not None and encoded.choice and number is None:
+            accepting = []  # a pair named by its candidates: the ORM path finds it
         if accepting:
             of_stages = None if len(accepting) == len(stage_ids) else accepting
             saved = _answer_save_at_once(save, encoded, of_stages)
@@ -281,6 +323,7 @@ class _Save:
     encode: Callable[[int], EncodedAnswer]
     now: datetime
     expected_revision: int | None
+    opponent_id: int | None = None
 
 
 def _answer_save_at_once(
@@ -295,6 +338,7 @@ def _answer_save_at_once(
         save.annotator_id is not None,
         of_stages is not None,
         bool(encoded.ratings),
+        bool(encoded.choice),
     )
     params = statement.params(
         assignment=save.assignment_id,
@@ -333,58 +377,140 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
     """The save through the ORM, inside a transaction that locks the assignment row for
     the whole save (where the database has row locks), so a concurrent submit or expiry
     cannot slip in between the status check and the write."""
-    closed, now, number, reflection_id = None, save.now, save.number, save.reflection_id
+    closed, now, number = None, save.now, save.number
     with transaction.atomic():
-        locked = assignments_locked(no_key=True).filter(pk=save.assignment_id)
-        if save.annotator_id is not None:
-            locked = locked.filter(annotator_id=save.annotator_id)
-        assignment = locked.first()
-        if assignment is None:
-            raise Assignment.DoesNotExist("No such assignment.")
+        assignment = _locked_assignment(save.assignment_id, save.annotator_id)
+        key, swapped = (save.reflection_id, save.opponent_id), False
         if number is not None:
             if not 1 <= number <= len(assignment.order):
                 raise Assignment.DoesNotExist("No such response candidate.")
-            reflection_id = assignment.order[number - 1]
-        if assignment.is_open and assignment.is_past_deadline(now):
-            # Expire it now (this transaction commits the expiry); the answer is refused.
-            Assignment.objects.filter(pk=assignment.pk).overdue(now).expire(now)
-            assignment.status, assignment.expired_at = Assignment.Status.EXPIRED, now
-            assignment.updated_at = now
-        if assignment.status == Assignment.Status.EXPIRED:
-            closed = "The time for this batch ran out; answers can no longer be changed."
-        elif not assignment.is_open:
-            closed = (
-                f"This batch is {assignment.get_status_display().lower()}; answers can no "
-                "longer be changed."
-            )
-        else:
-            if reflection_id not in assignment.order:
+            key, swapped = _entry_pair(assignment.order[number - 1])
+        closed = _closed_reason(assignment, now)
+        if closed is None:
+            entries = {_entry_pair(entry)[0]: _entry_pair(entry)[1] for entry in assignment.order}
+            if key not in entries:
                 raise ValidationError(
                     {"reflection": "This response candidate is not part of this batch."}
                 )
+            swapped = entries[key]
             encoded = save.encode(assignment.stage_id)
             judgement = _judgement_write(
                 assignment=assignment,
-                reflection_id=reflection_id,
+                key=key,
+                shown_swapped=swapped,
                 encoded=encoded,
                 now=now,
                 expected_revision=save.expected_revision,
             )
             if encoded.ratings:
                 _ratings_write(judgement=judgement, stage_id=assignment.stage_id, encoded=encoded)
-            if assignment.status == Assignment.Status.ASSIGNED:  # the first answer
-                assignment.status = Assignment.Status.IN_PROGRESS
-                assignment.started_at = now
-                assignment.save(update_fields=["status", "started_at", "updated_at"])
+            _start_on_first_answer(assignment, now)
     if closed is not None:
         raise AssignmentClosed(closed)
     return assignment, judgement
 
 
-def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revision) -> Judgement:
-    """Must be called inside a transaction holding the assignment's row lock."""
+def ranking_save(
+    *,
+    assignment_id: int,
+    annotator_id: int,
+    encode: Callable[[int, list[int]], dict[int, int]],
+    seconds_spent: float | None,
+    now: datetime,
+    expected_revision: int | None = None,
+) -> tuple[Assignment, list[Judgement]]:
+    """Save (or revise) a ranking stage's answer, the whole ranking at once: one
+    ``Judgement`` per candidate of the annotator's own assignment, holding its rank,
+    all at one revision. ``encode(stage_id, candidates)`` checks the ranks against the
+    stage and the batch's candidates (the assignment's order) and returns candidate →
+    rank. ``expected_revision``: the revision the page showed (0: none yet), else
+    ``StaleAnswer``; ``seconds_spent``: the ranking's, each candidate holding its
+    share. Refusals as ``answer_save``'s; the assignment row is locked for the save."""
+    closed = None
+    with transaction.atomic():
+        assignment = _locked_assignment(assignment_id, annotator_id)
+        closed = _closed_reason(assignment, now)
+        if closed is None:
+            ranks = encode(assignment.stage_id, list(assignment.order))
+            revision = max(assignment.judgements.values_list("revision", flat=True), default=0)
+            if expected_revision is not None and expected_revision != revision:
+                raise StaleAnswer()
+            share = None if seconds_spent is None else seconds_spent / len(ranks)
+            judgements = Judgement.objects.bulk_create(
+                [
+                    Judgement(
+                        assignment=assignment,
+                        reflection_id=reflection_id,
+                        rank=ranks[reflection_id],
+                        seconds_spent=share,
+                        revision=revision + FIRST_REVISION,
+                        created_at=now,
+                        updated_at=now,
+                    )
+                    for reflection_id in assignment.order
+                ],
+                update_conflicts=True,
+                unique_fields=_unique_fields(Judgement, "judgement_unique"),
+                update_fields=["rank", "seconds_spent", "revision", "updated_at"],
+            )
+            _start_on_first_answer(assignment, now)
+    if closed is not None:
+        raise AssignmentClosed(closed)
+    return assignment, judgements
+
+
+def _entry_pair(entry) -> tuple[tuple[int, int | None], bool]:
+    """An order entry's answer key (``order_key``) and whether it is shown swapped."""
+    swapped = bool(entry[2]) if isinstance(entry, list) else False
+    return order_key(entry), swapped
+
+
+def _locked_assignment(assignment_id: int, annotator_id: int | None) -> Assignment:
+    """The assignment, its row locked for the transaction (with ``annotator_id``: only
+    if it is theirs, else ``Assignment.DoesNotExist``)."""
+    locked = assignments_locked(no_key=True).filter(pk=assignment_id)
+    if annotator_id is not None:
+        locked = locked.filter(annotator_id=annotator_id)
+    assignment = locked.first()
+    if assignment is None:
+        raise Assignment.DoesNotExist("No such assignment.")
+    return assignment
+
+
+def _closed_reason(assignment: Assignment, now: datetime) -> str | None:
+    """Why the locked ``assignment`` takes no answer (None: it does). One past its
+    deadline is expired now (the caller's transaction commits the expiry)."""
+    if assignment.is_open and assignment.is_past_deadline(now):
+        Assignment.objects.filter(pk=assignment.pk).overdue(now).expire(now)
+        assignment.status, assignment.expired_at = Assignment.Status.EXPIRED, now
+        assignment.updated_at = now
+    if assignment.status == Assignment.Status.EXPIRED:
+        return "The time for this batch ran out; answers can no longer be changed."
+    if not assignment.is_open:
+        return (
+            f"This batch is {assignment.get_status_display().lower()}; answers can no "
+            "longer be changed."
+        )
+    return None
+
+
+def _start_on_first_answer(assignment: Assignment, now: datetime) -> None:
+    if assignment.status == Assignment.Status.ASSIGNED:
+        assignment.status = Assignment.Status.IN_PROGRESS
+        assignment.started_at = now
+        assignment.save(update_fields=["status", "started_at", "updated_at"])
+
+
+def _judgement_write(
+    *, assignment, key, shown_swapped=False, encoded, now, expected_revision
+) -> Judgement:
+    """Must be called inside a transaction holding the assignment's row lock. ``key``:
+    ``(reflection, opponent)``."""
+    reflection_id, opponent_id = key
     answer = {name: getattr(encoded, name) for name in ANSWER_FIELDS}
-    stored = Judgement.objects.filter(assignment=assignment, reflection_id=reflection_id)
+    stored = Judgement.objects.filter(
+        assignment=assignment, reflection_id=reflection_id, opponent_id=opponent_id
+    )
     judgement = stored.first()
     if judgement is None:
         if expected_revision:  # the answer the page showed is gone: never re-created
@@ -392,6 +518,8 @@ def _judgement_write(*, assignment, reflection_id, encoded, now, expected_revisi
         judgement = Judgement(
             assignment=assignment,
             reflection_id=reflection_id,
+            opponent_id=opponent_id,
+            shown_swapped=shown_swapped,
             revision=FIRST_REVISION,
             created_at=now,
             updated_at=now,

@@ -99,7 +99,16 @@ CHECK_MESSAGES = {
     "judgement_description_trimmed": "A description is stored without leading or trailing spaces.",
     "judgement_other_instrument_without_coherence_fields": "An answer without Yes or No has "
     "no error categories, most evident error, rating or description.",
-    "stage_instrument_valid": "Choose the coherence protocol or Likert ratings.",
+    "stage_instrument_valid": "Choose the coherence protocol, Likert ratings, pairwise "
+    "preference or ranking.",
+    "stage_pairs_per_context_positive": "A pairwise stage has at least one pair per context "
+    "(empty: every pair).",
+    "judgement_pair_answer": "A pairwise answer is A, B or Tie for a pair of candidates, and "
+    "has no Yes/No or rank; other answers have no pairwise choice, side or reason.",
+    "judgement_pair_of_two": "A pair compares two different candidates.",
+    "judgement_rank_positive_without_coherence": "A rank is 1 or more, on an answer without "
+    "Yes or No.",
+    "judgement_reason_trimmed": "A reason is stored without leading or trailing spaces.",
     "likert_dimension_position_positive": "Dimension positions start at 1.",
     "likert_dimension_name_format": SLUG_MESSAGE,
     "likert_dimension_statement_not_empty": "A dimension needs a statement to rate.",

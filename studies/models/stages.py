@@ -15,6 +15,9 @@ from ..limits import PAGE_TEXT_MAX_LENGTH, text_cap
 from ..protocol import (
     INSTRUMENT_COHERENCE,
     INSTRUMENT_LIKERT,
+    INSTRUMENT_PAIRWISE,
+    INSTRUMENT_RANKING,
+    INSTRUMENTS,
     NO_ANSWER_BOTH,
     NO_ANSWER_CATEGORIES,
     NO_ANSWER_FREE_TEXT,
@@ -28,6 +31,8 @@ class Stage(models.Model):
     class Instrument(models.TextChoices):
         COHERENCE = INSTRUMENT_COHERENCE, "Coherence protocol"
         LIKERT = INSTRUMENT_LIKERT, "Likert ratings on named dimensions"
+        PAIRWISE = INSTRUMENT_PAIRWISE, "Pairwise preference (A, B or a tie)"
+        RANKING = INSTRUMENT_RANKING, "Ranking of a context's candidates"
 
     class NoAnswer(models.TextChoices):
         CATEGORIES = NO_ANSWER_CATEGORIES, "Error categories (and the most evident error)"
@@ -48,9 +53,30 @@ class Stage(models.Model):
         max_length=20,
         choices=Instrument.choices,
         default=Instrument.COHERENCE,
-        help_text="What annotators give for each response candidate: the coherence "
-        "protocol (Yes/No, then categories, a description or a rating), or ratings on "
-        "the stage's Likert dimensions.",
+        help_text="What annotators give: for each response candidate, the coherence "
+        "protocol (Yes/No, then categories, a description or a rating) or ratings on "
+        "the stage's Likert dimensions; for pairs of candidates, which is better; or a "
+        "ranking of each context's candidates, best first.",
+    )
+    allows_ties = models.BooleanField(
+        "ties allowed",
+        default=True,
+        help_text="Pairwise and ranking stages: annotators may answer that two candidates "
+        "are equally good (a tie in a pair, a shared rank in a ranking).",
+    )
+    asks_reason = models.BooleanField(
+        "reason asked",
+        default=False,
+        help_text="Pairwise stages: a box for an optional reason for each choice.",
+    )
+    pairs_per_context = models.PositiveSmallIntegerField(
+        "pairs per context",
+        null=True,
+        blank=True,
+        help_text="Pairwise stages: how many pairs of candidates from different systems "
+        "each context's batch holds (the human reflection counts as a system), drawn with "
+        "the study's seed so that every pair of systems comes up before any repeats. "
+        "Empty: every such pair. Each batch also holds one attention pair.",
     )
     no_answer = models.CharField(
         'after "No"',
@@ -193,8 +219,12 @@ class Stage(models.Model):
                 name="stage_no_answer_valid",
             ),
             models.CheckConstraint(
-                condition=Q(instrument__in=[INSTRUMENT_COHERENCE, INSTRUMENT_LIKERT]),
+                condition=Q(instrument__in=INSTRUMENTS),
                 name="stage_instrument_valid",
+            ),
+            models.CheckConstraint(
+                condition=Q(pairs_per_context__isnull=True) | Q(pairs_per_context__gte=1),
+                name="stage_pairs_per_context_positive",
             ),
             models.UniqueConstraint(fields=["study", "join_key"], name="stage_join_key_unique"),
             models.CheckConstraint(
@@ -267,6 +297,8 @@ class Stage(models.Model):
             no_answer=self.no_answer,
             empathy_after_yes=self.empathy_after_yes,
             instrument=self.instrument,
+            allows_ties=self.allows_ties,
+            asks_reason=self.asks_reason,
         )
 
     @property
@@ -286,11 +318,12 @@ class Stage(models.Model):
 
     @property
     def has_own_tutorial(self) -> bool:
-        """Some tutorial text is the stage's own, or it is a later stage rating on
-        Likert dimensions (its tutorial lists them and their keys): each annotator
-        reads its tutorial before their first batch of the stage."""
-        later_likert = self.instrument == self.Instrument.LIKERT and self.position > 1
-        return later_likert or any(getattr(self, name) for name in TUTORIAL_FIELDS)
+        """Some tutorial text is the stage's own, or it is a later stage of another
+        instrument than the coherence protocol (its tutorial explains the task and its
+        keys): each annotator reads its tutorial before their first batch of the
+        stage."""
+        later_other = self.instrument != self.Instrument.COHERENCE and self.position > 1
+        return later_other or any(getattr(self, name) for name in TUTORIAL_FIELDS)
 
     @property
     def awaits_scheme(self) -> bool:

@@ -9,7 +9,14 @@ from django.db.models.functions import Trim
 from django.db.models.lookups import GreaterThan, LessThanOrEqual
 
 from ..limits import REASON_MAX_LENGTH, text_cap
-from ..protocol import DESCRIPTION_MAX_LENGTH, EMPATHY_SCALE
+from ..protocol import (
+    CHOICE_A,
+    CHOICE_B,
+    CHOICE_TIE,
+    DESCRIPTION_MAX_LENGTH,
+    EMPATHY_SCALE,
+    PAIR_CHOICES,
+)
 from .materials import Batch, Reflection
 from .people import Annotator
 from .stages import Stage
@@ -268,12 +275,20 @@ class JudgementQuerySet(models.QuerySet):
 
 
 class Judgement(models.Model):
-    """One annotator's answer for one reflection of one assignment.
+    """One annotator's answer for one reflection of one assignment: the coherence
+    protocol's Yes/No and what follows it; a Likert stage's ratings (``ratings``); a
+    ranking stage's rank of the reflection; or, in a pairwise stage, the choice
+    between the reflection and its ``opponent`` (one answer per pair).
 
     Selected error categories are stored as a bit set (``ErrorCategory.bit``) so the
     database itself can check "categories only on No" and "the most evident error is
     one of the selected categories", and analysis reads one integer per row.
     """
+
+    class Choice(models.TextChoices):
+        A = CHOICE_A, "A (the candidate shown on the left)"
+        B = CHOICE_B, "B (the candidate shown on the right)"
+        TIE = CHOICE_TIE, "Tie"
 
     assignment = models.ForeignKey(Assignment, on_delete=models.PROTECT, related_name="judgements")
     reflection = models.ForeignKey(Reflection, on_delete=models.PROTECT, related_name="judgements")
@@ -298,6 +313,41 @@ class Judgement(models.Model):
         help_text="What is wrong, in the annotator's own words (a No in a stage that asks "
         "for a description).",
     )
+    opponent = models.ForeignKey(
+        Reflection,
+        null=True,
+        blank=True,
+        on_delete=models.PROTECT,
+        related_name="opposed_judgements",
+        help_text="A pairwise answer: the pair's second candidate (``reflection`` is its "
+        "first; in the attention pair, the off-topic candidate).",
+    )
+    shown_swapped = models.BooleanField(
+        default=False,
+        db_default=False,
+        help_text="A pairwise answer: the second candidate was shown on the left, as A.",
+    )
+    choice = models.CharField(
+        max_length=3,
+        blank=True,
+        default="",
+        db_default="",
+        choices=Choice.choices,
+        help_text="A pairwise answer: A (the candidate shown on the left), B or Tie.",
+    )
+    reason = models.TextField(
+        blank=True,
+        default="",
+        db_default="",
+        max_length=DESCRIPTION_MAX_LENGTH,
+        help_text="A pairwise answer: the annotator's optional reason for the choice.",
+    )
+    rank = models.PositiveSmallIntegerField(
+        null=True,
+        blank=True,
+        help_text="A ranking answer: the reflection's rank among its context's candidates, "
+        "1 for the best; tied candidates share the lowest rank of their tie (1, 2, 2, 4).",
+    )
     seconds_spent = models.FloatField(null=True, blank=True)
     revision = models.PositiveIntegerField(
         default=FIRST_REVISION,
@@ -314,7 +364,41 @@ class Judgement(models.Model):
     class Meta:
         ordering = ["assignment", "id"]
         constraints = [
-            models.UniqueConstraint(fields=["assignment", "reflection"], name="judgement_unique"),
+            # One answer per reflection, or per pair (a null opponent is one value here).
+            models.UniqueConstraint(
+                fields=["assignment", "reflection", "opponent"],
+                nulls_distinct=False,
+                name="judgement_unique",
+            ),
+            # A pairwise answer has a choice and nothing of the other instruments; any
+            # other answer has none of a pairwise answer's fields.
+            models.CheckConstraint(
+                condition=Q(
+                    opponent__isnull=True,
+                    choice="",
+                    shown_swapped=False,
+                    reason="",
+                )
+                | Q(
+                    opponent__isnull=False,
+                    choice__in=PAIR_CHOICES,
+                    coherent__isnull=True,
+                    rank__isnull=True,
+                ),
+                name="judgement_pair_answer",
+            ),
+            models.CheckConstraint(
+                condition=Q(opponent__isnull=True) | ~Q(opponent=F("reflection")),
+                name="judgement_pair_of_two",
+            ),
+            models.CheckConstraint(
+                condition=Q(rank__isnull=True) | Q(rank__gte=1, coherent__isnull=True),
+                name="judgement_rank_positive_without_coherence",
+            ),
+            models.CheckConstraint(
+                condition=Q(reason=Trim("reason")), name="judgement_reason_trimmed"
+            ),
+            text_cap("judgement", "reason", DESCRIPTION_MAX_LENGTH),
             # An answer without a Yes/No (another instrument's) has none of the coherence
             # protocol's fields: the checks below pass on a null ``coherent`` otherwise.
             models.CheckConstraint(
@@ -369,8 +453,19 @@ class Judgement(models.Model):
         ]
 
     def __str__(self) -> str:
-        answer = "rated" if self.coherent is None else "Yes" if self.coherent else "No"
+        if self.choice:
+            answer = self.choice
+        elif self.rank is not None:
+            answer = f"rank {self.rank}"
+        else:
+            answer = "rated" if self.coherent is None else "Yes" if self.coherent else "No"
         return f"{self.assignment.annotator}: {answer}"
+
+    @property
+    def key(self) -> tuple[int, int | None]:
+        """What the answer answers, as an assignment's order names it
+        (``protocol.order_key``): the reflection, or a pairwise answer's pair."""
+        return (self.reflection_id, self.opponent_id)
 
     @staticmethod
     def coherence_q(*, prefix: str = "") -> Q:
@@ -389,7 +484,8 @@ class Judgement(models.Model):
         ones when asked; never rejected ones), never of attention-check items, minus
         the excluded sources. ``prefix``: the lookup path to the judgement, e.g.
         ``"judgements__"``; ``assignment_prefix``: to its assignment (default: through
-        the judgement; ``""`` from the assignment itself, with no join back)."""
+        the judgement; ``""`` from the assignment itself, with no join back). A pairwise
+        answer's attention pair has the off-topic candidate first (``reflection``)."""
         statuses = Assignment.counted_statuses(include_expired=include_expired)
         if assignment_prefix is None:
             assignment_prefix = f"{prefix}assignment__"
@@ -397,5 +493,8 @@ class Judgement(models.Model):
             **{f"{prefix}reflection__kind": Reflection.Kind.ATTENTION_CHECK}
         )
         if excluded_sources:
-            q &= ~Q(**{f"{prefix}reflection__source__in": list(excluded_sources)})
+            # (A pairwise answer is left out when either candidate's source is.)
+            q &= ~Q(**{f"{prefix}reflection__source__in": list(excluded_sources)}) & ~Q(
+                **{f"{prefix}opponent__source__in": list(excluded_sources)}
+            )
         return q

@@ -16,6 +16,9 @@ from .judgements import (
     judgement_record,
     judgement_record_item,
     likert_answer_encode,
+    pairwise_answer_encode,
+    ranking_encode,
+    ranking_record,
     study_category_bits,
 )
 from .lifecycle import (
@@ -76,6 +79,9 @@ __all__ = [
     "judgement_record",
     "judgement_record_item",
     "likert_answer_encode",
+    "pairwise_answer_encode",
+    "ranking_encode",
+    "ranking_record",
     "study_category_bits",
     "study_create",
     "study_open",

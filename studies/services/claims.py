@@ -36,7 +36,8 @@ from ..models import (
     Stage,
     Study,
 )
-from ..protocol import shuffled_order
+from ..protocol import order_shuffle_key, pairwise_order, shuffled_order
+from ..selectors.pairs import batch_pairs, pairs_seed
 from ..selectors.stages import (
     StageStatus,
     annotator_stage_states,
@@ -49,14 +50,26 @@ from .stages import NoWorkAvailable, StageLocked
 CLAIM_ATTEMPTS = 5
 
 
-def assignment_shuffled_order(*, batch: Batch, annotator: Annotator) -> list[int]:
+def assignment_shuffled_order(
+    *, batch: Batch, annotator: Annotator, group_slot: int = 1
+) -> list[int] | list[list[int]]:
     """The annotator's own order of the batch's reflections, reproducible from the
-    study seed (an audit can recompute it)."""
+    study seed (an audit can recompute it). In a pairwise stage: of the batch's pairs
+    (``batch_pairs``), each ``[first, second, swapped]``, its side set by the
+    annotator's ``group_slot`` (``pairwise_order``)."""
+    batch = Batch.objects.select_related("stage__study", "context").get(pk=batch.pk)
     seed, position, dialogue = (
-        Batch.objects.filter(pk=batch.pk)
-        .values_list("stage__study__seed", "stage__position", "context__external_id")
-        .get()
+        batch.stage.study.seed,
+        batch.stage.position,
+        batch.context.external_id,
     )
+    if batch.stage.answer_settings.compares_pairs:
+        return pairwise_order(
+            batch_pairs(batch=batch),
+            seed=pairs_seed(seed=seed, stage_position=position, dialogue=dialogue),
+            group_slot=group_slot,
+            shuffle_key=order_shuffle_key(seed, annotator.pseudonym, position, dialogue),
+        )
     ids = batch.items.order_by("position").values_list("reflection_id", flat=True)
     return shuffled_order(
         ids, seed=seed, pseudonym=annotator.pseudonym, stage_position=position, dialogue=dialogue
@@ -87,7 +100,7 @@ def _insert(
                 "batch": f"{annotator.pseudonym} already has {study.batches_per_stage} batches in {stage.name}."
             }
         )
-    order = assignment_shuffled_order(batch=batch, annotator=annotator)
+    order = assignment_shuffled_order(batch=batch, annotator=annotator, group_slot=group_slot)
     if not order:
         raise ValidationError({"batch": "This batch has no reflections."})
     return Assignment.objects.create(

@@ -12,15 +12,22 @@ from ..hot_path import (
     EncodedAnswer,
     StaleAnswer,
     answer_save,
+    ranking_save,
 )
+from ..limits import cap_message
 from ..models import Assignment, ErrorCategory, Judgement, LikertDimension, Reflection, Stage
 from ..protocol import (
+    CHOICE_TIE,
     DEFAULT_ANSWER_SETTINGS,
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
     EMPATHY_SCALE,
+    INSTRUMENT_COHERENCE,
+    PAIR_CHOICES,
     RATING_FIELD_PREFIX,
     AnswerSettings,
+    competition_ranks,
+    order_keys,
 )
 from ..selectors.stages import stage_categories
 
@@ -33,6 +40,9 @@ __all__ = [
     "judgement_record",
     "judgement_record_item",
     "likert_answer_encode",
+    "pairwise_answer_encode",
+    "ranking_encode",
+    "ranking_record",
     "stage_answer_encode",
     "study_category_bits",
 ]
@@ -51,6 +61,21 @@ class Answer:
     #: A Likert stage's answer (``coherent`` None): dimension name → rating, None for
     #: "cannot judge".
     ratings: Mapping[str, int | None] = field(default_factory=dict)
+    #: A pairwise stage's answer (``coherent`` None): A, B or Tie as the pair was
+    #: shown, and the optional reason.
+    choice: str = ""
+    reason: str = ""
+
+    @property
+    def has_coherence_fields(self) -> bool:
+        """Something of the coherence protocol was given."""
+        return bool(
+            self.coherent is not None
+            or self.categories
+            or self.most_evident is not None
+            or self.empathy is not None
+            or self.description.strip()
+        )
 
 
 def description_check(description: str, *, typed: bool) -> str | None:
@@ -74,13 +99,7 @@ def likert_answer_encode(*, answer: Answer, dimensions: Sequence[LikertDimension
     "cannot judge" where offered, given as None), each within its scale
     (``LikertDimension.rating_problem``), and nothing of the coherence protocol."""
     errors: dict[str, str] = {}
-    if (
-        answer.coherent is not None
-        or answer.categories
-        or answer.most_evident is not None
-        or answer.empathy is not None
-        or answer.description.strip()
-    ):
+    if answer.has_coherence_fields or answer.choice or answer.reason.strip():
         errors["coherent"] = "This stage asks for ratings, not Yes or No."
     if not dimensions:
         errors["ratings"] = "This stage has no dimensions to rate yet."
@@ -111,6 +130,37 @@ def likert_answer_encode(*, answer: Answer, dimensions: Sequence[LikertDimension
     )
 
 
+def pairwise_answer_encode(*, answer: Answer, settings: AnswerSettings) -> EncodedAnswer:
+    """Check a pairwise stage's answer: A, B or (where the stage allows ties) Tie, and
+    a reason only where the stage asks for one (trimmed; optional)."""
+    errors: dict[str, str] = {}
+    if answer.has_coherence_fields or answer.ratings:
+        errors["coherent"] = "This stage asks which of two candidates is better, not Yes or No."
+    ties = settings.allows_ties
+    if answer.choice not in PAIR_CHOICES:
+        errors["choice"] = "Choose A, B or Tie." if ties else "Choose A or B."
+    elif answer.choice == CHOICE_TIE and not ties:
+        errors["choice"] = "This stage allows no ties: choose A or B."
+    reason = answer.reason.strip()
+    if reason and not settings.asks_reason:
+        errors["reason"] = "This stage asks for no reason."
+    elif len(reason) > DESCRIPTION_MAX_LENGTH:
+        errors["reason"] = cap_message(DESCRIPTION_MAX_LENGTH, len(reason))
+    if answer.seconds_spent is not None and answer.seconds_spent < 0:
+        errors["seconds_spent"] = "Time spent cannot be negative."
+    if errors:
+        raise ValidationError(errors)
+    return EncodedAnswer(
+        coherent=None,
+        error_flags=0,
+        most_evident_bit=None,
+        empathy=None,
+        seconds_spent=answer.seconds_spent,
+        choice=answer.choice,
+        reason=reason,
+    )
+
+
 def stage_answer_encode(
     *,
     answer: Answer,
@@ -122,7 +172,12 @@ def stage_answer_encode(
 ) -> EncodedAnswer:
     """``answer`` checked against what the stage ``stage_id`` asks (its ``settings``):
     its Likert dimensions in order (read here when not given), or the coherence
-    protocol with the categories it offers (slug → bit; read here when not given)."""
+    protocol with the categories it offers (slug → bit; read here when not given); a
+    pairwise stage's choice. A ranking is saved whole (``ranking_record``)."""
+    if settings.compares_pairs:
+        return pairwise_answer_encode(answer=answer, settings=settings)
+    if settings.ranks_candidates:
+        raise ValidationError({"rank": "This stage asks for a ranking of all the candidates."})
     if settings.rates_dimensions:
         if answer.coherent is not None:  # refused without reading the dimensions
             raise ValidationError({"coherent": "This stage asks for ratings, not Yes or No."})
@@ -157,9 +212,9 @@ def answer_encode(
     database enforces always apply.
     """
     errors: dict[str, str] = {}
-    if settings.rates_dimensions:
-        raise ValueError("A Likert stage's answers are checked by stage_answer_encode.")
-    if answer.coherent is None or answer.ratings:
+    if settings.instrument != INSTRUMENT_COHERENCE:
+        raise ValueError("Other instruments' answers are checked by stage_answer_encode.")
+    if answer.coherent is None or answer.ratings or answer.choice or answer.reason.strip():
         raise ValidationError({"coherent": "Answer Yes or No."})
     description = answer.description.strip()
     unknown = sorted(answer.categories - categories.keys())
@@ -245,9 +300,11 @@ def judgement_record(
     now: datetime | None = None,
     categories: dict[str, int] | None = None,
     expected_revision: int | None = None,
+    opponent: Reflection | None = None,
 ) -> Judgement:
-    """Save (or revise) one answer of an open assignment. Idempotent: saving the same
-    answer twice leaves one row.
+    """Save (or revise) one answer of an open assignment (in a pairwise stage: of the
+    pair of ``reflection`` and ``opponent``, either way round). Idempotent: saving the
+    same answer twice leaves one row.
 
     An assignment past its deadline is expired (and the answer refused with
     ``AssignmentClosed``). ``categories`` (slug → bit) spares the queries when the
@@ -255,9 +312,7 @@ def judgement_record(
     the annotator's page showed (0: no answer yet); when another save came in since,
     the answer is refused (``StaleAnswer``) and nothing is written. Without it, the save is unconditional (``hot_path.answer_save``).
     """
-    stage = Stage.objects.only("study_id", "no_answer", "empathy_after_yes", "instrument").get(
-        pk=assignment.stage_id
-    )
+    stage = Stage.objects.get(pk=assignment.stage_id)
     settings = stage.answer_settings
     encoded = None
 
@@ -269,9 +324,15 @@ def judgement_record(
             )
         return encoded
 
+    reflection_id, opponent_id = reflection.pk, opponent.pk if opponent is not None else None
+    if opponent is not None:
+        order = Assignment.objects.values_list("order", flat=True).get(pk=assignment.pk)
+        if (opponent_id, reflection_id) in order_keys(order):
+            reflection_id, opponent_id = opponent_id, reflection_id  # the pair as stored
     _, judgement = answer_save(
         assignment_id=assignment.pk,
-        reflection_id=reflection.pk,
+        reflection_id=reflection_id,
+        opponent_id=opponent_id,
         encode=encode,
         stage_ids=[stage.pk],
         now=now or timezone.now(),
@@ -322,6 +383,67 @@ def judgement_record_item(
             else None,
         ),
         stage_ids=settings_by_stage.keys() if settings_by_stage is not None else (),
+        now=now or timezone.now(),
+        expected_revision=expected_revision,
+    )
+
+
+def ranking_encode(
+    *, ranks: Mapping[int, int | None], candidates: Sequence[int], settings: AnswerSettings
+) -> dict[int, int]:
+    """Check a ranking of a batch's ``candidates`` (reflection ids) and return each
+    one's stored rank. ``ranks``: candidate → a number, lower is better, equal numbers
+    a tie (where the stage allows ties); numbers 1 to n, so 1, 2, 2, 3 reads as a tie
+    in second place and is stored 1, 2, 2, 4 (``competition_ranks``)."""
+    if not settings.ranks_candidates:
+        raise ValidationError({"rank": "This stage does not ask for a ranking."})
+    n = len(candidates)
+    if set(ranks) - set(candidates):
+        raise ValidationError({"rank": "Rank only the candidates of this batch."})
+    missing = sum(1 for c in candidates if ranks.get(c) is None)
+    if missing:
+        raise ValidationError(
+            {"rank": f"Give every candidate a rank ({missing} of {n} have none)."}
+        )
+    values = [ranks[c] for c in candidates]
+    if any(not 1 <= value <= n for value in values):
+        raise ValidationError({"rank": f"A rank is a number from 1 (the best) to {n}."})
+    if not settings.allows_ties and len(set(values)) < n:
+        raise ValidationError(
+            {"rank": "This stage allows no ties: give each candidate its own rank."}
+        )
+    return dict(zip(candidates, competition_ranks(values), strict=True))
+
+
+def ranking_record(
+    *,
+    annotator_id: int,
+    assignment_id: int,
+    ranks: Mapping[int, int | None],
+    settings_by_stage: Mapping[int, AnswerSettings] | None = None,
+    seconds_spent: float | None = None,
+    expected_revision: int | None = None,
+    now: datetime | None = None,
+) -> tuple[Assignment, list[Judgement]]:
+    """Save the annotator's ranking of their own assignment ``assignment_id``
+    (``ranking_encode``'s rules against the assignment's stage: ``settings_by_stage``,
+    read with the annotator, else read): ``hot_path.ranking_save``."""
+    if seconds_spent is not None and seconds_spent < 0:
+        raise ValidationError({"seconds_spent": "Time spent cannot be negative."})
+
+    def encode(stage_id: int, candidates: list[int]) -> dict[int, int]:
+        settings = (
+            settings_by_stage[stage_id]
+            if settings_by_stage is not None
+            else Stage.objects.get(pk=stage_id).answer_settings
+        )
+        return ranking_encode(ranks=ranks, candidates=candidates, settings=settings)
+
+    return ranking_save(
+        assignment_id=assignment_id,
+        annotator_id=annotator_id,
+        encode=encode,
+        seconds_spent=seconds_spent,
         now=now or timezone.now(),
         expected_revision=expected_revision,
     )

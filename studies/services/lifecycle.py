@@ -18,7 +18,7 @@ from ..models import (
     Reflection,
     Study,
 )
-from ..protocol import category_selected
+from ..protocol import category_selected, order_keys, pair_winner
 
 
 def _attention_outcome(*, assignment: Assignment) -> bool | None:
@@ -26,13 +26,22 @@ def _attention_outcome(*, assignment: Assignment) -> bool | None:
     categories the study marks as catching it (``ErrorCategory.catches_attention_check``;
     in a stage that asks for no categories: No alone); None for a batch without an
     attention-check item. In a Likert stage: the check's dimension rated within its
-    passing ratings (``LikertDimension.passes_attention``)."""
+    passing ratings (``LikertDimension.passes_attention``). In a pairwise stage: the
+    off-topic candidate lost its pair (a tie fails). In a ranking stage: it was ranked
+    last, alone in last place."""
+    settings = assignment.stage.answer_settings
     attention = Judgement.objects.filter(
         assignment=assignment, reflection__kind=Reflection.Kind.ATTENTION_CHECK
     ).first()
     if attention is None:
         return None
-    if assignment.stage.answer_settings.rates_dimensions:
+    if settings.compares_pairs:
+        # The off-topic candidate is the pair's first: the second must win.
+        return pair_winner(attention.choice, attention.shown_swapped) == 1
+    if settings.ranks_candidates:
+        # Alone in last place: a competition rank of n (all the others above it).
+        return attention.rank == len(assignment.order)
+    if settings.rates_dimensions:
         # A Likert stage: the check's candidate rated within the passing ratings on
         # the check's dimension ("cannot judge" never passes; no check dimension: not
         # checked).
@@ -46,7 +55,7 @@ def _attention_outcome(*, assignment: Assignment) -> bool | None:
         return rating.dimension.passes_attention(rating.value, rating.cannot_judge)
     if attention.coherent:
         return False
-    if not assignment.stage.answer_settings.asks_categories:
+    if not settings.asks_categories:
         return True
     catching = ErrorCategory.objects.filter(
         study_id=assignment.stage.study_id, catches_attention_check=True
@@ -78,11 +87,15 @@ def _submit(*, assignment_id: int, now: datetime) -> Assignment:
         raise ValidationError(
             f"This batch is {assignment.get_status_display().lower()} and cannot be submitted."
         )
-    answered = set(assignment.judgements.values_list("reflection_id", flat=True))
-    missing = [rid for rid in assignment.order if rid not in answered]
+    answered = set(assignment.judgements.values_list("reflection_id", "opponent_id"))
+    missing = [key for key in order_keys(assignment.order) if key not in answered]
+    settings = assignment.stage.answer_settings
+    if missing and settings.ranks_candidates:
+        raise ValidationError("The ranking is not saved yet.")
     if missing:
+        what = "pairs" if settings.compares_pairs else "response candidates"
         raise ValidationError(
-            f"{len(missing)} of {len(assignment.order)} response candidates are not answered yet."
+            f"{len(missing)} of {len(assignment.order)} {what} are not answered yet."
         )
     assignment.attention_passed = _attention_outcome(assignment=assignment)
     assignment.status = Assignment.Status.SUBMITTED

@@ -116,19 +116,38 @@ def test_the_database_refuses_a_text_over_its_cap(annotated_study):
             reason="Travelling.",
         ),
     }
+    judgement = rows[Judgement]
+    # A reason is a pairwise answer's: the row written as one for that field.
+    as_pair = {
+        "coherent": None,
+        "error_flags": 0,
+        "most_evident_bit": None,
+        "empathy": None,
+        "error_description": "",
+        "opponent": Reflection.objects.filter(context=judgement.reflection.context)
+        .exclude(pk=judgement.reflection_id)
+        .first(),
+        "choice": Judgement.Choice.A,
+    }
+    also = {(Judgement, "reason"): as_pair}
     for model, field in capped_text_fields():
         row = rows[model]
         name = f"{model._meta.db_table.removeprefix('studies_')}_{field.name}_max_length"
         before = getattr(model.objects.get(pk=row.pk), field.name)
         if model is ConsentVersion:
             continue  # immutable: its trigger refuses any update; checked on insert below
+        extra = also.get((model, field.name), {})
         with pytest.raises(IntegrityError) as excinfo, transaction.atomic():
-            model.objects.filter(pk=row.pk).update(**{field.name: "x" * (field.max_length + 1)})
+            model.objects.filter(pk=row.pk).update(
+                **extra, **{field.name: "x" * (field.max_length + 1)}
+            )
         assert any(c.name in str(excinfo.value) for c in model._meta.constraints), name
+        if extra:  # the cap refused it, not the answer's shape
+            assert name in str(excinfo.value)
         assert getattr(model.objects.get(pk=row.pk), field.name) == before
         # exactly at the cap is fine
         with transaction.atomic():
-            model.objects.filter(pk=row.pk).update(**{field.name: "x" * field.max_length})
+            model.objects.filter(pk=row.pk).update(**extra, **{field.name: "x" * field.max_length})
             transaction.set_rollback(True)
     cap = ConsentVersion._meta.get_field("consent_text").max_length
     with (
