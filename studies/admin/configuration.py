@@ -57,6 +57,7 @@ class StageInline(PerStudyInlineMixin, admin.StackedInline):
     fields = (
         ("position", "name", "min_wait"),
         ("instrument", "no_answer", "empathy_after_yes", "categories_from_coding"),
+        ("allows_ties", "asks_reason", "pairs_per_context"),
         ("completion_code", "partial_completion_code", "screened_out_code"),
         "platform_task_ids",
         "join_links",
@@ -220,7 +221,15 @@ class LikertDimensionInline(PerStudyInlineMixin, admin.StackedInline):
 @admin.register(Stage)
 class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
-    list_display = ("name", "study", "position", "min_wait_display", "no_answer", "scheme")
+    list_display = (
+        "name",
+        "study",
+        "position",
+        "min_wait_display",
+        "instrument",
+        "no_answer",
+        "scheme",
+    )
     list_filter = ("study",)
     list_select_related = ("study", "scheme_final_by")
     search_fields = ("name", "study__slug")
@@ -232,7 +241,7 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
             {
                 "fields": (
                     "study", "position", "name", "min_wait", "instrument", "no_answer",
-                    "empathy_after_yes",
+                    "empathy_after_yes", "allows_ties", "asks_reason", "pairs_per_context",
                     "categories_from_coding", "categories", "scheme_final_at", "scheme_final_by",
                 )
             },

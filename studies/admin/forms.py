@@ -46,6 +46,9 @@ class StageForm(LockedOnceUsedForm):
             "instrument",
             "no_answer",
             "empathy_after_yes",
+            "allows_ties",
+            "asks_reason",
+            "pairs_per_context",
             "join_key",
             "completion_code",
             "partial_completion_code",
@@ -135,11 +138,14 @@ class StageForm(LockedOnceUsedForm):
 
 INSTRUMENT_HELP = (
     "The coherence protocol asks Yes or No, then what the settings beside it ask. Likert "
-    "ratings rate each candidate on the stage's dimensions, set on the stage's own page "
-    "(the error-category and agreement settings then do not apply). The training quiz "
-    "practises the coherence protocol: a study with practice items needs a coherence "
-    "first stage."
+    "ratings rate each candidate on the stage's dimensions, set on the stage's own page. "
+    "Pairwise preference shows two candidates of a context side by side and asks which is "
+    "better (ties and a reason as set beside it). Ranking puts all of a context's "
+    "candidates in order, best first. The error-category and agreement settings apply to "
+    "the coherence protocol only. The training quiz practises the coherence protocol: a "
+    "study with practice items needs a coherence first stage."
 )
+
 
 #: Codes the stage form makes up when left empty (a new stage's only, for the partial one).
 MADE_UP_CODES = ("completion_code", "partial_completion_code")

@@ -133,8 +133,8 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
         missing.append("a stage")
     if not study.groups.exists():
         missing.append("an annotator group")
-    likert = Stage.objects.filter(study=study, instrument=Stage.Instrument.LIKERT)
-    if not stages or likert.count() < len(stages):  # a coherence stage offers categories
+    coherence = Stage.objects.filter(study=study, instrument=Stage.Instrument.COHERENCE)
+    if not stages or coherence.exists():  # a coherence stage offers categories
         categories = ErrorCategory.objects.filter(study=study)
         if not categories.exists():
             missing.append("error categories")
@@ -142,6 +142,7 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
         for slug in undefined.values_list("slug", flat=True):
             missing.append(f'a label and definition of the error category "{slug}"')
     missing.extend(likert_stages_missing(study=study))
+    missing.extend(first_stage_missing(study=study))
     if study.crowd_group_id and _ending_without_code(study):
         missing.append(
             "a screened-out code on the first stage (a screening choice ends participation, "
@@ -167,8 +168,7 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
 
 def likert_stages_missing(*, study: Study) -> list[str]:
     """What the study's Likert stages lack: dimensions to rate, one of which checks
-    attention when the stage's batches hold off-topic candidates (rated on it), and, with a training
-    quiz (which practises the coherence protocol), a coherence first stage."""
+    attention when the stage's batches hold off-topic candidates (rated on it)."""
     missing = []
     likert = Stage.objects.filter(study=study, instrument=Stage.Instrument.LIKERT)
     with_check = set(
@@ -189,13 +189,25 @@ def likert_stages_missing(*, study: Study) -> list[str]:
                 f'an attention check dimension for the stage "{stage.name}" (its off-topic '
                 "candidate is rated on it)"
             )
+    return missing
+
+
+def first_stage_missing(*, study: Study) -> list[str]:
+    """With a training quiz (which practises the coherence protocol), the first stage
+    is a coherence stage. (Every batch has something to compare: the human reflection
+    and at least one synthetic candidate, from two systems.)"""
+    missing = []
     first = Stage.objects.filter(study=study).order_by("position").first()
     quiz = TrainingItem.objects.filter(study=study).exists()
-    if quiz and first is not None and first.instrument == Stage.Instrument.LIKERT:
+    if quiz and first is not None and first.instrument != Stage.Instrument.COHERENCE:
+        does = {
+            Stage.Instrument.LIKERT: "rates on Likert dimensions",
+            Stage.Instrument.PAIRWISE: "compares pairs of candidates",
+            Stage.Instrument.RANKING: "ranks candidates",
+        }[first.instrument]
         missing.append(
             "a coherence first stage for the training quiz (the quiz practises the coherence "
-            "protocol; a study whose first stage rates on Likert dimensions has no practice "
-            "items)"
+            f"protocol; a study whose first stage {does} has no practice items)"
         )
     return missing
 
