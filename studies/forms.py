@@ -14,11 +14,18 @@ from .protocol import (
     DEFAULT_ANSWER_SETTINGS,
     DESCRIPTION_MAX_LENGTH,
     EMPATHY_SCALE,
+    PAIR_CHOICES,
     RATING_FIELD_PREFIX,
     AnswerSettings,
     selected_categories,
 )
-from .services import Answer, answer_encode, likert_answer_encode
+from .services import (
+    Answer,
+    answer_encode,
+    likert_answer_encode,
+    pairwise_answer_encode,
+    ranking_encode,
+)
 
 
 class ConsentForm(forms.Form):
@@ -58,7 +65,8 @@ class AnswerForm(forms.Form):
     """One response candidate: Yes/No, then what the stage asks (``AnswerSettings``):
     after No the categories and the most evident error, a description, or both; after
     Yes the 1–5 agreement rating, or nothing. In a Likert stage: a rating on each of
-    its dimensions (``rating_<name>``), or "cannot judge" where offered."""
+    its dimensions (``rating_<name>``), or "cannot judge" where offered. In a pairwise
+    stage: A, B or Tie for the pair shown, and a reason where asked."""
 
     coherent = forms.ChoiceField(
         required=False,
@@ -81,6 +89,16 @@ class AnswerForm(forms.Form):
         strip=False,
         max_length=DESCRIPTION_MAX_LENGTH * 2,
         widget=forms.Textarea(attrs={"rows": 4, "maxlength": DESCRIPTION_MAX_LENGTH}),
+    )
+    choice = forms.ChoiceField(
+        required=False, choices=[(c, c) for c in PAIR_CHOICES], widget=forms.RadioSelect
+    )
+    # Trimmed and checked by pairwise_answer_encode, as the description above.
+    reason = forms.CharField(
+        required=False,
+        strip=False,
+        max_length=DESCRIPTION_MAX_LENGTH * 2,
+        widget=forms.Textarea(attrs={"rows": 2, "maxlength": DESCRIPTION_MAX_LENGTH}),
     )
     seconds_spent = forms.FloatField(required=False, min_value=0, widget=forms.HiddenInput)
     # item_shown_at() of the page: the time spent when the browser sends none.
@@ -127,6 +145,14 @@ class AnswerForm(forms.Form):
             key.startswith(RATING_PREFIX) for key in self.data
         )
 
+    @property
+    def compares_pairs(self) -> bool:
+        """Whether the answer is a pairwise answer: the stage's, else (the stage not
+        known) an answer with a choice and without Yes or No."""
+        if self.settings is not None:
+            return self.settings.compares_pairs
+        return bool(self.data.get("choice")) and not self.data.get("coherent")
+
     def _ratings(self) -> dict[str, int | None]:
         """The ratings given (name → value, None for "cannot judge"); a rating that is
         not a whole number is an error at its dimension."""
@@ -150,6 +176,14 @@ class AnswerForm(forms.Form):
             return cleaned
         if cleaned.get("seconds_spent") is None and cleaned.get("shown_at"):
             cleaned["seconds_spent"] = seconds_since_shown(cleaned["shown_at"])
+        if self.compares_pairs:
+            cleaned["pair"] = True
+            if self.settings is not None:
+                try:
+                    pairwise_answer_encode(answer=self.answer(), settings=self.settings)
+                except ValidationError as exc:
+                    self.add_answer_errors(exc)
+            return cleaned
         if self.rates_dimensions:
             cleaned["ratings"] = self._ratings()
             if self.settings is not None and not self.errors:
@@ -192,6 +226,13 @@ class AnswerForm(forms.Form):
 
     def answer(self) -> Answer:
         data = self.cleaned_data
+        if data.get("pair"):
+            return Answer(
+                coherent=None,
+                choice=data.get("choice") or "",
+                reason=data.get("reason") or "",
+                seconds_spent=data.get("seconds_spent"),
+            )
         if "ratings" in data:
             return Answer(
                 coherent=None,
@@ -215,6 +256,8 @@ class AnswerForm(forms.Form):
         it, ``judgement.likert_ratings``)."""
         if judgement is None:
             return {}
+        if judgement.choice:
+            return {"choice": judgement.choice, "reason": judgement.reason}
         if judgement.coherent is None:
             names = {d.pk: d.name for d in dimensions}
             initial = {}
@@ -239,3 +282,52 @@ class AnswerForm(forms.Form):
             "empathy": str(judgement.empathy) if judgement.empathy else None,
             "description": judgement.error_description,
         }
+
+
+#: A ranking's field per candidate: ``rank_<reflection id>``.
+RANK_PREFIX = "rank_"
+
+
+class RankingForm(forms.Form):
+    """A ranking stage's answer: a rank per candidate (``rank_<reflection id>``, 1 the
+    best, equal numbers a tie where the stage allows ties), checked with the save's
+    rules (``ranking_encode``). The page's script keeps the numbers in step with the
+    order the annotator drags or moves the candidates into; without it they are typed."""
+
+    seconds_spent = forms.FloatField(required=False, min_value=0, widget=forms.HiddenInput)
+    shown_at = forms.CharField(required=False, widget=forms.HiddenInput)
+    revision = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
+
+    def __init__(self, *args, candidates: Sequence[int], settings: AnswerSettings, **kwargs):
+        super().__init__(*args, **kwargs)
+        self.candidates = list(candidates)
+        self.settings = settings
+        for rid in self.candidates:
+            self.fields[f"{RANK_PREFIX}{rid}"] = forms.CharField(required=False)
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        if cleaned.get("seconds_spent") is None and cleaned.get("shown_at"):
+            cleaned["seconds_spent"] = seconds_since_shown(cleaned["shown_at"])
+        ranks = {}
+        for rid in self.candidates:
+            given = (cleaned.get(f"{RANK_PREFIX}{rid}") or "").strip()
+            try:
+                ranks[rid] = int(given) if given else None
+            except ValueError:
+                self.add_error(f"{RANK_PREFIX}{rid}", "A rank is a whole number.")
+        if self.errors:
+            return cleaned
+        cleaned["ranks"] = ranks
+        try:
+            ranking_encode(ranks=ranks, candidates=self.candidates, settings=self.settings)
+        except ValidationError as exc:
+            self.add_error(None, exc.messages)
+        return cleaned
+
+    @staticmethod
+    def initial_from(judgements) -> dict:
+        """The form's values for a saved ranking (the batch's answers)."""
+        return {f"{RANK_PREFIX}{j.reflection_id}": str(j.rank) for j in judgements if j.rank}

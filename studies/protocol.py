@@ -54,6 +54,12 @@ INSTRUMENT_PAIRWISE = "pairwise"
 INSTRUMENT_RANKING = "ranking"
 INSTRUMENTS = (INSTRUMENT_COHERENCE, INSTRUMENT_LIKERT, INSTRUMENT_PAIRWISE, INSTRUMENT_RANKING)
 
+# What a pairwise or ranking stage asks unless it words its question itself.
+INSTRUMENT_QUESTIONS = {
+    INSTRUMENT_PAIRWISE: "Which of the two responses is better?",
+    INSTRUMENT_RANKING: "Put the responses in order, the best first.",
+}
+
 # A pairwise answer, as the annotator saw the pair: the candidate shown on the left
 # (A), the one on the right (B), or neither (a tie, where the stage allows ties).
 CHOICE_A, CHOICE_B, CHOICE_TIE = "A", "B", "Tie"

@@ -194,8 +194,145 @@
     }
   }
 
+  // --- a pairwise stage: A, B or a tie (and a reason where asked) ---
+  function updatePairwise(form) {
+    var chosen = checked(form, "choice").length === 1;
+    var save = form.querySelector("[data-save]");
+    if (save) { save.disabled = !chosen || document.body.dataset.timeUp === "1"; }
+    var hint = form.querySelector("[data-save-hint]");
+    if (hint) { hint.textContent = chosen ? "" : "Choose which response is better first."; }
+  }
+
+  // --- a ranking stage: the responses in order, best first; a response may be tied
+  // with the one above it (where the stage allows ties). The rank numbers, which the
+  // form sends, follow the order: 1, 2, 2, 4 with a tie in second place. ---
+  function rankingItems(form) { return Array.from(form.querySelectorAll(".ranking-item")); }
+
+  function renumber(form) {
+    var items = rankingItems(form), rank = 0, ties = form.hasAttribute("data-ties");
+    items.forEach(function (item, i) {
+      if (i === 0 || !ties) { item.classList.remove("tied"); }
+      var tied = item.classList.contains("tied");
+      if (!tied) { rank = i + 1; }
+      item.querySelector("[data-rank]").value = String(rank);
+      item.querySelector("[data-place]").textContent = (tied ? "=" : "") + rank;
+      item.querySelectorAll("[data-move]").forEach(function (button) {
+        var step = Number(button.dataset.move);
+        button.disabled = (step < 0 && i === 0) || (step > 0 && i === items.length - 1);
+      });
+      var tie = item.querySelector("[data-tie]");
+      if (tie) { tie.disabled = i === 0; tie.setAttribute("aria-pressed", tied ? "true" : "false"); }
+    });
+  }
+
+  function announce(form, text) {
+    var note = form.querySelector("[data-key-pending]");
+    if (note) { note.textContent = text; }
+  }
+
+  function rankChanged(form) {
+    renumber(form);
+    dirty = true;
+    update(form);
+  }
+
+  // Moving a response breaks its ties: its own, and those of the responses that had it
+  // above them, before and after the move.
+  function moveRanked(form, item, step) {
+    var list = item.parentNode, items = rankingItems(form), index = items.indexOf(item);
+    var target = index + step;
+    if (target < 0 || target >= items.length) { return; }
+    var oldNext = item.nextElementSibling;
+    if (step < 0) { list.insertBefore(item, items[target]); }
+    else { list.insertBefore(item, items[target].nextElementSibling); }
+    [item, oldNext, item.nextElementSibling].forEach(function (el) { if (el) { el.classList.remove("tied"); } });
+    rankChanged(form);
+    item.focus();
+    announce(form, "Moved to place " + (target + 1) + " of " + items.length + ".");
+  }
+
+  function toggleTie(form, item) {
+    if (!form.hasAttribute("data-ties") || !item.previousElementSibling) { return; }
+    item.classList.toggle("tied");
+    rankChanged(form);
+    announce(form, item.classList.contains("tied") ? "Tied with the one above: rank " +
+      item.querySelector("[data-rank]").value + "." : "No longer tied.");
+  }
+
+  function setupRanking(form) {
+    var list = form.querySelector("[data-ranking-list]");
+    var help = form.querySelector("[data-ranking-help]");
+    if (help) { help.hidden = false; }
+    rankingItems(form).forEach(function (item) {
+      item.tabIndex = 0;
+      item.draggable = true;
+      var buttons = item.querySelector("[data-ranking-buttons]");
+      if (buttons) { buttons.hidden = false; }
+    });
+    list.addEventListener("click", function (event) {
+      var button = event.target.closest("button");
+      var item = event.target.closest(".ranking-item");
+      if (!button || !item) { return; }
+      if (button.hasAttribute("data-move")) { moveRanked(form, item, Number(button.dataset.move)); }
+      else if (button.hasAttribute("data-tie")) { toggleTie(form, item); }
+    });
+    var dragged = null;
+    list.addEventListener("dragstart", function (event) {
+      dragged = event.target.closest(".ranking-item");
+      if (!dragged) { return; }
+      event.dataTransfer.effectAllowed = "move";
+      event.dataTransfer.setData("text/plain", dragged.dataset.id);
+      dragged.classList.add("dragging");
+    });
+    list.addEventListener("dragover", function (event) {
+      if (!dragged) { return; }
+      event.preventDefault();
+      var over = event.target.closest(".ranking-item");
+      if (!over || over === dragged) { return; }
+      var box = over.getBoundingClientRect();
+      list.insertBefore(dragged, event.clientY > box.top + box.height / 2 ? over.nextElementSibling : over);
+    });
+    list.addEventListener("drop", function (event) { event.preventDefault(); });
+    list.addEventListener("dragend", function () {
+      if (!dragged) { return; }
+      dragged.classList.remove("dragging", "tied");
+      if (dragged.nextElementSibling) { dragged.nextElementSibling.classList.remove("tied"); }
+      dragged = null;
+      rankChanged(form);
+    });
+    renumber(form);
+  }
+
+  // Keys on the focused response: the arrows move the focus, the ranking keys move the
+  // response or tie it with the one above.
+  function onRankingKey(form, key, event) {
+    var item = event.target && event.target.closest ? event.target.closest(".ranking-item") : null;
+    if (!item || event.target !== item) { return false; }
+    var items = rankingItems(form), index = items.indexOf(item);
+    if (key === "ArrowUp" || key === "ArrowDown") {
+      var next = items[index + (key === "ArrowUp" ? -1 : 1)];
+      if (next) { next.focus(); }
+      event.preventDefault();
+      return true;
+    }
+    if (!shortcutsOn()) { return false; }
+    if (key === form.dataset.upKey) { moveRanked(form, item, -1); }
+    else if (key === form.dataset.downKey) { moveRanked(form, item, 1); }
+    else if (key === form.dataset.tieKey) { toggleTie(form, item); }
+    else { return false; }
+    event.preventDefault();
+    return true;
+  }
+
+  function updateRanking(form) {
+    var save = form.querySelector("[data-save]");
+    if (save) { save.disabled = document.body.dataset.timeUp === "1"; }
+  }
+
   function update(form) {
     if (form.hasAttribute("data-likert")) { updateLikert(form); return; }
+    if (form.hasAttribute("data-pairwise")) { updatePairwise(form); return; }
+    if (form.hasAttribute("data-ranking")) { updateRanking(form); return; }
     var coherent = checked(form, "coherent")[0];
     if (coherent === "yes") {
       form.querySelectorAll('input[name="categories"], input[name="most_evident"]').forEach(function (i) { i.checked = false; });
@@ -304,6 +441,7 @@
       if (tag === "TEXTAREA" || type === "number" || type === "range") { dirty = true; update(form); }
     });
     if (form.hasAttribute("data-likert")) { setupSliders(form); }
+    if (form.hasAttribute("data-ranking")) { setupRanking(form); }
     form.addEventListener("htmx:beforeRequest", function () { dirty = false; });
     form.addEventListener("submit", function () {
       dirty = false;
@@ -358,6 +496,7 @@
     var numberField = target && target.tagName === "INPUT" && target.type === "number";
     if (isTextEntry(target) && !(numberField && event.key === "Enter")) { return; }
     var key = event.key.length === 1 ? event.key.toLowerCase() : event.key;
+    if (form.hasAttribute("data-ranking") && onRankingKey(form, key, event)) { return; }
     var wasPending = pending;
     if (pending) { setPending(form, ""); }
     if (key === "Enter") {
@@ -381,6 +520,7 @@
     function click(element) {
       if (element) { element.click(); event.preventDefault(); }
     }
+    if (form.hasAttribute("data-pairwise")) { click(input("choice")); return; }
     var mostEvidentKey = form.dataset.mostEvidentKey;
     if (wasPending && wasPending === mostEvidentKey) {
       var choice = input("most_evident");

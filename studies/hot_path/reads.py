@@ -33,6 +33,7 @@ from .sql import (
     db_now,
     model_from,
     prepared_cursor,
+    quote,
     rows_by_name,
     select_list,
     table,
@@ -262,9 +263,14 @@ def _ratings_json() -> str:
 
 @built_once
 def _item_panel_statement() -> Statement:
+    opponent_text = (
+        f"(SELECT {quote('o')}.{quote(Reflection._meta.get_field('text').column)}"
+        f" FROM {table(Reflection)} AS {quote('o')}"
+        f" WHERE {quote('o')}.{quote(Reflection._meta.pk.column)} = %(opponent)s)"
+    )
     return Statement(
-        f"SELECT {column(Reflection, 'text')} AS text, {select_list(Judgement, 'j')},"
-        f" {_ratings_json()} AS ratings"
+        f"SELECT {column(Reflection, 'text')} AS text, {opponent_text} AS opponent_text,"
+        f" {select_list(Judgement, 'j')}, {_ratings_json()} AS ratings"
         f" FROM {table(Reflection)} LEFT JOIN {table(Judgement)}"
         f" ON {column(Judgement, 'assignment')} = %(assignment)s"
         f" WHERE {column(Reflection, 'id')} = %(reflection)s",
@@ -272,14 +278,20 @@ def _item_panel_statement() -> Statement:
     )
 
 
-def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, dict]:
+def item_panel_reads(
+    *, assignment_id: int, reflection_id: int, opponent_id: int | None = None
+) -> tuple[tuple[str, str | None], dict]:
     """What an item's panel shows besides the assignment: the response candidate's
-    text and every answer of the batch so far (reflection id → ``Judgement``: this
-    item's answer, and the count), each with its Likert ratings
-    (``judgement.likert_ratings``, empty in a coherence stage). One query."""
+    text (a pair's: both texts, the opponent's second, else None) and every answer of
+    the batch so far (``Judgement.key`` → ``Judgement``: this item's answer, and the
+    count), each with its Likert ratings (``judgement.likert_ratings``, empty in other
+    stages). One query."""
     statement = _item_panel_statement()
     with prepared_cursor() as cursor:
-        cursor.execute(statement.sql, {"assignment": assignment_id, "reflection": reflection_id})
+        cursor.execute(
+            statement.sql,
+            {"assignment": assignment_id, "reflection": reflection_id, "opponent": opponent_id},
+        )
         rows = rows_by_name(cursor)
     if not rows:
         raise Reflection.DoesNotExist("No such response candidate.")
@@ -291,5 +303,5 @@ def item_panel_reads(*, assignment_id: int, reflection_id: int) -> tuple[str, di
                 model_from(LikertRating, {f"r__{k}": v for k, v in r.items()}, "r")
                 for r in row["ratings"] or ()
             ]
-            answers[judgement.reflection_id] = judgement
-    return rows[0]["text"], answers
+            answers[judgement.key] = judgement
+    return (rows[0]["text"], rows[0]["opponent_text"]), answers

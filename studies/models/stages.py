@@ -16,6 +16,7 @@ from ..protocol import (
     INSTRUMENT_COHERENCE,
     INSTRUMENT_LIKERT,
     INSTRUMENT_PAIRWISE,
+    INSTRUMENT_QUESTIONS,
     INSTRUMENT_RANKING,
     INSTRUMENTS,
     NO_ANSWER_BOTH,
@@ -97,7 +98,8 @@ class Stage(models.Model):
     coherence_question = models.CharField(
         max_length=500,
         blank=True,
-        help_text="The Yes/No question of this stage. Empty: the study's.",
+        help_text="The Yes/No question of this stage (a pairwise or ranking stage: its "
+        "question). Empty: the study's (a pairwise or ranking stage: its instrument's).",
     )
     description_prompt = models.CharField(
         max_length=500,
@@ -367,7 +369,13 @@ class StageWording:
 
 
 def stage_wording(study: Study, own: Mapping[str, Any] | Stage) -> StageWording:
+    """The stage's question (a pairwise or ranking stage's own, else its instrument's:
+    the study's coherence question asks something else) and description prompt."""
     values = stage_fallback(study, own, WORDING_FIELDS)
+    get = own.get if isinstance(own, Mapping) else partial(getattr, own)
+    instrument_question = INSTRUMENT_QUESTIONS.get(get("instrument"))
+    if instrument_question is not None:
+        values["coherence_question"] = get("coherence_question") or instrument_question
     return StageWording(
         question=values["coherence_question"], description_prompt=values["description_prompt"]
     )

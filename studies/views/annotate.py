@@ -12,11 +12,13 @@ from django.utils import timezone
 from django.views.decorators.http import require_POST
 
 from ..errors import ErrorCode
-from ..forms import CANNOT_JUDGE, AnswerForm, item_shown_at
+from ..forms import CANNOT_JUDGE, RANK_PREFIX, AnswerForm, RankingForm, item_shown_at
 from ..models import Assignment, Judgement, Reflection, Study, stage_wording
 from ..protocol import (
     DESCRIPTION_MAX_LENGTH,
     DESCRIPTION_MIN_LENGTH,
+    order_key,
+    order_keys,
     selected_categories,
 )
 from ..selectors import (
@@ -34,10 +36,12 @@ from ..services import (
     assignment_submit,
     assignments_expire_overdue,
     judgement_record_item,
+    ranking_record,
 )
 from ..services.crowd import crowd_return_due, crowd_stage_end_early
-from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, category_keys
+from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, PAIRWISE_KEYS, RANKING_KEYS, category_keys
 from .common import Step, annotator_page, render_with_crowd_return
+from .comparison_panel import pair_shown, ranking_rows, review_rows
 from .likert_panel import likert_rows, likert_summaries
 
 
@@ -65,11 +69,20 @@ def _batch_position(assignment: Assignment, study) -> tuple[int, int]:
     return earlier + 1, study.batches_per_stage
 
 
-def _first_unanswered(assignment: Assignment) -> int | None:
+def _first_unanswered(assignment: Assignment, settings) -> int | None:
+    """The number of the first item without an answer (a ranking is one item)."""
     answered = set(
-        Judgement.objects.filter(assignment=assignment).values_list("reflection_id", flat=True)
+        Judgement.objects.filter(assignment=assignment).values_list("reflection_id", "opponent_id")
     )
-    return next((n for n, rid in enumerate(assignment.order, start=1) if rid not in answered), None)
+    missing = [key not in answered for key in order_keys(assignment.order)]
+    if settings.ranks_candidates:
+        return 1 if any(missing) else None
+    return next((n for n, gap in enumerate(missing, start=1) if gap), None)
+
+
+def _item_count(request, assignment: Assignment) -> int:
+    settings = request.study.answer_settings_by_stage[assignment.stage_id]
+    return settings.item_count(assignment.order)
 
 
 def item_panel_questions(study, settings, categories=None, wording=None) -> dict:
@@ -101,11 +114,17 @@ def _item_context(
     categories = study.categories_by_stage[assignment.stage_id]
     settings = study.answer_settings_by_stage[assignment.stage_id]
     dimensions = study.dimensions_by_stage[assignment.stage_id]
-    reflection_id = assignment.order[number - 1]
-    # The text and every answer of the batch (the count, and this item's answer).
-    text, answered = item_panel_reads(assignment_id=assignment.pk, reflection_id=reflection_id)
-    reflection = Reflection(pk=reflection_id, text=text)
-    judgement = answered.get(reflection_id)
+    if settings.ranks_candidates:
+        return _ranking_context(request, assignment, form=form, conflict=conflict)
+    entry = assignment.order[number - 1]
+    key = order_key(entry)
+    # The text (a pair's two) and every answer of the batch (the count, and this
+    # item's answer).
+    (text, opponent_text), answered = item_panel_reads(
+        assignment_id=assignment.pk, reflection_id=key[0], opponent_id=key[1]
+    )
+    reflection = Reflection(pk=key[0], text=text)
+    judgement = answered.get(key)
     if form is None:
         form = AnswerForm(
             initial=AnswerForm.initial_from(judgement, categories, dimensions),
@@ -132,6 +151,8 @@ def _item_context(
             study, settings, categories, study.wording_by_stage[assignment.stage_id]
         ),
         "likert_rows": likert_rows(form, dimensions) if settings.rates_dimensions else [],
+        "pair": pair_shown(entry, text, opponent_text) if settings.compares_pairs else None,
+        "pairwise_keys": PAIRWISE_KEYS,
         "saved": saved,
         "conflict": conflict,
         "revision": judgement.revision if judgement is not None else 0,
@@ -140,6 +161,45 @@ def _item_context(
         "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
         if number > 1
         else None,
+        "item_url": item_url,
+        "review_url": reverse("studies:review", args=[study.slug, assignment.pk]),
+    }
+
+
+def _ranking_context(request, assignment: Assignment, *, form=None, conflict="") -> dict:
+    """A ranking stage's one item: every candidate of the batch, with the saved ranks
+    (or the form posted with its errors)."""
+    study = request.study
+    settings = study.answer_settings_by_stage[assignment.stage_id]
+    judgements = list(Judgement.objects.filter(assignment=assignment))
+    if form is None:
+        form = RankingForm(
+            initial=RankingForm.initial_from(judgements),
+            candidates=assignment.order,
+            settings=settings,
+        )
+    texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
+    item_url = reverse("studies:item", args=[study.slug, assignment.pk, 1])
+    return_to_review = request.GET.get("next") == "review"
+    return {
+        "return_to_review": return_to_review,
+        "form_url": f"{item_url}?next=review" if return_to_review else item_url,
+        "study": study,
+        "assignment": assignment,
+        "number": 1,
+        "n_items": 1,
+        "n_answered": 1 if judgements else 0,
+        "percent": 100 if judgements else 0,
+        "form": form,
+        "settings": settings,
+        "question": study.wording_by_stage[assignment.stage_id].question,
+        "ranking_rows": ranking_rows(form, texts),
+        "ranking_keys": RANKING_KEYS,
+        "saved": False,
+        "conflict": conflict,
+        "revision": max((j.revision for j in judgements), default=0),
+        "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
+        "previous_url": None,
         "item_url": item_url,
         "review_url": reverse("studies:review", args=[study.slug, assignment.pk]),
     }
@@ -243,7 +303,9 @@ def batch(request: HttpRequest, assignment_id: int) -> HttpResponse:
     assignment = _assignment(request, assignment_id)
     if not assignment.is_open:
         return _closed(request, assignment, status=200)
-    number = _first_unanswered(assignment)
+    number = _first_unanswered(
+        assignment, request.study.answer_settings_by_stage[assignment.stage_id]
+    )
     if number is None:
         return redirect("studies:review", slug=request.study.slug, assignment_id=assignment.pk)
     return redirect("studies:item", request.study.slug, assignment.pk, number)
@@ -254,7 +316,7 @@ def item(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
     if request.method == "POST":
         return _item_save(request, assignment_id, number)
     assignment = _assignment(request, assignment_id, with_context=not request.htmx)
-    if not 1 <= number <= len(assignment.order):
+    if not 1 <= number <= _item_count(request, assignment):
         raise Http404("No such response candidate.")
     if not assignment.accepts_answers(timezone.now()):
         return _closed(request, assignment, status=200)
@@ -265,6 +327,8 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     """Save the answer to item ``number``; then the next item (htmx: its panel), or the
     review after the last one. The hot path of the site: the service reads, checks and
     locks the assignment in one query, so a valid answer costs no read beforehand."""
+    if any(key.startswith(RANK_PREFIX) for key in request.POST):
+        return _ranking_save(request, assignment_id, number)
     # Read with the annotator: what each stage asks and offers.
     settings_by_stage = request.study.answer_settings_by_stage
     categories_by_stage = request.study.categories_by_stage
@@ -287,7 +351,7 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
     )
     if not form.is_valid():
         assignment = _assignment(request, assignment_id, with_context=not request.htmx)
-        if not 1 <= number <= len(assignment.order):
+        if not 1 <= number <= _item_count(request, assignment):
             raise Http404("No such response candidate.")
         if not assignment.accepts_answers(timezone.now()):
             return _closed(request, assignment)
@@ -324,12 +388,47 @@ def _item_save(request: HttpRequest, assignment_id: int, number: int) -> HttpRes
         url = reverse("studies:item", args=[request.study.slug, assignment.pk, number + 1])
         # Straight to the next candidate: the conversation above it was read already.
         return redirect(f"{url}?saved=1#item-panel")
+    return _to_review(request, assignment)
+
+
+def _to_review(request, assignment: Assignment) -> HttpResponse:
     review = reverse("studies:review", args=[request.study.slug, assignment.pk])
     if request.htmx:
         response = HttpResponse(status=204)
         response["HX-Redirect"] = review
         return response
     return redirect(review)
+
+
+def _ranking_save(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
+    """Save a ranking stage's answer, the whole ranking (``ranking_record``); then the
+    review. Its candidates are the assignment's, read first (one save per batch)."""
+    assignment = _assignment(request, assignment_id, with_context=not request.htmx)
+    settings = request.study.answer_settings_by_stage[assignment.stage_id]
+    if number != 1 or not settings.ranks_candidates:
+        raise Http404("No such response candidate.")
+    if not assignment.accepts_answers(timezone.now()):
+        return _closed(request, assignment)
+    form = RankingForm(request.POST, candidates=assignment.order, settings=settings)
+    if not form.is_valid():
+        return _render_item(request, assignment, 1, form=form, status=422)
+    try:
+        ranking_record(
+            annotator_id=request.annotator.pk,
+            assignment_id=assignment.pk,
+            ranks=form.cleaned_data["ranks"],
+            settings_by_stage=request.study.answer_settings_by_stage,
+            seconds_spent=form.cleaned_data.get("seconds_spent"),
+            expected_revision=form.cleaned_data.get("revision"),
+        )
+    except AssignmentClosed:
+        return _closed(request, _assignment(request, assignment_id))
+    except StaleAnswer as exc:
+        return _render_item(request, assignment, 1, status=409, conflict=exc.messages[0])
+    except ValidationError as exc:
+        form.add_error(None, exc.messages)
+        return _render_item(request, assignment, 1, form=form, status=422)
+    return _to_review(request, assignment)
 
 
 @annotator_page(after=Step.TRAINING)
@@ -351,6 +450,9 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
             return redirect("studies:home", slug=request.study.slug)
     categories = {c.bit: c.label for c in request.study.categories_in_order}
     settings = request.study.answer_settings_by_stage[assignment.stage_id]
+    compared = review_rows(assignment, settings, request.study.slug)
+    if compared is not None:
+        return _review_page(request, assignment, compared, error)
     scale = request.study.empathy_scale
     judgements = {j.reflection_id: j for j in Judgement.objects.filter(assignment=assignment)}
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
@@ -386,6 +488,11 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
                 + "?next=review",
             }
         )
+    return _review_page(request, assignment, rows, error)
+
+
+def _review_page(request, assignment: Assignment, rows: list[dict], error) -> HttpResponse:
+    settings = request.study.answer_settings_by_stage[assignment.stage_id]
     return render(
         request,
         "studies/annotate/review.html",
@@ -393,6 +500,7 @@ def review(request: HttpRequest, assignment_id: int) -> HttpResponse:
             "study": request.study,
             "assignment": assignment,
             "rows": rows,
+            "settings": settings,
             "complete": all(r["summary"] for r in rows),
             "n_missing": sum(1 for r in rows if not r["summary"]),
             "error": error,

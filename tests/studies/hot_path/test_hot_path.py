@@ -341,8 +341,8 @@ def test_saved_answers_come_back_as_stored_rows(annotator):
 def test_item_panel_reads_equal_what_the_orm_reads(annotator):
     assignment = assignment_claim(annotator=annotator)
     first, second = assignment.order[0], assignment.order[1]
-    text, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=first)
-    assert (text, answers) == (Reflection.objects.get(pk=first).text, {})
+    texts, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=first)
+    assert (texts, answers) == ((Reflection.objects.get(pk=first).text, None), {})
     common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, categories={})
     judgement_record_item(number=1, answer=Answer(coherent=True, empathy=2), **common)
     judgement_record_item(number=2, answer=Answer(coherent=True, empathy=5), **common)
@@ -358,14 +358,22 @@ def test_item_panel_reads_equal_what_the_orm_reads(annotator):
         answer=Answer(coherent=True, empathy=1),
         categories={},
     )
-    text, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=second)
-    assert text == Reflection.objects.get(pk=second).text
-    assert answers.keys() == {first, second}
-    for reflection_id, judgement in answers.items():
+    texts, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=second)
+    assert texts == (Reflection.objects.get(pk=second).text, None)
+    assert answers.keys() == {(first, None), (second, None)}
+    for (reflection_id, _), judgement in answers.items():
         stored = Judgement.objects.get(assignment=assignment, reflection_id=reflection_id)
         assert fields_of(judgement) == fields_of(stored)
     with pytest.raises(Reflection.DoesNotExist):
         item_panel_reads(assignment_id=assignment.pk, reflection_id=10**12)
+    # A pair's: both texts, the second's too.
+    texts, _ = item_panel_reads(
+        assignment_id=assignment.pk, reflection_id=first, opponent_id=second
+    )
+    assert texts == (
+        Reflection.objects.get(pk=first).text,
+        Reflection.objects.get(pk=second).text,
+    )
 
 
 def test_a_huge_item_number_in_the_url_is_not_found(client, annotator):
