@@ -61,6 +61,37 @@ LIKERT_COLUMNS = (
     CANNOT_JUDGE_COLUMN,
 )
 LIKERT_OPTIONAL_COLUMNS = (GROUP_COLUMN,)
+# The published pairwise format: one row per (pair, annotator). ``a`` is the candidate
+# shown on the left, ``b`` the one on the right; ``choice`` is A, B or Tie
+# (``protocol.PAIR_CHOICES``) and ``reason`` the annotator's optional reason.
+SOURCE_A_COLUMN, REFLECTION_A_COLUMN = "source_a", "reflection_a"
+SOURCE_B_COLUMN, REFLECTION_B_COLUMN = "source_b", "reflection_b"
+CHOICE_COLUMN = "choice"
+REASON_COLUMN = "reason"
+PAIRWISE_COLUMNS = (
+    DIALOGUE_ID_COLUMN,
+    STAGE_COLUMN,
+    CONTEXT_COLUMN,
+    ANNOTATOR_COLUMN,
+    SOURCE_A_COLUMN,
+    REFLECTION_A_COLUMN,
+    SOURCE_B_COLUMN,
+    REFLECTION_B_COLUMN,
+    CHOICE_COLUMN,
+    REASON_COLUMN,
+)
+# The published ranking format: one row per (candidate, annotator); ``rank`` is 1 for
+# the best, tied candidates sharing the lowest rank of their tie (1, 2, 2, 4).
+RANK_COLUMN = "rank"
+RANKING_COLUMNS = (
+    DIALOGUE_ID_COLUMN,
+    STAGE_COLUMN,
+    CONTEXT_COLUMN,
+    SOURCE_COLUMN,
+    REFLECTION_COLUMN,
+    ANNOTATOR_COLUMN,
+    RANK_COLUMN,
+)
 # The primary coder's codes of the description: the full export's last column, in a
 # study whose descriptions were coded.
 PRIMARY_CODES_COLUMN = "description_codes"

@@ -62,9 +62,9 @@ def _list(name: str, what: str) -> OpenApiParameter:
 class AnnotationExportApi(ResearcherApi):
     """Streams the study's annotations: the published format or the full
     audit format, as CSV (texts exactly as stored, or spreadsheet-safe) or as an Excel
-    workbook; same options as `manage.py export_annotations`. Likert stages have a
-    published format of their own: an export covering stages of both instruments is a
-    zip of one file per instrument."""
+    workbook; same options as `manage.py export_annotations`. Likert, pairwise and
+    ranking stages have published formats of their own: an export covering stages of
+    several instruments is a zip of one file per instrument."""
 
     may = Capability.READ_ROWS
     renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
@@ -96,8 +96,9 @@ class AnnotationExportApi(ResearcherApi):
             ),
             (200, "application/zip"): OpenApiResponse(
                 OpenApiTypes.BINARY,
-                description="The published format of stages using both instruments (the "
-                "coherence protocol and Likert ratings): one file of each, as `file` says.",
+                description="The published format of stages using several instruments (the "
+                "coherence protocol, Likert ratings, pairwise preference, ranking): one file "
+                "per instrument, as `file` says.",
             ),
             **error_responses(400, 401, 403, 404),
         },

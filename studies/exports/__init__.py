@@ -15,8 +15,9 @@ stored, so import_annotations, pandas and R read it back cell for cell),
 platform ids or link tokens.
 
 The published format has a file per instrument (``export_instruments``): the
-coherence protocol's, and the Likert stages' (``studies.exports.likert``); an export
-covering stages of both is a zip holding one file of each (``export_zip_write``).
+coherence protocol's, the Likert stages' (``studies.exports.likert``), and the
+pairwise and ranking stages' (``studies.exports.comparisons``); an export covering
+stages of several is a zip holding one file of each (``export_zip_write``).
 """
 
 from __future__ import annotations
@@ -88,7 +89,8 @@ def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
 
 
 def export_filename(*, study: Study, options: ExportOptions, instrument: str | None = None) -> str:
-    """The download's name: ``<slug>-annotations[-full|-training|-likert].csv`` (or
+    """The download's name: ``<slug>-annotations[-full|-training][-likert|-pairwise|
+    -ranking].csv`` (or
     ``.xlsx``); ``<slug>-annotations.zip`` for an export of several files, whose
     ``instrument`` file is named as it would be alone."""
     instruments = export_instruments(study=study, options=options)
@@ -96,8 +98,8 @@ def export_filename(*, study: Study, options: ExportOptions, instrument: str | N
         return f"{study.slug}-annotations.zip"
     instrument = instrument or instruments[0]
     suffix = {"published": "", "full": "-full", "training": "-training"}[options.fmt]
-    if instrument == Stage.Instrument.LIKERT:
-        suffix += "-likert"
+    if instrument != Stage.Instrument.COHERENCE:
+        suffix += f"-{instrument}"
     extension = "xlsx" if options.file == "xlsx" else "csv"
     return f"{study.slug}-annotations{suffix}.{extension}"
 

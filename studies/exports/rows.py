@@ -154,7 +154,8 @@ def export_rows(
     """The header, then one list of cells per judgement, streamed from the database.
     Texts are exact, or escaped for a spreadsheet when ``options.spreadsheet_safe``.
     The training format has rows of its own (``studies.exports.training``), and so
-    has the published format of Likert stages (``studies.exports.likert``):
+    has the published format of Likert stages (``studies.exports.likert``), and of
+    pairwise and ranking stages (``studies.exports.comparisons``):
     ``instrument`` names the file of an export that has several
     (``export_instruments``); without it the export must have one."""
     if instrument is None:
@@ -171,6 +172,16 @@ def export_rows(
         from .likert import likert_export_rows
 
         yield from likert_export_rows(study=study, options=options)
+        return
+    if instrument == Stage.Instrument.PAIRWISE:
+        from .comparisons import pairwise_export_rows
+
+        yield from pairwise_export_rows(study=study, options=options)
+        return
+    if instrument == Stage.Instrument.RANKING:
+        from .comparisons import ranking_export_rows
+
+        yield from ranking_export_rows(study=study, options=options)
         return
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     categories = _categories(study)

@@ -32,7 +32,7 @@ from ..services.crowd_joins import (
     crowd_join,
     stage_by_join_key,
 )
-from ..shortcuts import ITEM_KEYS, LIKERT_KEYS
+from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, PAIRWISE_KEYS, RANKING_KEYS
 from .common import (
     Step,
     annotator_page,
@@ -266,5 +266,7 @@ def tutorial(request: HttpRequest) -> HttpResponse:
             "first_time": annotator.tutorial_completed_at is None or due is not None,
             "keys": ITEM_KEYS,
             "likert_keys": LIKERT_KEYS,
+            "pairwise_keys": PAIRWISE_KEYS,
+            "ranking_keys": RANKING_KEYS,
         },
     )

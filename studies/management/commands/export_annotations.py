@@ -23,9 +23,9 @@ class Command(BaseCommand):
         "Write a study's annotations: the published format or the full audit "
         "format, as CSV with every text exactly as stored (default), as a spreadsheet-safe "
         "CSV, or as an Excel workbook. Streams; memory stays flat however large the study. "
-        "A Likert stage's answers have a published format of their own: a study whose "
-        "stages use both instruments is written as a zip of one file per instrument "
-        "(--out PATH.zip), or choose the stages of one with --stage."
+        "Likert, pairwise and ranking stages' answers have published formats of their "
+        "own: a study whose stages use several instruments is written as a zip of one "
+        "file per instrument (--out PATH.zip), or choose the stages of one with --stage."
     )
 
     def add_arguments(self, parser):
@@ -111,7 +111,8 @@ class Command(BaseCommand):
         )
 
     def _write_zip(self, out_path, study, export):
-        """A study whose stages use two instruments: a zip of one file per instrument."""
+        """A study whose stages use several instruments: a zip of one file per
+        instrument."""
         if not out_path or not out_path.endswith(".zip"):
             raise CommandError(
                 "The stages exported use different instruments, so the export is a zip of "
