@@ -223,6 +223,45 @@ EXPLANATIONS: dict[str, str] = {
     "on the dimension.",
     "likert_kendall_tau": "Kendall's tau-b between the two groups' orderings of the stage's "
     "systems by the mean of their item means: 1 the same ranking, 0 unrelated, −1 reversed.",
+    # pairwise preference and ranking
+    "pairwise_wins": "Answers in which A (the first system of the pair, by name) was preferred.",
+    "pairwise_losses": "Answers in which B was preferred.",
+    "pairwise_ties": "Answers that found the two equally good.",
+    "pairwise_win_rate": "A's share of the answers that preferred one of the two (ties left out).",
+    "pairwise_cohens_h": "Cohen's h between the two systems' win rates, 2·asin(√p) − "
+    "2·asin(√(1 − p)): 0.2 small, 0.5 medium, 0.8 large; positive when A wins more.",
+    "pairwise_binomial_p": "p-value of the two-sided binomial test of A's wins against an even "
+    "split (ties left out).",
+    "pairwise_holm_significant": "The pair's wins differ from an even split: Holm-adjusted p "
+    f"below {SIGNIFICANCE}.",
+    "pairwise_strength": "Bradley–Terry strength (log scale, mean 0): the higher, the more "
+    "often the system is preferred; a small ridge is added when a system never wins or "
+    "never loses.",
+    "pairwise_n_answers": "Pairwise answers that count (the attention pair left out).",
+    "pairwise_n_pairs": "Distinct pairs of candidates answered.",
+    "pairwise_fleiss": "Fleiss' kappa on which candidate of a pair won (or a tie), the pairs "
+    "rated by the most common number of annotators.",
+    "pairwise_randolph": "Randolph's free-marginal kappa on which candidate won, over the "
+    "possible answers (two, or three with ties).",
+    "pairwise_alpha": "Krippendorff's alpha (nominal) on which candidate won.",
+    "pairwise_share_a": "Share of the decisive choices that went to the candidate shown on "
+    "the left: 0.5 is no position bias.",
+    "pairwise_position_p": "p-value of the binomial test of the left candidate's share "
+    "against 0.5.",
+    "pairwise_mean_abs_h": "Mean of |Cohen's h| over the group's pairs of systems: how "
+    "strongly the group separates the systems.",
+    "pairwise_kendall_tau": "Kendall's tau-b between the two groups' Bradley–Terry strengths: "
+    "1 the same order of the systems, −1 reversed.",
+    "ranking_blocks": "Rankings (an annotator's ranking of one context) holding the system.",
+    "ranking_mean_rank": "Mean over the rankings of the system's rank (1 the best; ties as "
+    "mid-ranks, several candidates of the system as their mean).",
+    "ranking_n_rankings": "Rankings that count (an annotator's ranking of one context).",
+    "ranking_n_contexts": "Contexts ranked.",
+    "ranking_mean_w": "Kendall's W (tie-corrected) among the annotators of a context, "
+    "averaged over the contexts: 1 complete agreement, 0 none.",
+    "ranking_share_significant": "Share of the contexts whose W's chi-squared test has p < 0.05.",
+    "ranking_friedman": "Friedman's chi-squared across the systems, over the rankings that "
+    "rank every system (needs three systems).",
     # label distribution
     "label_share": "Share of judgements: a coherent judgement counts 1 for coherent, an "
     "incoherent one is split equally among the error categories it selected.",

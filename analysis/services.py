@@ -18,6 +18,7 @@ from studies.models import Assignment, Study
 from .models import AnalysisRun
 from .parameters import analysis_parameters_clean
 from .report.build import report_build
+from .selectors.comparisons import comparison_data
 from .selectors.judgements import (
     assignments_frame,
     automatic_scores_frame,
@@ -330,6 +331,11 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             codings=description_codings(study_id=run.study_id),
             offered_categories=stage_offered_slugs(study_id=run.study_id),
             likert=likert_data(
+                study_id=run.study_id,
+                include_expired=params.get("include_expired", False),
+                exclude_sources=tuple(params.get("excluded_sources", ())),
+            ),
+            comparisons=comparison_data(
                 study_id=run.study_id,
                 include_expired=params.get("include_expired", False),
                 exclude_sources=tuple(params.get("excluded_sources", ())),

@@ -151,7 +151,7 @@ def _check_level(level: float) -> None:
         raise ValueError("level must be between 0 and 1")
 
 
-def _percentile_interval(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
+def percentile_interval(values: np.ndarray, level: float) -> tuple[float | None, float | None]:
     values = values[np.isfinite(values)]
     if values.size == 0:
         return (None, None)
@@ -182,7 +182,7 @@ def kappa_ci(
     if table[0].sum() < 2:
         return (None, None)
     patterns, weights = resample_weights(table, resamples=resamples, seed=seed)
-    return _percentile_interval(kappa_resampled(patterns, weights, method=method), level)
+    return percentile_interval(kappa_resampled(patterns, weights, method=method), level)
 
 
 def alpha_ci(
@@ -208,7 +208,7 @@ def alpha_ci(
         return (None, None)
     patterns, weights = resample_weights(counts, resamples=resamples, seed=seed)
     values = alpha_resampled(patterns, weights, level=level_of_measurement)
-    return _percentile_interval(values, level)
+    return percentile_interval(values, level)
 
 
 def mean_ci(
@@ -232,7 +232,7 @@ def mean_ci(
     patterns, weights = resample_weights(sums, resamples=resamples, seed=seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         means = (weights @ patterns[:, 0]) / (weights @ patterns[:, 1])
-    return _percentile_interval(means, level)
+    return percentile_interval(means, level)
 
 
 def rate_ci(
@@ -256,4 +256,4 @@ def rate_ci(
     patterns, weights = resample_weights(counts, resamples=resamples, seed=seed)
     with np.errstate(divide="ignore", invalid="ignore"):
         shares = (weights @ patterns[:, 0]) / (weights @ patterns.sum(axis=1))
-    return _percentile_interval(shares, level)
+    return percentile_interval(shares, level)

@@ -25,6 +25,7 @@ import pandas as pd
 from studies.protocol import category_selected, default_mee_merge
 
 from .. import metrics
+from .comparisons import ComparisonData, comparisons_build
 from .descriptions import (
     Codings,
     codebook_entries,
@@ -37,7 +38,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 8
+REPORT_VERSION = 9
 
 
 @dataclass(frozen=True)
@@ -222,6 +223,7 @@ def report_build(
     codings: Codings | None = None,
     offered_categories: Mapping[str, Sequence[str]] | None = None,
     likert: LikertData | None = None,
+    comparisons: ComparisonData | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -242,7 +244,9 @@ def report_build(
     stage did not offer are null there (:func:`.descriptions.stage_categories_null`).
     ``likert`` (:func:`analysis.selectors.likert.likert_data`) feeds the ``likert``
     block of the study's Likert stages (:mod:`.likert`; ``frame`` holds the coherence
-    protocol's answers only)."""
+    protocol's answers only), ``comparisons``
+    (:func:`analysis.selectors.comparisons.comparison_data`) the ``pairwise`` and
+    ``ranking`` blocks of its pairwise and ranking stages (:mod:`.comparisons`)."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -364,6 +368,7 @@ def report_build(
         "codebook": codebook_entries(codings),
         "descriptions": descriptions,
         "likert": likert_build(likert, resamples=resamples, seed=seed, scores=scores),
+        **comparisons_build(comparisons, resamples=resamples, seed=seed),
     }
 
 

@@ -8,6 +8,7 @@ from ..tables import (
     collector_paused,
     likert_tables,
     nothing_counted,
+    preference_tables,
     quality_table,
     report_tables,
     waiting_table,
@@ -48,11 +49,12 @@ def report_summary_lines(report: dict) -> list[str]:
         + f" ({params.get('bootstrap_resamples', 0)} bootstrap resamples, seed {params.get('seed', 0)}).",
     ]
     if (nothing := nothing_counted(report)) is not None:
-        likert = likert_tables(report)
+        others = [*likert_tables(report), *preference_tables(report)]
         lines.append(f"{nothing} count yet (only submitted, non-rejected batches do).")
         # What needs no counted judgement is still there: failed attention checks
-        # (rejected batches included), the waits between stages, the Likert ratings.
-        for table in (quality_table(report), waiting_table(report), *likert):
+        # (rejected batches included), the waits between stages, the other
+        # instruments' answers.
+        for table in (quality_table(report), waiting_table(report), *others):
             lines += ["", *table_lines(table)]
         return lines
     for table in report_tables(report):

@@ -8,7 +8,7 @@ the report dict, no ORM.
   statistic column once;
 * :mod:`.walk`: the one reading order of groups, stages, pairs and annotators;
 * :mod:`.agreement`, :mod:`.comparisons`, :mod:`.distributions`, :mod:`.systems`,
-  :mod:`.quality`, :mod:`.descriptions`, :mod:`.likert`:
+  :mod:`.quality`, :mod:`.descriptions`, :mod:`.likert`, :mod:`.preferences`:
   the table builders.
 
 A new statistic is one more :class:`Measure` in a builder (and its explanation in
@@ -38,6 +38,7 @@ from .likert import (
     nothing_counted,
 )
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
+from .preferences import preference_tables
 from .quality import quality_table, waiting_table
 from .questionnaires import questionnaire_table
 from .systems import (
@@ -74,7 +75,13 @@ def report_tables(report: dict) -> list[Table]:
         tables.append(questionnaire_table(report))
     if report.get("automatic_evaluators"):
         tables.append(automatic_evaluator_table(report))
-    return tables + system_tables(report) + description_tables(report) + likert_tables(report)
+    return (
+        tables
+        + system_tables(report)
+        + description_tables(report)
+        + likert_tables(report)
+        + preference_tables(report)
+    )
 
 
 __all__ = [
@@ -122,6 +129,7 @@ __all__ = [
     "likert_tables",
     "majority_table",
     "nothing_counted",
+    "preference_tables",
     "quality_table",
     "questionnaire_table",
     "report_tables",

@@ -191,10 +191,10 @@ def likert_tables(report: dict) -> list[Table]:
 
 def nothing_counted(report: dict) -> str | None:
     """How the renderings say that no judgement of the coherence protocol counted
-    ("No judgements", or, beside Likert ratings, "No judgements of the coherence
-    protocol"), else None."""
+    ("No judgements", or, beside another instrument's answers, "No judgements of the
+    coherence protocol"), else None."""
     if report.get("group_order"):
         return None
-    if (report.get("likert") or {}).get("cells"):
+    if any((report.get(block) or {}).get("cells") for block in ("likert", "pairwise", "ranking")):
         return "No judgements of the coherence protocol"
     return "No judgements"

@@ -156,6 +156,15 @@ def cohens_d(mean_a: Any, var_a: Any, n_a: Any, mean_b: Any, var_b: Any, n_b: An
     return np.where((n_a >= 2) & (n_b >= 2) & (pooled > 0), d, np.nan)
 
 
+def mean_absolute_effect(effects: Any) -> float | None:
+    """The mean of |effect| over the defined ones (e.g. a group's Cohen's h over its
+    pairs of systems, as the evaluator-group paper reports per group); None without
+    any."""
+    values = np.abs(np.asarray(effects, dtype=float))
+    values = values[np.isfinite(values)]
+    return clean(values.mean()) if values.size else None
+
+
 def holm(p_values: Sequence[float | None]) -> list[float | None]:
     """Holm-adjusted p-values (``multipletests(..., method="holm")``) over the
     non-null ones; None where the p-value is None."""
