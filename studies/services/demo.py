@@ -6,7 +6,7 @@ consent, tutorial, ``assignment_claim`` (random batches, the waiting period betw
 stages), ``judgement_record`` and ``assignment_submit``, on a clock set in the past so
 the waiting period has passed. The answers are random with a lean: human and GPT-3
 reflections are more often called coherent than GPT-2 ones; in a Likert stage they are
-rated higher on each dimension.
+rated higher on each dimension, preferred in a pair and ranked higher.
 """
 
 import random
@@ -16,8 +16,15 @@ from datetime import datetime, timedelta
 from django.utils import timezone
 
 from ..models import Annotator, ErrorCategory, LikertDimension, Reflection, Study
+from ..protocol import order_key
 from .claims import assignment_claim
-from .judgements import Answer, judgement_record, study_category_bits
+from .judgements import (
+    Answer,
+    judgement_record,
+    judgement_record_item,
+    ranking_record,
+    study_category_bits,
+)
 from .lifecycle import assignment_submit
 from .stages import NoWorkAvailable, StageLocked
 from .studies import annotator_complete_tutorial, annotator_consent, consent_version_current
@@ -72,6 +79,52 @@ def _ratings_answer(
     return Answer(coherent=None, ratings=ratings, seconds_spent=seconds)
 
 
+def _score(rng: random.Random, reflection: Reflection) -> float:
+    """How good a candidate seems to one simulated annotator: the source's lean plus
+    noise; the off-topic candidate seems worst."""
+    if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
+        return -1.0
+    return RATING_LEAN.get(reflection.source, 0.5) + rng.gauss(0, 0.2)
+
+
+def _answer_pairs(assignment, reflections, rng: random.Random, now: datetime) -> datetime:
+    """Each pair answered for the candidate that seems better (a tie when close, where
+    the stage allows ties); the clock moves as for other answers."""
+    settings = assignment.stage.answer_settings
+    for number, (first, second, swapped) in enumerate(assignment.order, start=1):
+        gap = _score(rng, reflections[first]) - _score(rng, reflections[second])
+        if settings.allows_ties and abs(gap) < 0.05:
+            choice = "Tie"
+        else:
+            first_left = not swapped
+            choice = "A" if (gap > 0) == first_left else "B"
+        now += timedelta(seconds=rng.randint(10, 40))
+        judgement_record_item(
+            annotator_id=assignment.annotator_id,
+            assignment_id=assignment.pk,
+            number=number,
+            answer=Answer(coherent=None, choice=choice, seconds_spent=20.0),
+            now=now,
+        )
+    return now
+
+
+def _answer_ranking(assignment, reflections, rng: random.Random, now: datetime) -> datetime:
+    """The candidates ranked by how good they seem, the off-topic one last."""
+    scores = {rid: _score(rng, reflections[rid]) for rid in assignment.order}
+    ordered = sorted(assignment.order, key=lambda rid: -scores[rid])
+    seconds = float(rng.randint(60, 180))
+    now += timedelta(seconds=seconds)
+    ranking_record(
+        annotator_id=assignment.annotator_id,
+        assignment_id=assignment.pk,
+        ranks={rid: place for place, rid in enumerate(ordered, start=1)},
+        seconds_spent=seconds,
+        now=now,
+    )
+    return now
+
+
 def _work_one_batch(
     *,
     annotator: Annotator,
@@ -85,6 +138,14 @@ def _work_one_batch(
         assignment = assignment_claim(annotator=annotator, now=now)
     except (NoWorkAvailable, StageLocked):
         return None
+    settings = assignment.stage.answer_settings
+    if settings.compares_pairs or settings.ranks_candidates:
+        ids = {rid for entry in assignment.order for rid in order_key(entry) if rid is not None}
+        reflections = Reflection.objects.in_bulk(ids)
+        answer = _answer_pairs if settings.compares_pairs else _answer_ranking
+        now = answer(assignment, reflections, rng, now)
+        assignment_submit(assignment=assignment, now=now + timedelta(seconds=30))
+        return len(assignment.order), now + timedelta(minutes=5)
     reflections = Reflection.objects.in_bulk(assignment.order)
     slugs = sorted(categories)
     likert = assignment.stage.answer_settings.rates_dimensions

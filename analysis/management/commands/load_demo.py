@@ -1,7 +1,8 @@
 """Create (or refresh) the demo study, a researcher login and annotator links, with
 simulated annotators' judgements and an analysis run, so the dashboard shows figures
-from the start; and a second study of the same dialogues whose stages rate on Likert
-dimensions, simulated and analysed too.
+from the start; a second study of the same dialogues whose stages rate on Likert
+dimensions, and a third whose first stage compares pairs of candidates and whose
+second ranks them, simulated and analysed too.
 
 It lives in the analysis app because it ends with an analysis run: analysis sits
 above studies, so this command may use both.
@@ -47,6 +48,21 @@ LIKERT_TUTORIAL_NOTES = (
     "A response that names what the client said in plain, grammatical words reads as "
     "fluent; one that acknowledges how the client feels shows warmth."
 )
+COMPARISON_TUTORIAL_INTRO = (
+    "In this task you read an excerpt of a conversation between a therapist and a client, "
+    "then responses a therapist could give next. First you compare them two at a time and "
+    "choose the better one; later you put all the responses to a conversation in order, "
+    "the best first. There are no right or wrong answers: we want your own impression."
+)
+COMPARISON_TUTORIAL_NOTES = (
+    "A good response reflects what the client said and felt, in plain words, without "
+    "adding anything the client did not say."
+)
+# The comparison demo's stages: pairs of candidates from different systems (a sample
+# of six per context), then a ranking of the human reflection and two candidates of
+# each model.
+PAIRS_PER_CONTEXT = 6
+RANKED_PER_SOURCE = 2
 # The Likert demo's dimensions, in each of its stages.
 LIKERT_DIMENSIONS = (
     {
@@ -120,6 +136,9 @@ class Command(BaseCommand):
         likert = self._likert_study(config, researcher)
         if not no_judgements:
             self._simulate(likert, self._newcomer(likert))
+        compared = self._comparison_study(config, researcher)
+        if not no_judgements:
+            self._simulate(compared, self._newcomer(compared))
 
         # The links on the site's address: `make demo` sets DJANGO_SITE_URL from its PORT.
         self.stdout.write("")
@@ -147,6 +166,15 @@ class Command(BaseCommand):
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[likert.slug]))}")
         self.stdout.write("  and its annotators' invitation links:")
         self._links(likert)
+        self.stdout.write("")
+        self.stdout.write(
+            self.style.SUCCESS(
+                "A third demo study compares pairs of candidates, then ranks them; its dashboard:"
+            )
+        )
+        self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[compared.slug]))}")
+        self.stdout.write("  and its annotators' invitation links:")
+        self._links(compared)
 
     def _links(self, study: Study) -> None:
         """Each annotator's invitation link, the ones not started yet marked."""
@@ -211,6 +239,45 @@ class Command(BaseCommand):
                 annotators_create(group=group, count=missing)
         return study
 
+    def _comparison_study(self, config: dict, researcher) -> Study:
+        """The demo's third study: stage 1 compares pairs of candidates from different
+        systems (every model's candidates and the human reflection; a sample of
+        ``PAIRS_PER_CONTEXT`` pairs per context, ties allowed, a reason asked), stage 2
+        ranks the human reflection and ``RANKED_PER_SOURCE`` candidates of each model;
+        two groups; open, owned by the researcher."""
+        slug = f"{config['slug']}-comparisons"
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            with transaction.atomic():
+                study = self._texts_study(
+                    config,
+                    slug=slug,
+                    title="Demo: pairwise preference and ranking of counselling reflections",
+                    tutorial_intro=COMPARISON_TUTORIAL_INTRO,
+                    tutorial_example_notes=COMPARISON_TUTORIAL_NOTES,
+                    stages=[
+                        ("Pairwise stage", timedelta(days=3)),
+                        ("Ranking stage", timedelta(days=3)),
+                    ],
+                )
+                Stage.objects.filter(study=study, position=1).update(
+                    instrument=Stage.Instrument.PAIRWISE,
+                    pairs_per_context=PAIRS_PER_CONTEXT,
+                    asks_reason=True,
+                )
+                Stage.objects.filter(study=study, position=2).update(
+                    instrument=Stage.Instrument.RANKING
+                )
+        materials_import(study=study, content=json.dumps(_comparison_materials()), fmt="json")
+        study_open(study=study)
+        if study.created_by_id is None:
+            study_created_by(study=study, user=researcher)
+        for group in study.groups.all():
+            missing = ANNOTATORS_PER_GROUP - group.annotators.count()
+            if missing > 0:
+                annotators_create(group=group, count=missing)
+        return study
+
     def _study(self, config: dict) -> Study:
         study = Study.objects.filter(slug=config["slug"]).first()
         if study is not None:
@@ -226,9 +293,9 @@ class Command(BaseCommand):
         self.stdout.write(f'Created the demo study "{study.title}".')
         return study
 
-    def _texts_study(self, config: dict, *, slug: str, title: str, **texts) -> Study:
+    def _texts_study(self, config: dict, *, slug: str, title: str, stages=None, **texts) -> Study:
         """A new study with the demo's texts (``texts``: others instead), its two stages
-        and two groups."""
+        (``stages``: others instead) and two groups."""
         tutorial = config["tutorial"]
         texts = {
             "tutorial_intro": tutorial["intro"],
@@ -245,7 +312,27 @@ class Command(BaseCommand):
             tutorial_example_turns=tutorial["example_turns"],
             tutorial_empathy_explanation=tutorial["empathy_explanation"],
             **texts,
-            stages=[("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
+            stages=stages
+            or [("GPT-2 stage", timedelta(days=3)), ("GPT-3 stage", timedelta(days=3))],
             groups=["Layperson", "Expert"],
             seed=20261121,
         )
+
+
+def _comparison_materials() -> dict:
+    """The demo's materials for the comparison study: each context's candidates of
+    every model in the pairwise stage, and the first ``RANKED_PER_SOURCE`` of each
+    model in the ranking stage."""
+    document = json.loads((DEMO_DIR / "materials.json").read_text(encoding="utf-8"))
+    for context in document["contexts"]:
+        candidates = context["synthetic"]
+        ranked, seen = [], {}
+        for candidate in candidates:
+            seen[candidate["source"]] = seen.get(candidate["source"], 0) + 1
+            if seen[candidate["source"]] <= RANKED_PER_SOURCE:
+                ranked.append({**candidate, "stage": "Ranking stage"})
+        context["synthetic"] = [
+            *({**candidate, "stage": "Pairwise stage"} for candidate in candidates),
+            *ranked,
+        ]
+    return document

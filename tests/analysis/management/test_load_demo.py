@@ -177,3 +177,26 @@ def test_the_demo_has_a_likert_study_whose_dashboard_shows_the_ratings(admin_cli
     for caption in ("Likert ratings", "Likert ratings: pairs of systems per group"):
         assert caption in page
     assert reverse("analysis:dashboard", args=[study.slug]) in demo
+
+
+def test_the_demo_has_a_comparison_study_whose_dashboard_shows_both(admin_client, demo):
+    study = Study.objects.get(slug="demo-comparisons")
+    assert [s.instrument for s in study.stages.order_by("position")] == ["pairwise", "ranking"]
+    pairs = Judgement.objects.filter(assignment__stage__study=study, opponent__isnull=False)
+    ranks = Judgement.objects.filter(assignment__stage__study=study, rank__isnull=False)
+    assert pairs.exists() and ranks.exists()
+    # Pairs of three systems, sampled: six per context plus the attention pair.
+    first = study.stages.get(position=1)
+    assert {len(a.order) for a in Assignment.objects.filter(stage=first)} == {7}
+    assert not Assignment.objects.filter(stage__study=study, attention_passed=False).exists()
+    run = AnalysisRun.objects.get(study=study, status=AnalysisRun.Status.DONE)
+    cell = run.result["pairwise"]["cells"]["Expert"]["Pairwise stage"]
+    assert set(cell["strengths"]) == {"Human", "GPT-2", "GPT-3"}
+    # The simulated lean: the human reflection strongest, GPT-2 weakest.
+    strengths = {s: e["strength"] for s, e in cell["strengths"].items()}
+    assert strengths["Human"] > strengths["GPT-3"] > strengths["GPT-2"]
+    assert run.result["ranking"]["cells"]["Expert"]["Ranking stage"]["systems"]
+    page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
+    for caption in ("Pairwise preference: pairs of systems", "Ranking: mean rank per system"):
+        assert caption in page
+    assert reverse("analysis:dashboard", args=[study.slug]) in demo
