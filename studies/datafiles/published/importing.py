@@ -104,7 +104,7 @@ def _plan(parsed: Parsed, problems: Problems) -> list[_Assignment]:
         by_key.setdefault((row.pseudonym, row.stage, row.dialogue), []).append(row)
     human_stages: dict[tuple[str, str], set[int]] = defaultdict(set)
     for row in parsed.rows:
-        if row.source == HUMAN_SOURCE:
+        if HUMAN_SOURCE in row.sources:
             human_stages[row.pseudonym, row.dialogue].add(positions[row.stage])
     group_slots: dict[tuple[str, str, str], int] = defaultdict(int)
     annotator_slots: dict[tuple[str, str], int] = defaultdict(int)
@@ -213,6 +213,28 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
             for pos, rid in enumerate(ids, start=1)
         ]
     BatchItem.objects.bulk_create(items, **bulk)
+    pairs = _pair_orientations(parsed) if parsed.instrument == "pairwise" else {}
+
+    def order(a: _Assignment) -> list:
+        """The pairs as the file gives them (their first row's way round stored,
+        each shown as this row gives it); else the seeded shuffle of the batch."""
+        if parsed.instrument == "pairwise":
+            return [
+                [
+                    reflection_ids[a.dialogue, source, text]
+                    for source, text in pairs[a.stage, a.dialogue, row.text_a, row.text_b][:2]
+                ]
+                + [int(pairs[a.stage, a.dialogue, row.text_a, row.text_b][2])]
+                for row in a.rows
+            ]
+        return shuffled_order(
+            batch_order[a.stage, a.dialogue],
+            seed=study.seed,
+            pseudonym=a.pseudonym,
+            stage_position=stages[a.stage][1],
+            dialogue=a.dialogue,
+        )
+
     now = timezone.now()
     assignments = Assignment.objects.bulk_create(
         [
@@ -223,13 +245,7 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
                 stage_id=stages[a.stage][0],
                 group_slot=a.group_slot,
                 annotator_slot=a.annotator_slot,
-                order=shuffled_order(
-                    batch_order[a.stage, a.dialogue],
-                    seed=study.seed,
-                    pseudonym=a.pseudonym,
-                    stage_position=stages[a.stage][1],
-                    dialogue=a.dialogue,
-                ),
+                order=order(a),
                 status=Assignment.Status.SUBMITTED,
                 is_recurring=a.is_recurring,
                 assigned_at=now,
@@ -250,6 +266,32 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
     }
     if parsed.likert:
         return {**counts, **_write_ratings(study, parsed, plan, assignments, reflection_ids)}
+    if parsed.instrument in ("pairwise", "ranking"):
+        written = []
+        for assignment, planned in zip(assignments, plan, strict=True):
+            for entry, row in zip(assignment.order, planned.rows, strict=True):
+                if parsed.instrument == "pairwise":
+                    first, second, swapped = entry
+                    written.append(
+                        Judgement(
+                            assignment_id=assignment.pk,
+                            reflection_id=first,
+                            opponent_id=second,
+                            shown_swapped=bool(swapped),
+                            choice=row.choice,
+                            reason=row.reason,
+                        )
+                    )
+                else:
+                    written.append(
+                        Judgement(
+                            assignment_id=assignment.pk,
+                            reflection_id=reflection_ids[row.dialogue, row.source, row.text],
+                            rank=row.rank,
+                        )
+                    )
+        Judgement.objects.bulk_create(written, **bulk)
+        return {**counts, "judgements": len(written)}
     judgements = []
     encoded_answers: dict[tuple, EncodedAnswer] = {}  # few distinct answers: encode each once
     for assignment, planned in zip(assignments, plan, strict=True):
@@ -279,6 +321,20 @@ def _write(study: Study, parsed: Parsed, plan: list[_Assignment]) -> dict[str, i
             )
     Judgement.objects.bulk_create(judgements, **bulk)
     return {**counts, "judgements": len(judgements)}
+
+
+def _pair_orientations(parsed: Parsed) -> dict[tuple, tuple]:
+    """(stage, dialogue, text a, text b) of each row → the pair as stored
+    (``(source, text)`` of its first and second candidate, the way round of its first
+    row in the file) and whether this row showed it swapped."""
+    stored: dict[tuple, tuple] = {}
+    result = {}
+    for row in parsed.rows:
+        a, b = (row.source_a, row.text_a), (row.source_b, row.text_b)
+        key = (row.stage, row.dialogue, frozenset((row.text_a, row.text_b)))
+        first, second = stored.setdefault(key, (a, b))
+        result[row.stage, row.dialogue, row.text_a, row.text_b] = (first, second, a != first)
+    return result
 
 
 def _write_ratings(study, parsed: Parsed, plan, assignments, reflection_ids) -> dict[str, int]:
@@ -418,8 +474,12 @@ def annotations_import(
             raise AnnotationsImportError(
                 [Problem("study", f'a study with the slug "{study_slug}" was just created')]
             ) from None
-        if not parsed.likert:
+        if parsed.instrument == "coherence":
             _stages_answer_settings(study, parsed)
+        elif parsed.instrument in ("pairwise", "ranking"):
+            Stage.objects.filter(study=study).update(instrument=parsed.instrument)
+            reasoned = {row.stage for row in parsed.rows if getattr(row, "reason", "")}
+            Stage.objects.filter(study=study, name__in=reasoned).update(asks_reason=True)
         counts = _write(study, parsed, plan)
     return AnnotationsImportSummary(
         study_slug=study.slug,

@@ -46,6 +46,10 @@ class LikertRow(NamedTuple):
     value: int | None
     cannot_judge: bool
 
+    @property
+    def sources(self) -> tuple[str]:
+        return (self.source,)
+
 
 def scale_points(value: str) -> tuple[bool, int | None]:
     """``(valid, points)`` of a ``scale`` cell: points, or None for a slider."""

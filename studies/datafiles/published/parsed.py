@@ -18,6 +18,11 @@ class Row(NamedTuple):
     empathy: int | None
     description: str = ""
 
+    @property
+    def sources(self) -> tuple[str]:
+        """The sources of the candidates the row answers (every format's rows have it)."""
+        return (self.source,)
+
 
 @dataclass
 class ParsedContext:
@@ -32,13 +37,19 @@ class ParsedContext:
 @dataclass
 class Parsed:
     ignored_columns: tuple[str, ...]
-    rows: list  # Row, or LikertRow in the Likert format
+    rows: list  # Row, or the other formats' LikertRow, PairRow, RankRow
     stages: dict[str, None]  # in order of first appearance
     contexts: dict[str, ParsedContext]
     annotators: dict[str, tuple[str, int, str]]  # pseudonym -> (group, number, prefix)
     groups: dict[str, str]  # group -> pseudonym prefix
     batches: dict[tuple[str, str], dict[str, str]]  # (stage, dialogue) -> {text: source}
-    #: The Likert format: its rows are ``LikertRow`` s, one per rating.
-    likert: bool = False
+    #: The file's instrument: "coherence", or "likert", "pairwise", "ranking" (their
+    #: formats' rows).
+    instrument: str = "coherence"
     #: (stage, dimension name) -> (points, None for a slider; its first row), in order
     dimensions: dict[tuple[str, str], tuple[int | None, int]] = field(default_factory=dict)
+
+    @property
+    def likert(self) -> bool:
+        """The Likert format: its rows are ``LikertRow`` s, one per rating."""
+        return self.instrument == "likert"

@@ -38,15 +38,18 @@ from .columns import (
     LIKERT_OPTIONAL_COLUMNS,
     MOST_EVIDENT_COLUMN,
     NO,
+    PAIRWISE_COLUMNS,
     PUBLISHED_CATEGORY_COLUMNS,
     PUBLISHED_COLUMNS,
     PUBLISHED_OPTIONAL_COLUMNS,
+    RANKING_COLUMNS,
     RATING_COLUMN,
     REFLECTION_COLUMN,
     SOURCE_COLUMN,
     STAGE_COLUMN,
     YES,
 )
+from .comparisons import PairwiseRowsMixin, RankingRowsMixin, comparison_format
 from .likert import LikertRowsMixin
 from .parsed import Parsed, ParsedContext, Row
 
@@ -371,6 +374,23 @@ class _LikertParser(LikertRowsMixin, _Parser):
     """The published Likert format (``studies.datafiles.published.likert``)."""
 
 
+class _PairwiseParser(PairwiseRowsMixin, _Parser):
+    """The published pairwise format (``studies.datafiles.published.comparisons``)."""
+
+
+class _RankingParser(RankingRowsMixin, _Parser):
+    """The published ranking format (``studies.datafiles.published.comparisons``)."""
+
+
+#: Each format's parser and columns (required, optional), by instrument.
+_FORMATS = {
+    "coherence": (_Parser, PUBLISHED_COLUMNS, PUBLISHED_OPTIONAL_COLUMNS),
+    "likert": (_LikertParser, LIKERT_COLUMNS, LIKERT_OPTIONAL_COLUMNS),
+    "pairwise": (_PairwiseParser, PAIRWISE_COLUMNS, (GROUP_COLUMN,)),
+    "ranking": (_RankingParser, RANKING_COLUMNS, (GROUP_COLUMN,)),
+}
+
+
 def is_likert_header(cells: list[str]) -> bool:
     """Whether a header is the published Likert format's: it has the columns of a
     rating and no Yes/No column."""
@@ -380,8 +400,9 @@ def is_likert_header(cells: list[str]) -> bool:
 
 def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parsed | None:
     """Read a published CSV (a path, bytes, text or an open file): the coherence
-    format, or the Likert format (recognised by its columns, ``is_likert_header``);
-    None when the file has no usable header. Problems go to ``problems``."""
+    format, or the Likert, pairwise or ranking format (each recognised by its columns:
+    ``is_likert_header``, ``comparison_format``); None when the file has no usable
+    header. Problems go to ``problems``."""
     with open_text(source) as (stream, reopen):
         records = CsvRecords(stream, problems, reopen)
         rows = iter(records)
@@ -390,19 +411,15 @@ def published_parse(source, problems: Problems, spreadsheet_safe: bool) -> Parse
             if not problems:
                 problems.add("file", "is empty: expected a header row and one row per judgement")
             return None
-        likert = is_likert_header(first[1])
-        parser_class = _LikertParser if likert else _Parser
-        header = header_check(
-            first[0],
-            first[1],
-            problems,
-            required=LIKERT_COLUMNS if likert else PUBLISHED_COLUMNS,
-            optional=LIKERT_OPTIONAL_COLUMNS if likert else PUBLISHED_OPTIONAL_COLUMNS,
+        instrument = comparison_format(first[1]) or (
+            "likert" if is_likert_header(first[1]) else "coherence"
         )
+        parser_class, required, optional = _FORMATS[instrument]
+        header = header_check(first[0], first[1], problems, required=required, optional=optional)
         if header is None:
             return None
         parser = parser_class(header.positions, header.width, problems, spreadsheet_safe)
-        parser.parsed.likert = likert
+        parser.parsed.instrument = instrument
         parser.parsed.ignored_columns = header.ignored
         for n, cells in rows:
             parser.row(n, cells)
