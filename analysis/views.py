@@ -129,6 +129,17 @@ FIGURES = {
         "and the median.",
         "likert",
     ),
+    "pairwise-wins": (
+        "Pairwise preference: per group and stage, how often each system (row) was "
+        "preferred to each other (column), ties left out; blue above an even split, orange "
+        "below.",
+        "pairwise",
+    ),
+    "pairwise-strengths": (
+        "Bradley–Terry strengths per group and stage with 95% bootstrap intervals "
+        "resampling contexts: the higher, the more often preferred.",
+        "pairwise-strengths",
+    ),
 }
 
 

@@ -4,6 +4,7 @@ from .descriptions import description_codes_svg
 from .figures import PLOTS as _FIGURES
 from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
 from .likert import likert_svg
+from .preferences import pairwise_strengths_svg, pairwise_wins_svg
 from .svg import OKABE_ITO
 from .systems import systems_svg
 
@@ -13,6 +14,8 @@ PLOTS = {
     "systems": systems_svg,
     "description-codes": description_codes_svg,
     "likert": likert_svg,
+    "pairwise-wins": pairwise_wins_svg,
+    "pairwise-strengths": pairwise_strengths_svg,
 }
 
 __all__ = [
@@ -23,5 +26,7 @@ __all__ = [
     "description_codes_svg",
     "label_distribution_svg",
     "likert_svg",
+    "pairwise_strengths_svg",
+    "pairwise_wins_svg",
     "systems_svg",
 ]

@@ -2,7 +2,8 @@
 and ranking stages, per group and stage (statistics:
 :mod:`analysis.metrics.protocol.comparisons`).
 
-``pairwise.cells[group][stage]`` holds the pairs of systems (wins, losses, ties, win
+Each block's ``stages`` lists its stages in the study's order (the cells' keys do
+not keep it). ``pairwise.cells[group][stage]`` holds the pairs of systems (wins, losses, ties, win
 rate, Cohen's h, the binomial test with Holm's correction), the Bradley–Terry
 strengths with bootstrap CIs, agreement on which candidate won, position bias and the
 mean |h|; a ranking stage's cell is the pairwise wins its rankings imply, marked
@@ -47,8 +48,8 @@ class ComparisonData:
 
 def comparisons_empty() -> dict:
     return {
-        "pairwise": {"cells": {}, "between_groups": []},
-        "ranking": {"cells": {}},
+        "pairwise": {"stages": [], "cells": {}, "between_groups": []},
+        "ranking": {"stages": [], "cells": {}},
     }
 
 
@@ -101,13 +102,19 @@ def comparisons_build(data: ComparisonData | None, *, resamples: int, seed: int)
                     **pairwise_groups_compared(cell_a, cell_b),
                 }
             )
+    ranking_stages = [s for s in stages if not data.ranking[data.ranking["stage"] == s].empty]
     return {
-        "pairwise": {"cells": pairwise_cells, "between_groups": between},
+        "pairwise": {
+            "stages": [s for s in stages if any(s in c for c in pairwise_cells.values())],
+            "cells": pairwise_cells,
+            "between_groups": between,
+        },
         "ranking": {
+            "stages": ranking_stages,
             "cells": _cells(
                 data.ranking,
                 stages,
                 lambda stage, rows: ranking_cell(rows, resamples=resamples, seed=seed),
-            )
+            ),
         },
     }

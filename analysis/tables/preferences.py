@@ -7,7 +7,7 @@ from __future__ import annotations
 from ..metrics.protocol.systems import SIGNIFICANCE
 from .model import GROUP, STAGE, Key, Measure, Table, at, build_table
 from .systems import GROUPS, holm_significant
-from .walk import group_order, stage_order
+from .walk import group_order
 
 SYSTEM = Key("System", ("source",))
 SYSTEM_A, SYSTEM_B = Key("System A", ("a",)), Key("System B", ("b",))
@@ -18,22 +18,23 @@ ANSWERS = Key(
 )
 
 
-def _in_order(report: dict, cells: dict) -> list[tuple[str, str, dict]]:
-    """(group, stage, cell) in reading order (groups and stages the coherence block
-    knows first, the others after, by name; a block's stages keep their order)."""
+def _in_order(report: dict, block: dict) -> list[tuple[str, str, dict]]:
+    """(group, stage, cell) of a block in reading order: groups as the coherence
+    block orders them, the others by name; stages as the block lists them."""
+    cells = block.get("cells") or {}
     groups = [g for g in group_order(report) if g in cells]
     groups += sorted(g for g in cells if g not in groups)
-    known = stage_order(report)
+    stages = list(block.get("stages") or [])
     result = []
     for group in groups:
-        stages = list(cells[group])
-        ordered = [s for s in known if s in stages] + [s for s in stages if s not in known]
-        result.extend((group, stage, cells[group][stage]) for stage in ordered)
+        known = [s for s in stages if s in cells[group]]
+        known += sorted(s for s in cells[group] if s not in known)
+        result.extend((group, stage, cells[group][stage]) for stage in known)
     return result
 
 
 def _pairwise_cells(report: dict) -> list[tuple[str, str, dict]]:
-    return _in_order(report, ((report.get("pairwise") or {}).get("cells")) or {})
+    return _in_order(report, report.get("pairwise") or {})
 
 
 def pairwise_table(report: dict) -> Table:
@@ -178,7 +179,7 @@ def pairwise_groups_table(report: dict) -> Table:
 
 
 def _ranking_cells(report: dict) -> list[tuple[str, str, dict]]:
-    return _in_order(report, ((report.get("ranking") or {}).get("cells")) or {})
+    return _in_order(report, report.get("ranking") or {})
 
 
 def ranking_table(report: dict) -> Table:

@@ -44,6 +44,9 @@ def test_the_blocks_match_the_stored_answers(study):
     report = analysis_run_compute(study=study, parameters=FAST).result
     pairwise, ranking = report["pairwise"], report["ranking"]
     assert report["report_version"] >= 9
+    # The stages in the study's order (a mapping's keys do not keep it).
+    assert pairwise["stages"] == ["GPT-2 stage", "GPT-3 stage"]
+    assert ranking["stages"] == ["GPT-3 stage"]
     for group in ("Layperson", "Expert"):
         cell = pairwise["cells"][group]["GPT-2 stage"]
         plain = plain_pair_counts(group)
@@ -74,8 +77,8 @@ def test_the_blocks_match_the_stored_answers(study):
 def test_a_study_without_pairwise_or_ranking_stages_has_empty_blocks():
     assert comparisons_build(None, resamples=0, seed=0) == comparisons_empty()
     assert comparisons_empty() == {
-        "pairwise": {"cells": {}, "between_groups": []},
-        "ranking": {"cells": {}},
+        "pairwise": {"stages": [], "cells": {}, "between_groups": []},
+        "ranking": {"stages": [], "cells": {}},
     }
 
 
@@ -116,3 +119,36 @@ def test_the_tables_show_the_blocks_everywhere(study):
     assert "Ranking: mean rank per system" in lines
     plain = {**report, **comparisons_empty()}
     assert not slugs & {t.slug for t in report_tables(plain)}
+
+
+def test_the_figures_show_the_tables_numbers(study, admin_client):
+    from django.urls import reverse
+
+    from analysis.plots import PLOTS
+    from analysis.plots.svg import percent
+
+    answered_comparisons(study)
+    run = analysis_run_compute(study=study, parameters=FAST)
+    report = run.result
+    wins = PLOTS["pairwise-wins"](report)
+    cell = report["pairwise"]["cells"]["Expert"]["GPT-2 stage"]
+    for pair in cell["pairs"]:
+        if pair["win_rate"] is not None:
+            decisive = pair["wins"] + pair["losses"]
+            assert (
+                f"{pair['a']} preferred to {pair['b']} in {percent(pair['win_rate'])} of {decisive}"
+                in wins
+            )
+            assert (
+                f"{pair['b']} preferred to {pair['a']} in {percent(1 - pair['win_rate'])}" in wins
+            )
+    assert "Layperson · GPT-3 stage (implied by rankings)" in wins
+    strengths = PLOTS["pairwise-strengths"](report)
+    human = cell["strengths"]["Human"]["strength"]
+    assert f"Human: {human:.2f}" in strengths
+    for name in ("pairwise-wins", "pairwise-strengths"):
+        assert "No pairwise answers yet." in PLOTS[name]({**report, **comparisons_empty()})
+    page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
+    assert 'id="pairwise-wins-title"' in page and 'id="pairwise-strengths-title"' in page
+    svg = admin_client.get(reverse("analysis:plot_svg", args=[study.slug, run.pk, "pairwise-wins"]))
+    assert svg.status_code == 200 and svg.content.decode() == wins
