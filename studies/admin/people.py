@@ -271,19 +271,21 @@ class JudgementAdmin(
     view_capability = Capability.READ_ROWS
     list_display = (
         "annotator", "reflection_source", "coherent", "categories", "most_evident",
-        "empathy_label", "ratings", "assignment_status", "updated_at",
+        "empathy_label", "ratings", "comparison", "assignment_status", "updated_at",
     )  # fmt: skip
     list_filter = (
         "coherent", "reflection__kind", "assignment__status", "assignment__stage__study",
         "assignment__stage",
     )  # fmt: skip
     search_fields = ("assignment__annotator__pseudonym", "reflection__text")
-    list_select_related = ("assignment__annotator", "assignment__stage", "reflection")
+    list_select_related = (
+        "assignment__annotator", "assignment__stage", "reflection", "opponent",
+    )  # fmt: skip
     # The detail page too shows the study's labels, not the stored numbers.
     fields = (
         "assignment", "reflection", "coherent", "categories", "most_evident",
-        "error_description", "empathy_label", "ratings", "seconds_spent", "revision",
-        "created_at", "updated_at",
+        "error_description", "empathy_label", "ratings", "opponent", "shown_swapped",
+        "comparison", "reason", "seconds_spent", "revision", "created_at", "updated_at",
     )  # fmt: skip
     readonly_fields = fields
 
@@ -291,7 +293,7 @@ class JudgementAdmin(
         return (
             super()
             .get_queryset(request)
-            .defer("reflection__text", "assignment__order")
+            .defer("reflection__text", "opponent__text", "assignment__order")
             .prefetch_related(
                 Prefetch("ratings", queryset=LikertRating.objects.select_related("dimension"))
             )
@@ -302,6 +304,20 @@ class JudgementAdmin(
         """A Likert stage's answer: its rating on each dimension ("-": a coherence one)."""
         given = sorted(obj.ratings.all(), key=lambda r: r.dimension.position)
         return "; ".join(r.dimension.rating_text(r.value, r.cannot_judge) for r in given) or "-"
+
+    @admin.display(description="pair or rank")
+    def comparison(self, obj):
+        """A pairwise answer as shown and chosen ("A: GPT-2, B: Human → B (Human)"), a
+        ranking answer's rank ("rank 2"); "-" for the other instruments."""
+        if obj.rank is not None:
+            return f"rank {obj.rank}"
+        if obj.opponent_id is None:
+            return "-"
+        left, right = (
+            (obj.opponent, obj.reflection) if obj.shown_swapped else (obj.reflection, obj.opponent)
+        )
+        chosen = {"A": f" ({left.source})", "B": f" ({right.source})"}.get(obj.choice, "")
+        return f"A: {left.source}, B: {right.source} → {obj.choice}{chosen}"
 
     @admin.display(description="annotator", ordering="assignment__annotator__pseudonym")
     def annotator(self, obj):

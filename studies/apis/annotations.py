@@ -113,7 +113,8 @@ class RatingSerializer(serializers.Serializer):
 class JudgementListApi(ResearcherApi):
     """One row per answer: the annotator's pseudonym, the reflection's source and kind,
     the answer (coherent, error categories, most evident error, the 1–5 rating; in a
-    Likert stage its ratings instead) and the time spent."""
+    Likert stage its ratings; in a pairwise stage the pair and the choice; in a ranking
+    stage the rank) and the time spent."""
 
     may = Capability.READ_ROWS
     pagination_class = IdCursorPagination
@@ -122,7 +123,8 @@ class JudgementListApi(ResearcherApi):
         stage = id_filter(help_text="A stage id.")
         group = id_filter(help_text="An annotator group id.")
         source = serializers.CharField(
-            required=False, help_text='Reflection source, e.g. "Human", "GPT-2".'
+            required=False,
+            help_text='Reflection source, e.g. "Human", "GPT-2" (a pair: either candidate\'s).',
         )
         kind = serializers.ChoiceField(
             choices=Reflection.Kind.choices, required=False, help_text="Reflection kind."
@@ -155,7 +157,8 @@ class JudgementListApi(ResearcherApi):
         source = serializers.CharField()
         kind = serializers.ChoiceField(choices=Reflection.Kind.choices)
         coherent = serializers.BooleanField(
-            allow_null=True, help_text="Null: an answer of a Likert stage (see ratings)."
+            allow_null=True,
+            help_text="Null: an answer of another instrument (see ratings, choice, rank).",
         )
         categories = serializers.SerializerMethodField(
             help_text="Slugs of the selected error categories, in display order."
@@ -175,6 +178,26 @@ class JudgementListApi(ResearcherApi):
             read_only=True,
             help_text="A Likert stage's answer: its rating on each dimension, in order "
             "(empty in a coherence stage).",
+        )
+        opponent = serializers.IntegerField(
+            source="opponent_id",
+            allow_null=True,
+            help_text="A pairwise answer: the pair's second candidate (reflection is its "
+            "first); null otherwise.",
+        )
+        opponent_source = serializers.CharField(allow_null=True)
+        shown_swapped = serializers.BooleanField(
+            help_text="A pairwise answer: the second candidate was shown on the left (as A)."
+        )
+        choice = serializers.CharField(
+            help_text="A pairwise answer: A (the candidate shown on the left), B or Tie; "
+            "empty otherwise."
+        )
+        reason = serializers.CharField(help_text="A pairwise answer's optional reason.")
+        rank = serializers.IntegerField(
+            allow_null=True,
+            help_text="A ranking answer: the candidate's rank, 1 the best, tied candidates "
+            "sharing the lowest rank of their tie; null otherwise.",
         )
         seconds_spent = serializers.FloatField(allow_null=True)
         created_at = serializers.DateTimeField()

@@ -2,7 +2,7 @@
 
 from collections.abc import Iterable
 
-from django.db.models import F, Prefetch, QuerySet
+from django.db.models import F, Prefetch, Q, QuerySet
 from django.utils import timezone
 
 from .. import hot_path
@@ -179,7 +179,9 @@ def judgement_list(
     one query (joined, not prefetched). ``annotator`` is a pseudonym; ``since_id``
     keeps judgements with a larger id (incremental downloads). A Likert stage's answers
     come with their ratings (``ratings``, prefetched with their dimensions: one more
-    query per page); the coherence protocol's have none."""
+    query per page); the coherence protocol's have none. A pairwise answer comes with
+    its second candidate's source (``opponent_source``); ``source`` matches either
+    candidate of a pair."""
     qs = Judgement.objects.filter(assignment__stage__study=study).prefetch_related(
         Prefetch(
             "ratings",
@@ -194,8 +196,8 @@ def judgement_list(
         qs = qs.filter(assignment__stage_id=stage_id)
     if group_id is not None:
         qs = qs.filter(assignment__group_id=group_id)
-    if source is not None:
-        qs = qs.filter(reflection__source=source)
+    if source is not None:  # (a pair: either candidate's)
+        qs = qs.filter(Q(reflection__source=source) | Q(opponent__source=source))
     if kind is not None:
         qs = qs.filter(reflection__kind=kind)
     if annotator is not None:
@@ -209,6 +211,7 @@ def judgement_list(
         is_recurring=F("assignment__is_recurring"),
         source=F("reflection__source"),
         kind=F("reflection__kind"),
+        opponent_source=F("opponent__source"),
     )
 
 

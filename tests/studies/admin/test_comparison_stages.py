@@ -105,3 +105,24 @@ def test_a_study_without_coherence_stages_needs_no_error_categories(loaded_study
     before = study_missing_for_opening(study=loaded_study)
     loaded_study.categories.all().delete()
     assert study_missing_for_opening(study=loaded_study) == before
+
+
+def test_the_judgement_list_shows_pairs_and_ranks(admin_client, study):
+    from studies.models import Judgement
+    from tests.studies.comparison_fixtures import answered_comparisons
+
+    answered_comparisons(study)
+    listing = admin_client.get(reverse("admin:studies_judgement_changelist") + "?all=")
+    page = listing.content.decode()
+    pair = (
+        Judgement.objects.filter(opponent__isnull=False)
+        .select_related("reflection", "opponent")
+        .first()
+    )
+    left, right = (
+        (pair.opponent, pair.reflection) if pair.shown_swapped else (pair.reflection, pair.opponent)
+    )
+    assert f"A: {left.source}, B: {right.source} → {pair.choice}" in page
+    assert "rank 1" in page
+    detail = admin_client.get(reverse("admin:studies_judgement_change", args=[pair.pk]))
+    assert detail.status_code == 200
