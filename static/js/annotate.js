@@ -307,8 +307,14 @@
   // response or tie it with the one above.
   function onRankingKey(form, key, event) {
     var item = event.target && event.target.closest ? event.target.closest(".ranking-item") : null;
-    if (!item || event.target !== item) { return false; }
     var items = rankingItems(form), index = items.indexOf(item);
+    if (!item && (key === "ArrowDown" || key === "ArrowUp") && event.target.tagName !== "A" &&
+        event.target.tagName !== "BUTTON") {
+      items[0].focus();  // from the page (or its heading) into the list
+      event.preventDefault();
+      return true;
+    }
+    if (!item || event.target !== item) { return false; }
     if (key === "ArrowUp" || key === "ArrowDown") {
       var next = items[index + (key === "ArrowUp" ? -1 : 1)];
       if (next) { next.focus(); }
