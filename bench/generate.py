@@ -44,6 +44,12 @@ N_SYNTHETIC = 8  # per stage: 6 from the stage's model, 2 from BART
 ITEMS_PER_BATCH = 1 + N_SYNTHETIC + 1  # human + synthetic + attention check
 ANALYSED_PER_ASSIGNMENT = ITEMS_PER_BATCH - 1
 JUDGEMENTS_PER_CONTEXT = len(STAGES) * len(GROUPS) * K * ANALYSED_PER_ASSIGNMENT  # 108
+# A pairwise study's batch (``pairwise=True``): every pair of its human and synthetic
+# candidates from different sources (the human against 8, the stage's model against
+# BART: 8 + 12), then the attention pair (the off-topic candidate against the human).
+PAIRS_PER_BATCH = 20
+PAIRWISE_PER_CONTEXT = len(STAGES) * len(GROUPS) * K * PAIRS_PER_BATCH  # 240
+TIE_SHARE = 0.08
 REFLECTIONS_PER_CONTEXT = 1 + len(STAGES) * N_SYNTHETIC + 1  # 18
 N_TURNS = 14
 RECURRING_SHARE = 0.25
@@ -155,12 +161,17 @@ def generate_study(
     agreement: float = 0.7,
     seed: int = 0,
     likert: bool = False,
+    pairwise: bool = False,
 ) -> Generated:
     """Create study ``slug`` with about ``n_judgements`` analysed judgements in the
     configured (PostgreSQL) database, and check it with :func:`study_validate`. With
     ``likert`` its stages rate on ``LIKERT_DIMENSIONS`` instead: each answer holds one
     rating per dimension (an item's latent quality, reported within one point or 15
-    slider points with probability ``agreement``, else anywhere on the scale)."""
+    slider points with probability ``agreement``, else anywhere on the scale). With
+    ``pairwise`` its stages compare pairs (``PAIRS_PER_BATCH`` and the attention pair
+    per batch; ``n_judgements`` counts the analysed choices): the candidate of higher
+    latent quality wins with probability ``agreement`` (else a coin decides), and
+    ``TIE_SHARE`` of the answers are ties."""
     from django.db import connection, transaction
     from django.utils import timezone
 
@@ -171,7 +182,8 @@ def generate_study(
         raise ValueError("agreement must be between 0 and 1")
     started = time.perf_counter()
     rng = np.random.default_rng(seed)
-    n_contexts = max(2, round(n_judgements / JUDGEMENTS_PER_CONTEXT))
+    per_context = PAIRWISE_PER_CONTEXT if pairwise else JUDGEMENTS_PER_CONTEXT
+    n_contexts = max(2, round(n_judgements / per_context))
     n_annotators = max(K, math.ceil(K * n_contexts / M))  # per group
     n_stages, n_groups = len(STAGES), len(GROUPS)
     now = timezone.now()
@@ -192,6 +204,8 @@ def generate_study(
             Stage.objects.filter(study=study).order_by("position").values_list("pk", flat=True)
         )
         dimension_ids = []  # per stage: the ids of LIKERT_DIMENSIONS
+        if pairwise:
+            Stage.objects.filter(pk__in=stage_ids).update(instrument=Stage.Instrument.PAIRWISE)
         if likert:
             Stage.objects.filter(pk__in=stage_ids).update(instrument=Stage.Instrument.LIKERT)
             for stage_id in stage_ids:
@@ -418,6 +432,7 @@ def generate_study(
                 reflection0 + a_context[:, None] * REFLECTIONS_PER_CONTEXT + item_slot[a_stage]
             )
             a_order = rng.permuted(a_items, axis=1)
+            order_json = ["[" + ", ".join(map(str, row.tolist())) + "]" for row in a_order]
 
             # --- answers --------------------------------------------------------------
             n_items = n_assign * ITEMS_PER_BATCH
@@ -477,6 +492,12 @@ def generate_study(
                 cannot = rng.random(n_items) < CANNOT_JUDGE_SHARE
                 attention_passed = fluency.reshape(n_assign, ITEMS_PER_BATCH)[:, -1] == 1
 
+            if pairwise:
+                pairs = _pairwise_answers(
+                    rng, a_items, item_slot[a_stage], slots_source, truth_u, reflection0, agreement
+                )
+                order_json, attention_passed = pairs["order_json"], pairs["attention_passed"]
+
             # --- write assignments and judgements -------------------------------------
             assignment0 = _allocate_ids(cursor, "studies_assignment", n_assign)
             start = now - timedelta(days=30)
@@ -513,7 +534,7 @@ def generate_study(
                         assignment0 + i,
                         int(a_gslot[i]),
                         int(a_aslot[i]),
-                        "[" + ", ".join(map(str, a_order[i].tolist())) + "]",
+                        order_json[i],
                         "submitted",
                         bool(a_recurring[i]),
                         assigned_at[i],
@@ -531,7 +552,9 @@ def generate_study(
                     for i in range(n_assign)
                 ),
             )
-            judgement0 = _allocate_ids(cursor, "studies_judgement", n_items)
+            if pairwise:
+                n_items = _pairwise_write(cursor, pairs, assignment0, assigned_at)
+            judgement0 = None if pairwise else _allocate_ids(cursor, "studies_judgement", n_items)
             j_assignment = assignment0 + np.repeat(np.arange(n_assign), ITEMS_PER_BATCH)
             when = [t + timedelta(minutes=10) for t in assigned_at]
             columns = (
@@ -570,7 +593,9 @@ def generate_study(
                 cursor,
                 "studies_judgement",
                 columns,
-                zip(
+                ()
+                if pairwise
+                else zip(
                     (judgement0 + np.arange(n_items)).tolist(),
                     *answers,
                     seconds.tolist(),
@@ -624,10 +649,89 @@ def generate_study(
         n_contexts=n_contexts,
         n_annotators=n_groups * n_annotators,
         n_assignments=n_assign,
-        n_judgements=n_assign * ANALYSED_PER_ASSIGNMENT,
+        n_judgements=n_assign * (PAIRS_PER_BATCH if pairwise else ANALYSED_PER_ASSIGNMENT),
         n_judgement_rows=n_items,
         seconds=time.perf_counter() - started,
     )
+
+
+def _pairwise_answers(rng, a_items, a_slots, slots_source, truth_u, reflection0, agreement) -> dict:
+    """A pairwise study's answers: per assignment its pairs (positions in the batch),
+    the sides shown, the choices, its order and whether its attention pair passed."""
+    sources = np.array(slots_source, dtype=object)
+    slots = a_slots[0]  # the stages' batches hold positions of the same sources
+    pairs = [
+        (p, q)
+        for p in range(ITEMS_PER_BATCH - 1)
+        for q in range(p + 1, ITEMS_PER_BATCH - 1)
+        if sources[slots[p]] != sources[slots[q]]
+    ]
+    assert len(pairs) == PAIRS_PER_BATCH, len(pairs)
+    pairs.append((ITEMS_PER_BATCH - 1, 0))  # the off-topic candidate first
+    p_first = np.array([p for p, _ in pairs])
+    p_second = np.array([q for _, q in pairs])
+    first, second = a_items[:, p_first], a_items[:, p_second]
+    n_assign, n_pairs = first.shape
+    quality = truth_u[first - reflection0] - truth_u[second - reflection0]
+    first_better = rng.random(quality.shape) < 1 / (1 + np.exp(-4 * quality))
+    follows = rng.random(quality.shape) < agreement
+    first_wins = np.where(follows, first_better, rng.random(quality.shape) < 0.5)
+    tie = rng.random(quality.shape) < TIE_SHARE
+    # The attention pair: the off-topic candidate loses, mostly.
+    first_wins[:, -1] = rng.random(n_assign) < 0.05
+    tie[:, -1] = False
+    swapped = rng.random(quality.shape) < 0.5
+    choice = np.where(tie, "Tie", np.where(first_wins != swapped, "A", "B"))
+    shuffled = rng.permuted(np.tile(np.arange(n_pairs), (n_assign, 1)), axis=1)
+    order_json = [
+        json.dumps([[int(first[i, k]), int(second[i, k]), int(swapped[i, k])] for k in shuffled[i]])
+        for i in range(n_assign)
+    ]
+    return {
+        "first": first,
+        "second": second,
+        "swapped": swapped,
+        "choice": choice,
+        "order_json": order_json,
+        "attention_passed": ~first_wins[:, -1],
+    }
+
+
+PAIRWISE_JUDGEMENT_COLUMNS = (
+    "id", "error_flags", "seconds_spent", "created_at", "updated_at", "assignment_id",
+    "reflection_id", "opponent_id", "shown_swapped", "choice",
+)  # fmt: skip
+
+
+def _pairwise_write(cursor, pairs: dict, assignment0: int, assigned_at) -> int:
+    """The pairwise answers as judgements (``COPY``); returns how many."""
+    first, second = pairs["first"], pairs["second"]
+    n_assign, n_pairs = first.shape
+    n_items = n_assign * n_pairs
+    judgement0 = _allocate_ids(cursor, "studies_judgement", n_items)
+    when = [t + timedelta(minutes=10) for t in assigned_at]
+    _copy(
+        cursor,
+        "studies_judgement",
+        PAIRWISE_JUDGEMENT_COLUMNS,
+        (
+            (
+                judgement0 + i * n_pairs + k,
+                0,
+                12.5,
+                when[i],
+                when[i],
+                assignment0 + i,
+                int(first[i, k]),
+                int(second[i, k]),
+                bool(pairs["swapped"][i, k]),
+                str(pairs["choice"][i, k]),
+            )
+            for i in range(n_assign)
+            for k in range(n_pairs)
+        ),
+    )
+    return n_items
 
 
 #: name: SQL counting the rows of study %(study)s that break the rule (0 when valid).

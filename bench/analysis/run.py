@@ -42,13 +42,13 @@ def bench_analysis_size(
     n_judgements: int,
     resamples: int = 1000,
     likert: bool = False,
+    pairwise: bool = False,
 ) -> dict:
     """Time the floor and both analyze runs of study ``slug`` (already generated; a
     Likert study's size counts its ratings)."""
     env = child_env(database_url)
-    floor = run_measured(
-        [PYTHON, "-m", "bench.analysis.floor", slug, *(["--likert"] if likert else [])], env=env
-    )
+    flags = [*(["--likert"] if likert else []), *(["--pairwise"] if pairwise else [])]
+    floor = run_measured([PYTHON, "-m", "bench.analysis.floor", slug, *flags], env=env)
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
         for name, count in (("no_bootstrap", 0), ("bootstrap", resamples)):
@@ -70,7 +70,11 @@ def bench_analysis_size(
             if report["parameters"]["bootstrap_resamples"] != count:
                 raise RuntimeError(f"{name}: the report was computed with other parameters")
             runs[name + "_judgements"] = (
-                likert_ratings_counted(report) if likert else report["n_judgements"]
+                likert_ratings_counted(report)
+                if likert
+                else pairwise_answers_counted(report)
+                if pairwise
+                else report["n_judgements"]
             )
     floor_cells = len(floor.stdout.strip().splitlines())
     result = {
@@ -97,6 +101,17 @@ def likert_ratings_counted(report: dict) -> int:
         for dimensions in stages.values()
         for cell in dimensions.values()
         for system in cell["systems"].values()
+    )
+
+
+def pairwise_answers_counted(report: dict) -> int:
+    """The pairwise answers the report's ``pairwise`` block counted (its chosen cells,
+    not those a ranking implies)."""
+    return sum(
+        cell["n_answers"]
+        for stages in report["pairwise"]["cells"].values()
+        for cell in stages.values()
+        if not cell.get("derived")
     )
 
 
@@ -159,6 +174,11 @@ def main(argv: list[str] | None = None) -> int:
         help="A study whose stages rate on two Likert dimensions; sizes count ratings.",
     )
     parser.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="A study whose stages compare pairs of candidates; sizes count choices.",
+    )
+    parser.add_argument(
         "--keep-db", action="store_true", help="Leave the benchmark database behind."
     )
     args = parser.parse_args(argv)
@@ -170,11 +190,16 @@ def main(argv: list[str] | None = None) -> int:
     results = []
     per_answer = len(LIKERT_DIMENSIONS) if args.likert else 1
     for size in args.sizes:
-        slug = f"bench-{'likert-' if args.likert else ''}{size}"
+        kind = "likert-" if args.likert else "pairwise-" if args.pairwise else ""
+        slug = f"bench-{kind}{size}"
         generated = generate_study(
-            slug=slug, n_judgements=size // per_answer, agreement=args.agreement, likert=args.likert
+            slug=slug,
+            n_judgements=size // per_answer,
+            agreement=args.agreement,
+            likert=args.likert,
+            pairwise=args.pairwise,
         )
-        what = "ratings" if args.likert else "judgements"
+        what = "ratings" if args.likert else "choices" if args.pairwise else "judgements"
         print(
             f"generated {slug}: {generated.n_judgements * per_answer:,} {what} in "
             f"{generated.seconds:.1f} s",
@@ -186,14 +211,19 @@ def main(argv: list[str] | None = None) -> int:
             n_judgements=generated.n_judgements * per_answer,
             resamples=args.resamples,
             likert=args.likert,
+            pairwise=args.pairwise,
         )
         result["likert"] = args.likert
+        result["pairwise"] = args.pairwise
         result["generate_s"] = round(generated.seconds, 1)
         results.append(result)
         print(results_table([result]).splitlines()[-1], flush=True)
     print()
     print(results_table(results))
-    path = results_write("analysis-likert" if args.likert else "analysis", {"results": results})
+    name = (
+        "analysis-likert" if args.likert else "analysis-pairwise" if args.pairwise else "analysis"
+    )
+    path = results_write(name, {"results": results})
     print(f"\nResults written to {path}")
     if not args.keep_db:
         from django.db import connections

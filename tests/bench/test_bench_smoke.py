@@ -9,7 +9,7 @@ import json
 import pytest
 from django.db import connection
 
-from bench.analysis.floor import floor_kappas, floor_likert_means
+from bench.analysis.floor import floor_kappas, floor_likert_means, floor_pairwise_counts
 from bench.analysis.run import bench_analysis_size, results_table
 from bench.common import database_url_of, results_write
 from bench.export.run import bench_export
@@ -79,6 +79,29 @@ def test_the_likert_analysis_benchmark_runs_and_reports():
     )
     assert result["judgements_in_report"] == 2 * generated.n_judgements
     assert result["floor_cells"] == len(means)
+    assert result["targets"] is None
+
+
+def test_the_pairwise_analysis_benchmark_runs_and_reports():
+    """A pairwise study: every pair of its batches answered, valid, its attention pairs
+    mostly passed; the floor's win counts are the report's."""
+    generated = generate_study(slug="smoke-pairwise", n_judgements=1000, pairwise=True)
+    assert study_validate(study_id=generated.study_id) == []
+    answers = Judgement.objects.filter(assignment__stage__study_id=generated.study_id)
+    assert answers.count() == generated.n_judgement_rows
+    assert not answers.filter(opponent__isnull=True).exists()
+    assert answers.filter(choice="Tie").exists()
+    counts = floor_pairwise_counts(study_id=generated.study_id)
+    assert len(counts) == 2 * 2 * 3  # groups × stages × pairs of Human, model and BART
+    result = bench_analysis_size(
+        database_url=database_url_of(connection.settings_dict),
+        slug="smoke-pairwise",
+        n_judgements=generated.n_judgements,
+        resamples=20,
+        pairwise=True,
+    )
+    assert result["judgements_in_report"] == generated.n_judgements
+    assert result["floor_cells"] == len(counts)
     assert result["targets"] is None
 
 
