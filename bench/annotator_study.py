@@ -68,12 +68,14 @@ def study_build(
     consented_at=None,
     synthetic: int = 7,
     likert: bool = False,
+    pairwise: bool = False,
     log=print,
 ):
     """An open study with two stages (the second after ``stage_wait``), two groups,
     ``n_contexts`` contexts and ``per_group`` annotators per group. With
     ``consented_at``, the annotators have consented and done the tutorial. With
-    ``likert``, both stages rate on ``bench.generate.LIKERT_DIMENSIONS``."""
+    ``likert``, both stages rate on ``bench.generate.LIKERT_DIMENSIONS``; with
+    ``pairwise``, both compare pairs (the human reflection against each candidate)."""
     from bench.generate import LIKERT_DIMENSIONS
     from studies.datafiles.materials import materials_import
     from studies.models import Annotator, LikertDimension, Stage, Study
@@ -98,6 +100,8 @@ def study_build(
             Stage.objects.filter(pk=stage.pk).update(instrument=Stage.Instrument.LIKERT)
             for dimension in LIKERT_DIMENSIONS:
                 LikertDimension.objects.create(stage=stage, **dimension)
+    if pairwise:
+        Stage.objects.filter(study=study).update(instrument=Stage.Instrument.PAIRWISE)
     document = json.dumps(materials_document(n_contexts, stages, synthetic=synthetic))
     materials_import(study=study, content=document, fmt="json")
     Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
@@ -115,7 +119,7 @@ def study_build(
     study.refresh_from_db()
     log(
         f"study {slug}: {n_contexts} contexts, {2 * per_group} annotators, k={k}, m={m}"
-        f"{', Likert' if likert else ''} "
+        f"{', Likert' if likert else ''}{', pairwise' if pairwise else ''} "
         f"({time.monotonic() - started:.1f} s)"
     )
     return study

@@ -42,7 +42,7 @@ CATEGORIES = (
     "on_topic_but_unverifiable",
 )
 ITEM_URL = re.compile(r"/s/[\w-]+/b/(\d+)/(\d+)/")
-OF_ITEMS = re.compile(rb"Response candidate (\d+) of (\d+)")
+OF_ITEMS = re.compile(rb"(?:Response candidate|Pair) (\d+) of (\d+)")
 VERSION = re.compile(rb'name="version" value="(\d+)"')
 REVISION = re.compile(rb'name="revision" value="(\d+)"')
 NO_WORK = b"<h1>No work available right now</h1>"
@@ -81,12 +81,17 @@ class Stats:
         }
 
 
-def answer_body(rng: random.Random, *, mode: str, likert: bool = False) -> dict:
+def answer_body(
+    rng: random.Random, *, mode: str, likert: bool = False, pairwise: bool = False
+) -> dict:
     """What the item form posts: Yes + rating, or No + categories (+ most evident); in
     a Likert study a rating per dimension of ``bench.generate.LIKERT_DIMENSIONS`` (now
-    and then "cannot judge" on the slider)."""
+    and then "cannot judge" on the slider); in a pairwise study A, B or Tie."""
     body: dict = {"seconds_spent": f"{rng.uniform(4, 40):.1f}" if mode == "htmx" else ""}
     body["form_mode"] = "js" if mode == "htmx" else "plain"
+    if pairwise:
+        body["choice"] = rng.choice(("A", "B", "A", "B", "Tie"))
+        return body
     if likert:
         body["rating_fluency"] = str(rng.randint(1, 5))
         if rng.random() < 0.03:
@@ -115,9 +120,11 @@ class VirtualAnnotator:
         seed,
         think: tuple[float, float] | None = None,
         likert: bool = False,
+        pairwise: bool = False,
     ):
         self.base, self.slug, self.tokens, self.mode = base_url, slug, tokens, mode
         self.likert = likert  # the study's stages rate on Likert dimensions
+        self.pairwise = pairwise  # the study's stages compare pairs
         self.stats_ref = stats_ref  # a one-item list: the current level's Stats
         self.rng = random.Random(seed)
         self.think = think  # seconds before each request, drawn uniformly; None: no pause
@@ -232,7 +239,7 @@ class VirtualAnnotator:
         ``follow=False`` leaves the redirect to the next item unfollowed."""
         mode = mode or self.mode
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
-        body = answer_body(self.rng, mode=mode, likert=self.likert)
+        body = answer_body(self.rng, mode=mode, likert=self.likert, pairwise=self.pairwise)
         body["csrfmiddlewaretoken"] = self.csrf()
         body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
         last = self.number == self.n_items
@@ -343,7 +350,7 @@ class VirtualAnnotator:
         ``deadline``: the client's side of each request is the save's, the server's
         is one INSERT."""
         while time.perf_counter() < deadline:
-            body = answer_body(self.rng, mode="plain", likert=self.likert)
+            body = answer_body(self.rng, mode="plain", likert=self.likert, pairwise=self.pairwise)
             body["csrfmiddlewaretoken"] = self.csrf()
             body["revision"] = str(self.acknowledged[(self.assignment, self.number or 1)])
             try:

@@ -167,7 +167,13 @@ def cpu_seconds(processes: list[psutil.Process]) -> float:
 
 
 def prepare(
-    database_url: str, *, levels: list[int], duration: float, likert: bool = False, log=print
+    database_url: str,
+    *,
+    levels: list[int],
+    duration: float,
+    likert: bool = False,
+    pairwise: bool = False,
+    log=print,
 ):
     """Fresh database, migrations, the floor's table and a study sized for the run."""
     database_recreate(database_url)
@@ -183,7 +189,14 @@ def prepare(
     per_group = math.ceil((sum(levels) + 5 * duration * len(levels)) / 2)
     contexts = math.ceil(1.1 * per_group * 5 / 3)
     study_build(
-        slug=SLUG, n_contexts=contexts, per_group=per_group, k=3, m=5, likert=likert, log=log
+        slug=SLUG,
+        n_contexts=contexts,
+        per_group=per_group,
+        k=3,
+        m=5,
+        likert=likert,
+        pairwise=pairwise,
+        log=log,
     )
     tokens = list(Annotator.objects.order_by("-pk").values_list("access_token", flat=True))
     from django.db import connections
@@ -278,7 +291,16 @@ async def drive(
     also timed against that server, in the same turns."""
     stats_ref = [Stats()]
     annotators = [
-        VirtualAnnotator(server.url, SLUG, tokens, stats_ref, args.mode, seed=i, likert=args.likert)
+        VirtualAnnotator(
+            server.url,
+            SLUG,
+            tokens,
+            stats_ref,
+            args.mode,
+            seed=i,
+            likert=args.likert,
+            pairwise=args.pairwise,
+        )
         for i in range(max(args.concurrency))
     ]
     think = tuple(args.think) if args.think and max(args.think) > 0 else None
@@ -452,6 +474,11 @@ def main(argv: list[str] | None = None) -> int:
         help="Both stages rate each candidate on two Likert dimensions (5 points, slider).",
     )
     parser.add_argument(
+        "--pairwise",
+        action="store_true",
+        help="Both stages compare pairs of candidates (A, B or Tie).",
+    )
+    parser.add_argument(
         "--think",
         type=float,
         nargs=2,
@@ -490,7 +517,11 @@ def main(argv: list[str] | None = None) -> int:
 
     command = "python -m bench.load.run " + " ".join(sys.argv[1:] if argv is None else argv)
     tokens = prepare(
-        args.database_url, levels=args.concurrency, duration=args.duration, likert=args.likert
+        args.database_url,
+        levels=args.concurrency,
+        duration=args.duration,
+        likert=args.likert,
+        pairwise=args.pairwise,
     )
     with tempfile.TemporaryDirectory(prefix="bench-load-static-") as static_root:
         env = server_env(args.database_url, static_root)
@@ -517,7 +548,8 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
-                f"mode {args.mode}{', Likert' if args.likert else ''}, {args.duration:.0f} s per phase (save loops and floor in "
+                f"mode {args.mode}{', Likert' if args.likert else ''}"
+                f"{', pairwise' if args.pairwise else ''}, {args.duration:.0f} s per phase (save loops and floor in "
                 f"turns, {args.slices} slices each); journey think time "
                 f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,
