@@ -394,20 +394,21 @@ def acknowledged_check(acknowledged: dict[tuple[int, int], int]) -> dict:
     revision equals the number of acknowledged saves of it (one more would be a save
     acknowledged twice, one less a lost one). One row, its errors the mismatches."""
     from studies.models import Assignment, Judgement
+    from studies.protocol import order_key
 
     orders = dict(
         Assignment.objects.filter(pk__in={k[0] for k in acknowledged}).values_list("pk", "order")
     )
     stored = {
-        (assignment_id, reflection_id): revision
-        for assignment_id, reflection_id, revision in Judgement.objects.filter(
+        (assignment_id, reflection_id, opponent_id): revision
+        for assignment_id, reflection_id, opponent_id, revision in Judgement.objects.filter(
             assignment_id__in=orders
-        ).values_list("assignment_id", "reflection_id", "revision")
+        ).values_list("assignment_id", "reflection_id", "opponent_id", "revision")
     }
     mismatches = sum(
         1
         for (assignment_id, number), n in acknowledged.items()
-        if stored.get((assignment_id, orders[assignment_id][number - 1])) != n
+        if stored.get((assignment_id, *order_key(orders[assignment_id][number - 1]))) != n
     )
     return {
         "request": ACKED,

@@ -1,10 +1,12 @@
 """A study with every option on, walked in a real browser from the link to the last
 code: a screening questionnaire, the training quiz, crowd entry through Prolific,
-three stages with a wait between them (the first asking for descriptions in the
+five stages with a wait between them (the first asking for descriptions in the
 annotator's own words, the second for error categories: a subset of the study's,
 from coding, whose scheme a researcher marked final, with its own question and a
 tutorial of its own read before its first batch; the third rating each candidate on
-Likert dimensions, points and a slider, with the keyboard), a questionnaire after the
+Likert dimensions, points and a slider, with the keyboard; the fourth comparing pairs
+of candidates and the fifth ranking them, each after its tutorial, with the keyboard),
+a questionnaire after the
 first stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
 
@@ -63,6 +65,16 @@ CODES = {
         "partial_completion_code": "PART3",
         "screened_out_code": "OUT3",
     },
+    4: {
+        "completion_code": "DONE4",
+        "partial_completion_code": "PART4",
+        "screened_out_code": "OUT4",
+    },
+    5: {
+        "completion_code": "DONE5",
+        "partial_completion_code": "PART5",
+        "screened_out_code": "OUT5",
+    },
 }
 DESCRIPTION = "The reflection invents a job loss the client never mentioned."
 
@@ -88,9 +100,20 @@ def every_option(open_study):
         tutorial_intro=STAGE_3_TUTORIAL,
     )
     make_likert(stage_3)
-    materials_import(
-        study=open_study, content=json.dumps(materials_doc(stages=("Ratings stage",))), fmt="json"
+    # Stage 4 compares pairs of candidates (ties allowed, a reason asked), stage 5 ranks
+    # them.
+    Stage.objects.create(
+        study=open_study,
+        position=4,
+        name="Pairs stage",
+        instrument=Stage.Instrument.PAIRWISE,
+        asks_reason=True,
     )
+    Stage.objects.create(
+        study=open_study, position=5, name="Ranks stage", instrument=Stage.Instrument.RANKING
+    )
+    stages = ("Ratings stage", "Pairs stage", "Ranks stage")
+    materials_import(study=open_study, content=json.dumps(materials_doc(stages=stages)), fmt="json")
     for position, codes in CODES.items():
         Stage.objects.filter(study=open_study, position=position).update(**codes)
     Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)
@@ -232,6 +255,58 @@ def rate_batch(page, worker) -> None:
     page.get_by_role("button", name="Submit this batch (final)").click()
 
 
+def compare_batch(page, worker) -> None:
+    """Answer every pair of the batch just started with the keyboard (A, or the side
+    that makes the off-topic candidate lose), a reason on the first; then submit."""
+    page.get_by_role("button", name="Start a batch").click()
+    heading = page.locator("#item-heading")
+    expect(heading).to_have_text(re.compile(r"^Pair 1 of \d+$"))
+    assignment = Assignment.objects.get(annotator=worker, stage__position=4)
+    n = len(assignment.order)
+    for number, (first, _, swapped) in enumerate(assignment.order, start=1):
+        expect(heading).to_have_text(f"Pair {number} of {n}")
+        expect(page.locator("#item-panel form[data-annotate]")).to_have_attribute(
+            "data-opened-at", re.compile(r"^\d+$")
+        )
+        off_topic = Reflection.objects.get(pk=first).kind == Reflection.Kind.ATTENTION_CHECK
+        # The off-topic candidate is the pair's first: shown on the left unless swapped.
+        page.keyboard.press(("a" if swapped else "b") if off_topic else "a")
+        if number == 1:
+            page.locator("#id_reason").fill("Closer to what the client said.")
+        expect(_save(page)).to_be_enabled()
+        _save(page).click()
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    page.get_by_role("button", name="Submit this batch (final)").click()
+
+
+def rank_batch(page, worker) -> None:
+    """Rank the batch just started with the keyboard: the off-topic candidate moved to
+    the bottom, the second tied with the first; then submit."""
+    page.get_by_role("button", name="Start a batch").click()
+    expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Rank the \d+ responses$"))
+    assignment = Assignment.objects.get(annotator=worker, stage__position=5)
+    items = page.locator(".ranking-item")
+    n = len(assignment.order)
+    check = next(
+        i
+        for i, rid in enumerate(assignment.order)
+        if Reflection.objects.get(pk=rid).kind == Reflection.Kind.ATTENTION_CHECK
+    )
+    for _ in range(check + 1):
+        page.keyboard.press("ArrowDown")
+    expect(items.nth(check)).to_be_focused()
+    for _ in range(n - 1 - check):
+        page.keyboard.press("d")
+    expect(items.nth(n - 1)).to_be_focused()
+    for _ in range(n - 2):
+        page.keyboard.press("ArrowUp")
+    page.keyboard.press("t")
+    expect(items.nth(1).locator("[data-place]")).to_have_text("=1")
+    page.keyboard.press("Enter")
+    expect(page.get_by_role("heading", name="Review your answers")).to_be_visible()
+    page.get_by_role("button", name="Submit this batch (final)").click()
+
+
 def quiz_passed(annotator) -> None:
     now = timezone.now()
     TrainingAttempt.objects.create(
@@ -309,18 +384,45 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
     )
     page.get_by_role("button", name="I have read the tutorial — start").click()
     rate_batch(page, worker)
+    expect(page.get_by_text("Your completion code: DONE3")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Stage 4 opens for you on"))).to_be_visible()
+
+    # Stage 4 compares pairs, after its own tutorial: with the keyboard.
+    wait_passes(worker)
+    page.goto(live_server.url + prolific(every_option, 4, "pid1", "se4", study_id="PS4"))
+    expect(
+        page.get_by_role("heading", name="How to judge the response candidates in Stage 4")
+    ).to_be_visible()
+    expect(page.get_by_role("heading", name="What you compare")).to_be_visible()
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    compare_batch(page, worker)
+    expect(page.get_by_text("Your completion code: DONE4")).to_be_visible()
+    expect(page.get_by_text(re.compile(r"Stage 5 opens for you on"))).to_be_visible()
+
+    # Stage 5 ranks, after its own tutorial: with the keyboard.
+    wait_passes(worker)
+    page.goto(live_server.url + prolific(every_option, 5, "pid1", "se5", study_id="PS5"))
+    expect(page.get_by_role("heading", name="What you rank")).to_be_visible()
+    page.get_by_role("button", name="I have read the tutorial — start").click()
+    rank_batch(page, worker)
     expect(
         page.get_by_role("heading", name="Thank you, you have finished the study")
     ).to_be_visible()
-    expect(page.get_by_text("Your completion code: DONE3")).to_be_visible()
+    expect(page.get_by_text("Your completion code: DONE5")).to_be_visible()
     expect(page.get_by_role("link", name="Return to Prolific")).to_have_attribute(
-        "href", "https://app.prolific.com/submissions/complete?cc=DONE3"
+        "href", "https://app.prolific.com/submissions/complete?cc=DONE5"
     )
     entries = CrowdEntry.objects.filter(annotator=worker).order_by("stage__position")
-    assert [e.outcome for e in entries] == ["completed", "completed", "completed"]
+    assert [e.outcome for e in entries] == ["completed"] * 5
     rated = worker.assignments.get(stage__position=3)
     assert rated.attention_passed is True
     assert LikertRating.objects.filter(judgement__assignment=rated, value=60).exists()
+    compared = worker.assignments.get(stage__position=4)
+    assert compared.attention_passed is True
+    assert compared.judgements.filter(reason="Closer to what the client said.").count() == 1
+    ranked = worker.assignments.get(stage__position=5)
+    assert ranked.attention_passed is True
+    assert sorted(ranked.judgements.values_list("rank", flat=True))[:2] == [1, 1]
     described = worker.assignments.get(stage__position=1).judgements.exclude(error_description="")
     assert [j.error_description for j in described] == [DESCRIPTION]
 
