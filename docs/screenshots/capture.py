@@ -111,6 +111,8 @@ def main() -> None:
             capture_crowd_done(browser, urljoin(base, links["crowd_done"]))
             capture_free_text(browser, urljoin(base, links["free_text"]))
             capture_likert(browser, urljoin(base, links["likert"]))
+            capture_pairwise(browser, urljoin(base, links["pairwise"]))
+            capture_ranking(browser, urljoin(base, links["ranking"]))
         browser.close()
     print(f"Screenshots written to {OUT}")
 
@@ -218,9 +220,10 @@ def capture_crowd_done(browser, link: str) -> None:
     context.close()
 
 
-def _first_item(browser, link: str):
+def _first_item(browser, link: str, item: str = "Response candidate"):
     """A context of its own at the first item of the annotator of ``link``: "Start a
-    batch", or "Continue your batch" when taken again on the same database."""
+    batch", or "Continue your batch" when taken again on the same database (``item``:
+    what the heading calls an item, e.g. "Pair")."""
     context = browser.new_context(viewport={"width": 1280, "height": 900})
     page = context.new_page()
     page.goto(link)
@@ -228,8 +231,10 @@ def _first_item(browser, link: str):
         "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
     ).first.click()
     heading = page.locator("#item-heading")
-    expect(heading).to_have_text(re.compile(r"^Response candidate 1 of \d+$"))
-    _wait_for_item(page, 1, int(heading.inner_text().rsplit(" ", 1)[1]))
+    expect(heading).to_have_text(re.compile(rf"^{item} 1 of \d+$"))
+    expect(page.locator("#item-panel form[data-annotate]")).to_have_attribute(
+        "data-opened-at", re.compile(r"^\d+$")
+    )
     return context, page
 
 
@@ -251,6 +256,37 @@ def capture_likert(browser, link: str) -> None:
     page.keyboard.type("65")
     expect(page.locator("#item-panel [data-save]")).to_be_enabled()
     page.locator("#item-panel").screenshot(path=OUT / "annotator-likert.png")
+    context.close()
+
+
+def capture_pairwise(browser, link: str) -> None:
+    """A pairwise stage: B chosen with its key, a reason typed."""
+    context, page = _first_item(browser, link, item="Pair")
+    page.keyboard.press("b")
+    page.locator("#id_reason").fill("B says back what the client feels, in plain words.")
+    expect(page.locator("#item-panel [data-save]")).to_be_enabled()
+    page.screenshot(path=OUT / "annotator-pairwise.png", full_page=True)
+    context.close()
+
+
+def capture_ranking(browser, link: str) -> None:
+    """A ranking stage: the second response moved to the top with its key, the next
+    one tied with it."""
+    context = browser.new_context(viewport={"width": 1280, "height": 900})
+    page = context.new_page()
+    page.goto(link)
+    page.locator(
+        "button, a", has_text=re.compile(r"(Start (a|your next)|Continue your) batch")
+    ).first.click()
+    expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Rank the \d+ responses$"))
+    items = page.locator(".ranking-item")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("u")
+    page.keyboard.press("ArrowDown")
+    page.keyboard.press("t")
+    expect(items.nth(1).locator("[data-place]")).to_have_text("=1")
+    page.locator("#item-panel").screenshot(path=OUT / "annotator-ranking.png")
     context.close()
 
 

@@ -8,6 +8,10 @@ their links as JSON for ``capture.py --prepared``:
   description after No (a copy of the demo's materials);
 * ``likert``: the Likert demo study's annotator left to start, past consent and
   tutorial;
+* ``pairwise``: the comparison demo study's annotator left to start, past consent and
+  tutorial (its first stage compares pairs);
+* ``ranking``: a new annotator of a small study whose first stage ranks (the
+  comparison demo's ranking materials), past consent and tutorial;
 * the demo study's roles: two staff accounts, a collaborator and a coder, granted by
   the demo researcher (its owner), for the Roles page's screenshot.
 
@@ -32,7 +36,7 @@ def main(out: Path) -> None:
     from django.urls import reverse
     from django.utils import timezone
 
-    from analysis.management.commands.load_demo import DEMO_DIR
+    from analysis.management.commands.load_demo import DEMO_DIR, comparison_materials
     from studies.datafiles.materials import materials_import
     from studies.models import Annotator, Stage, Study
     from studies.protocol import NO_ANSWER_FREE_TEXT
@@ -101,10 +105,52 @@ def main(out: Path) -> None:
         annotator_consent(annotator=rater, version=consent_version_current(study=likert))
         annotator_complete_tutorial(annotator=rater, now=timezone.now())
 
+    # The comparison demo's newcomer, and a small study whose first stage ranks.
+    compared = Study.objects.get(slug="demo-comparisons")
+    chooser = (
+        Annotator.objects.filter(study=compared, consented_at__isnull=True).first()
+        or Annotator.objects.filter(study=compared, assignments__isnull=True).first()
+    )
+    if chooser.consented_at is None:
+        annotator_consent(annotator=chooser, version=consent_version_current(study=compared))
+        annotator_complete_tutorial(annotator=chooser, now=timezone.now())
+    ranked = Study.objects.filter(slug="ranking-first").first()
+    if ranked is None:
+        ranked = study_create(
+            slug="ranking-first",
+            title="Ranking stage",
+            information_sheet=config["information_sheet"],
+            consent_text=config["consent_text"],
+            tutorial_intro=tutorial["intro"],
+            tutorial_example_turns=tutorial["example_turns"],
+            tutorial_example_notes=tutorial["example_notes"],
+            tutorial_empathy_explanation=tutorial["empathy_explanation"],
+            stages=[("Ranking stage", timedelta(0))],
+            groups=["Layperson"],
+        )
+        Stage.objects.filter(study=ranked).update(instrument=Stage.Instrument.RANKING)
+        document = comparison_materials()
+        for context in document["contexts"]:
+            context["synthetic"] = [
+                s for s in context["synthetic"] if s["stage"] == "Ranking stage"
+            ]
+        materials_import(study=ranked, content=json.dumps(document), fmt="json")
+    if ranked.status != Study.Status.OPEN:
+        study_open(study=ranked)
+    ranker = (
+        ranked.annotators.order_by("pk").first()
+        or annotators_create(group=ranked.groups.get(), count=1)[0]
+    )
+    if ranker.consented_at is None:
+        annotator_consent(annotator=ranker, version=consent_version_current(study=ranked))
+        annotator_complete_tutorial(annotator=ranker, now=timezone.now())
+
     links = {
         "crowd_done": reverse("studies:invitation", args=[worker.access_token]),
         "free_text": reverse("studies:invitation", args=[writer.access_token]),
         "likert": reverse("studies:invitation", args=[rater.access_token]),
+        "pairwise": reverse("studies:invitation", args=[chooser.access_token]),
+        "ranking": reverse("studies:invitation", args=[ranker.access_token]),
     }
     out.write_text(json.dumps(links), encoding="utf-8")
     print(f"Prepared: {', '.join(links)} -> {out}")

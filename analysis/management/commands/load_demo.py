@@ -268,7 +268,7 @@ class Command(BaseCommand):
                 Stage.objects.filter(study=study, position=2).update(
                     instrument=Stage.Instrument.RANKING
                 )
-        materials_import(study=study, content=json.dumps(_comparison_materials()), fmt="json")
+        materials_import(study=study, content=json.dumps(comparison_materials()), fmt="json")
         study_open(study=study)
         if study.created_by_id is None:
             study_created_by(study=study, user=researcher)
@@ -319,7 +319,7 @@ class Command(BaseCommand):
         )
 
 
-def _comparison_materials() -> dict:
+def comparison_materials() -> dict:
     """The demo's materials for the comparison study: each context's candidates of
     every model in the pairwise stage, and the first ``RANKED_PER_SOURCE`` of each
     model in the ranking stage."""
