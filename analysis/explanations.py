@@ -234,9 +234,9 @@ EXPLANATIONS: dict[str, str] = {
     "split (ties left out).",
     "pairwise_holm_significant": "The pair's wins differ from an even split: Holm-adjusted p "
     f"below {SIGNIFICANCE}.",
-    "pairwise_strength": "Bradley–Terry strength (log scale, mean 0): the higher, the more "
-    "often the system is preferred; a small ridge is added when a system never wins or "
-    "never loses.",
+    "pairwise_strength": "Bradley–Terry strength (log scale, mean 0), fitted on the wins "
+    "(ties left out): the higher, the more often the system is preferred; a small ridge is "
+    "added when a system never wins or never loses.",
     "pairwise_n_answers": "Pairwise answers that count (the attention pair left out).",
     "pairwise_n_pairs": "Distinct pairs of candidates answered.",
     "pairwise_fleiss": "Fleiss' kappa on which candidate of a pair won (or a tie), the pairs "

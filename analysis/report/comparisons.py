@@ -61,8 +61,9 @@ def _cells(frame: pd.DataFrame, stages, build) -> dict:
         in_group = frame[frame["group"] == group]
         for stage in stages:
             rows = in_group[in_group["stage"] == stage]
-            if not rows.empty:
-                cells.setdefault(str(group), {})[stage] = build(stage, rows)
+            cell = build(stage, rows) if not rows.empty else None
+            if cell is not None:  # (none: nothing to compare, e.g. one system left)
+                cells.setdefault(str(group), {})[stage] = cell
     return cells
 
 
@@ -73,12 +74,15 @@ def comparisons_build(data: ComparisonData | None, *, resamples: int, seed: int)
     stages = list(data.ties)
 
     def pairwise(stage, rows):
-        return pairwise_cell(
-            pair_outcomes(rows), ties=data.ties[stage], resamples=resamples, seed=seed
-        )
+        outcomes = pair_outcomes(rows)
+        if outcomes.empty:
+            return None
+        return pairwise_cell(outcomes, ties=data.ties[stage], resamples=resamples, seed=seed)
 
     def derived(stage, rows):
         outcomes = pair_outcomes(implied_pairs(rows))
+        if outcomes.empty:
+            return None
         cell = pairwise_cell(
             outcomes, ties=data.ties[stage], resamples=resamples, seed=seed, shown=False
         )

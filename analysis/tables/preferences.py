@@ -94,7 +94,7 @@ def pairwise_strengths_table(report: dict) -> Table:
         ],
         entries=entries,
         note="Log-scale strengths, mean 0 per group and stage: a system with strength s beats "
-        "one with t with probability 1 / (1 + e^(t − s)). A tie counts half a win to each. "
+        "one with t with probability 1 / (1 + e^(t − s)). Fitted on the wins, ties left out. "
         "The interval resamples contexts.",
         empty="No pairwise answers yet.",
     )

@@ -276,10 +276,11 @@
       if (button.hasAttribute("data-move")) { moveRanked(form, item, Number(button.dataset.move)); }
       else if (button.hasAttribute("data-tie")) { toggleTie(form, item); }
     });
-    var dragged = null;
+    var dragged = null, draggedNext = null;
     list.addEventListener("dragstart", function (event) {
       dragged = event.target.closest(".ranking-item");
       if (!dragged) { return; }
+      draggedNext = dragged.nextElementSibling;  // tied with it: no longer, once it moves
       event.dataTransfer.effectAllowed = "move";
       event.dataTransfer.setData("text/plain", dragged.dataset.id);
       dragged.classList.add("dragging");
@@ -296,8 +297,10 @@
     list.addEventListener("dragend", function () {
       if (!dragged) { return; }
       dragged.classList.remove("dragging", "tied");
-      if (dragged.nextElementSibling) { dragged.nextElementSibling.classList.remove("tied"); }
-      dragged = null;
+      [draggedNext, dragged.nextElementSibling].forEach(function (el) {
+        if (el) { el.classList.remove("tied"); }
+      });
+      dragged = draggedNext = null;
       rankChanged(form);
     });
     renumber(form);
@@ -308,8 +311,8 @@
   function onRankingKey(form, key, event) {
     var item = event.target && event.target.closest ? event.target.closest(".ranking-item") : null;
     var items = rankingItems(form), index = items.indexOf(item);
-    if (!item && (key === "ArrowDown" || key === "ArrowUp") && event.target.tagName !== "A" &&
-        event.target.tagName !== "BUTTON") {
+    var fromPage = event.target === document.body || event.target.id === "item-heading";
+    if (!item && (key === "ArrowDown" || key === "ArrowUp") && fromPage) {
       items[0].focus();  // from the page (or its heading) into the list
       event.preventDefault();
       return true;

@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import F, Q
+from django.db.models import Case, F, Q, Value, When
 
 from ..errors import ErrorCode
 from ..locks import Aggregate, assignments_locked, lock_record
@@ -453,6 +453,17 @@ def ranking_save(
                 unique_fields=_unique_fields(Judgement, "judgement_unique"),
                 update_fields=["rank", "seconds_spent", "revision", "updated_at"],
             )
+            # The times are the save's (``bulk_create`` stamps the clock's instead).
+            assignment.judgements.update(
+                updated_at=now,
+                created_at=Case(
+                    When(revision=FIRST_REVISION, then=Value(now)), default=F("created_at")
+                ),
+            )
+            for judgement in judgements:
+                judgement.updated_at = now
+                if judgement.revision == FIRST_REVISION:
+                    judgement.created_at = now
             _start_on_first_answer(assignment, now)
     if closed is not None:
         raise AssignmentClosed(closed)

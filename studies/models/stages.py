@@ -76,7 +76,8 @@ class Stage(models.Model):
         blank=True,
         help_text="Pairwise stages: how many pairs of candidates from different systems "
         "each context's batch holds (the human reflection counts as a system), drawn with "
-        "the study's seed so that every pair of systems comes up before any repeats. "
+        "the study's seed so that, within a context, every pair of systems comes up before "
+        "any repeats. "
         "Empty: every such pair. Each batch also holds one attention pair.",
     )
     no_answer = models.CharField(
@@ -306,7 +307,8 @@ class Stage(models.Model):
     @property
     def wording(self) -> "StageWording":
         """The questions' wording in this stage (``stage_wording``)."""
-        return stage_wording(self.study, {name: getattr(self, name) for name in WORDING_FIELDS})
+        own = {name: getattr(self, name) for name in ("instrument", *WORDING_FIELDS)}
+        return stage_wording(self.study, own)
 
     @property
     def tutorial(self) -> "StageTutorial":

@@ -115,7 +115,9 @@ def _item_context(
     settings = study.answer_settings_by_stage[assignment.stage_id]
     dimensions = study.dimensions_by_stage[assignment.stage_id]
     if settings.ranks_candidates:
-        return _ranking_context(request, assignment, form=form, conflict=conflict)
+        # (An answer form posted to a ranking, not the page's own form: shown anew.)
+        ranking = form if isinstance(form, RankingForm) else None
+        return _ranking_context(request, assignment, form=ranking, conflict=conflict)
     entry = assignment.order[number - 1]
     key = order_key(entry)
     # The text (a pair's two) and every answer of the batch (the count, and this

@@ -165,14 +165,21 @@ def test_a_ranking_with_the_keyboard_and_by_dragging(
         page.keyboard.press("d")
     expect(items.nth(n - 1)).to_have_attribute("data-id", str(assignment.order[check]))
     expect(items.nth(n - 1)).to_be_focused()
-    # Tie the second with the first: both rank 1.
-    for _ in range(n - 2):
-        page.keyboard.press("ArrowUp")
-    expect(items.nth(1)).to_be_focused()
+    # Tie the third with the second (n = 4: the off-topic one is last).
+    assert n == 4
+    page.keyboard.press("ArrowUp")
+    expect(items.nth(2)).to_be_focused()
     page.keyboard.press("t")
-    expect(items.nth(1).locator("[data-place]")).to_have_text("=1")
-    expect(items.nth(2).locator("[data-place]")).to_have_text("3")
-    # Drag the third response to the top: the tie it breaks is undone.
+    expect(items.nth(2).locator("[data-place]")).to_have_text("=2")
+    expect(items.nth(3).locator("[data-place]")).to_have_text("4")
+    # Drag the second below the third (above the last): the third, tied with it, is
+    # not tied with the one now above it.
+    second = items.nth(1).get_attribute("data-id")
+    items.nth(1).drag_to(items.nth(3), target_position={"x": 20, "y": 5})
+    expect(items.nth(2)).to_have_attribute("data-id", second)
+    expect(page.locator(".ranking-item.tied")).to_have_count(0)
+    expect(items.locator("[data-place]")).to_have_text(["1", "2", "3", "4"])
+    # Drag the third response to the top.
     third = items.nth(2).get_attribute("data-id")
     items.nth(2).drag_to(items.nth(0), target_position={"x": 20, "y": 5})
     expect(items.nth(0)).to_have_attribute("data-id", third)

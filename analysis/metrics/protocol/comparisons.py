@@ -11,10 +11,10 @@ the choice as shown and whether the pair's second candidate was shown on the lef
   test of the wins against 0.5 (``scipy.stats.binomtest``), Holm's correction over
   the pairs (:func:`.systems.holm`);
 * Bradley–Terry strengths (``choix.ilsr_pairwise_dense``: the maximum-likelihood
-  strengths, log scale, mean 0), a tie counting half a win to each side, with
-  percentile bootstrap CIs resampling contexts; when some system never beats (or
-  never loses to) the rest the likelihood has no maximum and a small ridge
-  (``BT_RIDGE``) is added, which the result says (``regularised``);
+  strengths, log scale, mean 0), fitted on the wins (ties left out), with percentile
+  bootstrap CIs resampling contexts; when some system never beats (or never loses
+  to) the rest the likelihood has no maximum and a small ridge (``BT_RIDGE``) is
+  added, which the result says (``regularised``);
 * agreement on the label (which candidate won, or a tie): Fleiss' and Randolph's
   kappa and Krippendorff's alpha (:mod:`analysis.metrics.agreement`), items being
   the pairs of one context's batch;
@@ -25,8 +25,10 @@ the choice as shown and whether the pair's second candidate was shown on the lef
   (:func:`.systems.mean_absolute_effect`).
 
 Rankings (``RANKING_FRAME``: one row per candidate and rater, its competition rank)
-are read with ties as mid-ranks. A *block* is one rater's ranking of one context; a
-system's rank in a block is the mean of its candidates' mid-ranks there:
+are read with ties as mid-ranks among the candidates analysed (a ranking's off-topic
+candidate, or one of an excluded source, leaves no gap). A *block* is one rater's
+ranking of one context; a system's rank in a block is the mean of its candidates'
+mid-ranks there:
 
 * per system, the mean of its block ranks with a percentile bootstrap CI resampling
   contexts;
@@ -118,13 +120,19 @@ def _systems(outcomes: pd.DataFrame) -> list[str]:
     return sorted(set(outcomes["a"]) | set(outcomes["b"]), key=str)
 
 
+def _decisive(outcomes: pd.DataFrame) -> pd.DataFrame:
+    """The answers that preferred one candidate (ties left out)."""
+    return outcomes[outcomes["a_score"] != 0.5]
+
+
 def comparison_matrix(outcomes: pd.DataFrame, systems: list[str]) -> np.ndarray:
-    """systems × systems: how often the row's system beat the column's (a tie half
-    to each)."""
+    """systems × systems: how often the row's system beat the column's (ties left
+    out)."""
+    decisive = _decisive(outcomes)
     index = {s: i for i, s in enumerate(systems)}
-    i = outcomes["a"].map(index).to_numpy()
-    j = outcomes["b"].map(index).to_numpy()
-    score = outcomes["a_score"].to_numpy(dtype=float)
+    i = decisive["a"].map(index).to_numpy(dtype=int)
+    j = decisive["b"].map(index).to_numpy(dtype=int)
+    score = decisive["a_score"].to_numpy(dtype=float)
     matrix = np.zeros((len(systems), len(systems)))
     np.add.at(matrix, (i, j), score)
     np.add.at(matrix, (j, i), 1 - score)
@@ -153,14 +161,15 @@ def _bt_intervals(
 ) -> list[tuple[float | None, float | None]]:
     """Percentile bootstrap CIs of the strengths, resampling contexts: each context's
     comparison matrix once, then each resample's matrix as a weighted sum."""
-    if resamples < 1 or len(systems) < 2:
+    outcomes = _decisive(outcomes)
+    if resamples < 1 or len(systems) < 2 or outcomes.empty:
         return [(None, None)] * len(systems)
     contexts = pd.factorize(outcomes["context"])[0]
     n_contexts = int(contexts.max()) + 1
     index = {s: i for i, s in enumerate(systems)}
     k = len(systems)
-    i = outcomes["a"].map(index).to_numpy()
-    j = outcomes["b"].map(index).to_numpy()
+    i = outcomes["a"].map(index).to_numpy(dtype=int)
+    j = outcomes["b"].map(index).to_numpy(dtype=int)
     score = outcomes["a_score"].to_numpy(dtype=float)
     per_context = np.zeros((n_contexts, k * k))
     np.add.at(per_context, (contexts, i * k + j), score)
@@ -263,9 +272,11 @@ def pairwise_cell(
     seed: int = 0,
     shown: bool = True,
 ) -> dict[str, Any]:
-    """One group's answers in one stage (``pair_outcomes``): the pairs table, the
-    strengths with their CIs, agreement, position bias (``shown``: the answers were
-    given on sides shown; derived ones were not) and the mean |h|."""
+    """One group's answers in one stage (``pair_outcomes``, at least one): the pairs
+    table, the strengths with their CIs, agreement, position bias (``shown``: the
+    answers were given on sides shown; derived ones were not) and the mean |h|."""
+    if outcomes.empty:
+        raise ValueError("A pairwise cell needs answers.")
     systems = _systems(outcomes)
     strengths, regularised = bradley_terry(comparison_matrix(outcomes, systems))
     intervals = _bt_intervals(outcomes, systems, resamples=resamples, seed=seed)
@@ -319,10 +330,10 @@ def pairwise_groups_compared(a: dict[str, Any], b: dict[str, Any]) -> dict[str, 
 
 
 def mid_ranks(frame: pd.DataFrame) -> pd.Series:
-    """Each candidate's mid-rank in its block (rater, context): a competition rank
-    r shared by t candidates becomes r + (t − 1)/2 (1, 2, 2, 4 → 1, 2.5, 2.5, 4)."""
-    tied = frame.groupby(["rater", "context", "rank"], sort=False)["rank"].transform("size")
-    return frame["rank"].astype(float) + (tied - 1) / 2
+    """Each candidate's mid-rank in its block (rater, context) among the block's rows:
+    1, 2, 2, 4 → 1, 2.5, 2.5, 4; a block whose off-topic (or excluded) candidate is
+    gone re-ranked without the gap (1, 2, 4, 5 → 1, 2, 3, 4)."""
+    return frame.groupby(["rater", "context"], sort=False)["rank"].rank(method="average")
 
 
 def block_ranks(frame: pd.DataFrame) -> pd.DataFrame:

@@ -153,6 +153,36 @@ class RankingRowsMixin:
 
     COLUMNS = (*RANKING_COLUMNS, GROUP_COLUMN)
 
+    def __init__(self, *args, **kwargs):
+        super().__init__(*args, **kwargs)
+        # (stage, dialogue, annotator) -> (its first row, {text: (rank, row)})
+        self.rankings: dict[tuple[str, str, str], tuple[int, dict]] = {}
+
+    def finish(self) -> None:
+        """Each ranking ranks every candidate of its dialogue's batch in the file, each
+        at most one place below them all (a published ranking leaves its off-topic
+        candidate out, whose place may be among the others')."""
+        for (stage, dialogue, pseudonym), (first_row, ranked) in self.rankings.items():
+            candidates = self.parsed.batches.get((stage, dialogue), {})
+            missing = sorted(text for text in candidates if text not in ranked)
+            if missing:
+                self.problems.at_row(
+                    first_row,
+                    f"{pseudonym} ranks {len(ranked)} of the {len(candidates)} candidates of "
+                    f'dialogue "{dialogue}" in stage "{stage}": a ranking ranks every '
+                    f"candidate (missing: {', '.join(repr(t) for t in missing)})",
+                )
+                continue
+            highest = len(candidates) + 1
+            for rank, row in ranked.values():
+                if rank > highest:
+                    self.add(
+                        row,
+                        RANK_COLUMN,
+                        f"rank {rank} among {len(candidates)} candidates: at most {highest} "
+                        "(one place more for an off-topic candidate the file leaves out)",
+                    )
+
     def row(self, n: int, cells: list[str]) -> None:
         if self.unescape is not None:
             cells = [self.unescape(c) for c in cells]
@@ -174,6 +204,8 @@ class RankingRowsMixin:
         self.relations(n, dialogue, stage, context, source, text, pseudonym, group)
         if self.problems.total == before:
             self.parsed.rows.append(RankRow(n, stage, dialogue, source, text, pseudonym, value))
+            _, ranked = self.rankings.setdefault((stage, dialogue, pseudonym), (n, {}))
+            ranked[text] = (value, n)
 
 
 def comparison_format(cells: list[str]) -> str | None:

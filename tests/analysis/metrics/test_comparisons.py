@@ -130,12 +130,25 @@ def test_bradley_terry_equals_a_logistic_regression_fit():
     assert not regularised
     assert strengths == pytest.approx(logistic_strengths(matrix), abs=1e-4)
     assert strengths.mean() == pytest.approx(0.0)
-    # The same counts through the frame: a tie is half a win to each side.
+    # The same counts through the frame: the wins, ties left out.
     assert comparison_matrix(outcomes(), ["GPT-2", "GPT-3", "Human"]).tolist() == [
-        [0, 2, 0.5],
+        [0, 2, 0],
         [1, 0, 2],
-        [2.5, 1, 0],
+        [2, 1, 0],
     ]
+
+
+def test_ties_do_not_enter_the_strengths():
+    """Bradley–Terry is fitted on the wins: answers that only tie add nothing, and a
+    system that only ever tied has no wins to fit (the ridge)."""
+    base = outcomes()
+    ties = base.assign(a_score=0.5, label="tie", choice="Tie")
+    with_ties = pd.concat([base, ties, ties])
+    systems = ["GPT-2", "GPT-3", "Human"]
+    assert (comparison_matrix(with_ties, systems) == comparison_matrix(base, systems)).all()
+    only_ties = pairwise_cell(ties, resamples=5)
+    assert only_ties["regularised"] is True
+    assert all(p["win_rate"] is None for p in only_ties["pairs"])
 
 
 def test_a_system_that_never_wins_needs_the_ridge():
@@ -205,6 +218,15 @@ def rankings() -> pd.DataFrame:
 def test_mid_ranks_and_block_ranks():
     frame = rankings()
     assert mid_ranks(frame).tolist()[12:16] == [1, 2.5, 2.5, 4]  # 1, 2, 2, 4
+    # A ranking whose off-topic candidate (ranked third of five) is left out: 1, 2, 4, 5
+    # reads 1, 2, 3, 4, and two such identical rankings agree perfectly (W = 1).
+    gap = pd.DataFrame(
+        [(1, r, c, s, k) for r in ("r1", "r2") for c, s, k in
+         ((1, "H", 1), (2, "A", 2), (3, "A", 4), (4, "B", 5))],
+        columns=RANKING_FRAME,
+    )  # fmt: skip
+    assert mid_ranks(gap).tolist() == [1, 2, 3, 4] * 2
+    assert concordance(gap)["per_context"][0]["w"] == pytest.approx(1.0)
     blocks = block_ranks(frame).set_index(["rater", "context", "source"])["rank"]
     assert blocks["r1", 1, "A"] == 2.5  # (2 + 3) / 2
     assert blocks["r1", 2, "A"] == 2.5

@@ -74,6 +74,17 @@ def test_the_blocks_match_the_stored_answers(study):
     assert len(between) == 1 and between[0]["groups"] == ["Expert", "Layperson"]
 
 
+def test_a_group_left_with_one_system_has_no_cell(study):
+    """Excluding every source but one leaves nothing to compare: no cell, no crash."""
+    answered_comparisons(study)
+    report = analysis_run_compute(
+        study=study, parameters={**FAST, "excluded_sources": ["GPT-2", "GPT-3"]}
+    ).result
+    assert report["pairwise"]["cells"] == {}
+    ranked = report["ranking"]["cells"]["Layperson"]["GPT-3 stage"]
+    assert set(ranked["systems"]) == {"Human"}
+
+
 def test_a_study_without_pairwise_or_ranking_stages_has_empty_blocks():
     assert comparisons_build(None, resamples=0, seed=0) == comparisons_empty()
     assert comparisons_empty() == {

@@ -153,9 +153,11 @@ def _with(rows, n: int, column: str, value: str) -> list[list[str]]:
         (lambda: _with(ranking_rows(), 1, "rank", "0"), "row 2, column 'rank': expected a whole number from 1 (the best), not '0'"),
         (lambda: _with(ranking_rows(), 1, "rank", "first"), "row 2, column 'rank': expected a whole number from 1 (the best), not 'first'"),
         (lambda: [*ranking_rows(), ranking_rows()[1]], "duplicate of row 2"),
+        (lambda: [r for i, r in enumerate(ranking_rows()) if i != 2], "row 2: -Expert 1 ranks 2 of the 3 candidates of dialogue \"dlg-1\" in stage \"Ranks\": a ranking ranks every candidate (missing: '=SUM(A1)')"),
+        (lambda: _with(ranking_rows(), 1, "rank", "5"), "row 2, column 'rank': rank 5 among 3 candidates: at most 4"),
     ],
     ids=["choice", "reason", "same-text", "same-source", "pair-reversed", "rank-0", "rank-word",
-         "rank-twice"],
+         "rank-twice", "rank-missing", "rank-too-low"],
 )  # fmt: skip
 def test_a_bad_cell_is_named_and_nothing_is_written(tmp_path, make, message):
     with pytest.raises(CommandError) as raised:

@@ -256,6 +256,17 @@ def stored_ranks(assignment) -> list[int]:
     return [ranks[rid] for rid in assignment.order]
 
 
+def test_a_ranking_keeps_the_times_of_its_save(ranking):
+    """Saved on a clock of its own (the demo's, set in the past), a ranking's answers
+    carry that time, as every other answer does."""
+    earlier = ranking.assigned_at + timedelta(minutes=2)
+    rank(ranking, [1, 2, 3, 4, 5], now=earlier)
+    assert {(j.created_at, j.updated_at) for j in Judgement.objects.all()} == {(earlier, earlier)}
+    later = earlier + timedelta(minutes=1)
+    rank(ranking, [5, 4, 3, 2, 1], now=later, expected_revision=1)
+    assert {(j.created_at, j.updated_at) for j in Judgement.objects.all()} == {(earlier, later)}
+
+
 def test_a_ranking_is_saved_whole_with_competition_ranks(ranking):
     # Five candidates: human, GPT-2 ×2, GPT-3, the off-topic one.
     assert len(ranking.order) == 5

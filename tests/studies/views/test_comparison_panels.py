@@ -148,6 +148,20 @@ def test_a_ranking_is_typed_without_javascript_and_saved_whole(client, ranking_b
     assert ranking_batch.attention_passed is True
 
 
+def test_an_answer_form_posted_to_a_ranking_is_refused_and_the_ranking_shown(client, ranking_batch):
+    response = client.post(item_url(ranking_batch, 1), {"coherent": "yes", "empathy": "4"})
+    assert response.status_code == 422
+    assert "Rank the 5 responses" in response.content.decode()
+    assert not Judgement.objects.exists()
+
+
+def test_a_pairwise_stage_words_its_question_by_its_instrument(pair_batch):
+    stage = Stage.objects.get(pk=pair_batch.stage_id)
+    assert stage.wording.question == "Which of the two responses is better?"
+    stage.coherence_question = "Which one would you say?"
+    assert stage.wording.question == "Which one would you say?"
+
+
 def test_a_ranking_with_ties_where_the_stage_allows_none_is_refused(client, ranking_batch):
     Stage.objects.filter(pk=ranking_batch.stage_id).update(allows_ties=False)
     posted = {f"rank_{rid}": "1" for rid in ranking_batch.order}
