@@ -67,15 +67,15 @@ def study_build(
     stage_wait: timedelta = timedelta(0),
     consented_at=None,
     synthetic: int = 7,
-    likert: bool = False,
-    pairwise: bool = False,
+    instrument: str = "coherence",
     log=print,
 ):
     """An open study with two stages (the second after ``stage_wait``), two groups,
     ``n_contexts`` contexts and ``per_group`` annotators per group. With
     ``consented_at``, the annotators have consented and done the tutorial. With
-    ``likert``, both stages rate on ``bench.generate.LIKERT_DIMENSIONS``; with
-    ``pairwise``, both compare pairs (the human reflection against each candidate)."""
+    ``instrument`` "likert", both stages rate on ``bench.generate.LIKERT_DIMENSIONS``;
+    "pairwise", both compare pairs (the human reflection against each candidate);
+    "ranking", both rank each context's candidates."""
     from bench.generate import LIKERT_DIMENSIONS
     from studies.datafiles.materials import materials_import
     from studies.models import Annotator, LikertDimension, Stage, Study
@@ -95,13 +95,11 @@ def study_build(
         batches_per_stage=m,
         seed=2024,
     )
-    if likert:
+    Stage.objects.filter(study=study).update(instrument=instrument)
+    if instrument == Stage.Instrument.LIKERT:
         for stage in study.stages.all():
-            Stage.objects.filter(pk=stage.pk).update(instrument=Stage.Instrument.LIKERT)
             for dimension in LIKERT_DIMENSIONS:
                 LikertDimension.objects.create(stage=stage, **dimension)
-    if pairwise:
-        Stage.objects.filter(study=study).update(instrument=Stage.Instrument.PAIRWISE)
     document = json.dumps(materials_document(n_contexts, stages, synthetic=synthetic))
     materials_import(study=study, content=document, fmt="json")
     Study.objects.filter(pk=study.pk).update(status=Study.Status.OPEN)
@@ -119,7 +117,7 @@ def study_build(
     study.refresh_from_db()
     log(
         f"study {slug}: {n_contexts} contexts, {2 * per_group} annotators, k={k}, m={m}"
-        f"{', Likert' if likert else ''}{', pairwise' if pairwise else ''} "
+        f"{'' if instrument == 'coherence' else ', ' + instrument} "
         f"({time.monotonic() - started:.1f} s)"
     )
     return study

@@ -43,6 +43,9 @@ CATEGORIES = (
 )
 ITEM_URL = re.compile(r"/s/[\w-]+/b/(\d+)/(\d+)/")
 OF_ITEMS = re.compile(rb"(?:Response candidate|Pair) (\d+) of (\d+)")
+# A ranking stage's one item: its heading, and a rank field per candidate.
+RANKING = re.compile(rb"Rank the \d+ responses")
+RANK_FIELD = re.compile(rb'name="rank_(\d+)"')
 VERSION = re.compile(rb'name="version" value="(\d+)"')
 REVISION = re.compile(rb'name="revision" value="(\d+)"')
 NO_WORK = b"<h1>No work available right now</h1>"
@@ -82,17 +85,27 @@ class Stats:
 
 
 def answer_body(
-    rng: random.Random, *, mode: str, likert: bool = False, pairwise: bool = False
+    rng: random.Random,
+    *,
+    mode: str,
+    instrument: str = "coherence",
+    candidates: list[str] = (),
 ) -> dict:
     """What the item form posts: Yes + rating, or No + categories (+ most evident); in
     a Likert study a rating per dimension of ``bench.generate.LIKERT_DIMENSIONS`` (now
-    and then "cannot judge" on the slider); in a pairwise study A, B or Tie."""
+    and then "cannot judge" on the slider); in a pairwise study A, B or Tie; in a
+    ranking stage (``candidates``: the ids its page names) a rank per candidate, the
+    candidates in a random order."""
     body: dict = {"seconds_spent": f"{rng.uniform(4, 40):.1f}" if mode == "htmx" else ""}
     body["form_mode"] = "js" if mode == "htmx" else "plain"
-    if pairwise:
+    if candidates:
+        order = rng.sample(list(candidates), len(candidates))
+        body.update({f"rank_{rid}": str(place) for place, rid in enumerate(order, start=1)})
+        return body
+    if instrument == "pairwise":
         body["choice"] = rng.choice(("A", "B", "A", "B", "Tie"))
         return body
-    if likert:
+    if instrument == "likert":
         body["rating_fluency"] = str(rng.randint(1, 5))
         if rng.random() < 0.03:
             body["cannot_judge_warmth"] = "on"
@@ -119,12 +132,10 @@ class VirtualAnnotator:
         mode: str,
         seed,
         think: tuple[float, float] | None = None,
-        likert: bool = False,
-        pairwise: bool = False,
+        instrument: str = "coherence",
     ):
         self.base, self.slug, self.tokens, self.mode = base_url, slug, tokens, mode
-        self.likert = likert  # the study's stages rate on Likert dimensions
-        self.pairwise = pairwise  # the study's stages compare pairs
+        self.instrument = instrument  # what the study's stages ask
         self.stats_ref = stats_ref  # a one-item list: the current level's Stats
         self.rng = random.Random(seed)
         self.think = think  # seconds before each request, drawn uniformly; None: no pause
@@ -132,6 +143,7 @@ class VirtualAnnotator:
         self.assignment: int | None = None
         self.number = 0
         self.n_items = 0
+        self.candidates: list[str] = []  # a ranking's candidates (its rank fields)
         self.ready = False  # signed in, consented, tutorial done
         # (assignment id, item number) -> revisions acknowledged (HTTP 2xx) so far
         self.acknowledged: dict[tuple[int, int], int] = defaultdict(int)
@@ -217,6 +229,12 @@ class VirtualAnnotator:
     async def show(self) -> None:
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
         response = await self.request(SHOW, "GET", url)
+        self.candidates = []
+        if RANKING.search(response.content) and self.number == 1:  # one item, ranked whole
+            self.candidates = [m.decode() for m in RANK_FIELD.findall(response.content)]
+            self.n_items = 1
+            self.check_revision(SHOW, response.content, self.number)
+            return
         found = OF_ITEMS.search(response.content)
         if not found or int(found[1]) != self.number:
             self.stats.error(SHOW, f"{url}: not the item page")
@@ -239,7 +257,12 @@ class VirtualAnnotator:
         ``follow=False`` leaves the redirect to the next item unfollowed."""
         mode = mode or self.mode
         url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/"
-        body = answer_body(self.rng, mode=mode, likert=self.likert, pairwise=self.pairwise)
+        body = answer_body(
+            self.rng,
+            mode=mode,
+            instrument=self.instrument,
+            candidates=self.candidates,
+        )
         body["csrfmiddlewaretoken"] = self.csrf()
         body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
         last = self.number == self.n_items
@@ -350,7 +373,12 @@ class VirtualAnnotator:
         ``deadline``: the client's side of each request is the save's, the server's
         is one INSERT."""
         while time.perf_counter() < deadline:
-            body = answer_body(self.rng, mode="plain", likert=self.likert, pairwise=self.pairwise)
+            body = answer_body(
+                self.rng,
+                mode="plain",
+                instrument=self.instrument,
+                candidates=self.candidates,
+            )
             body["csrfmiddlewaretoken"] = self.csrf()
             body["revision"] = str(self.acknowledged[(self.assignment, self.number or 1)])
             try:

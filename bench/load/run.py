@@ -171,8 +171,7 @@ def prepare(
     *,
     levels: list[int],
     duration: float,
-    likert: bool = False,
-    pairwise: bool = False,
+    instrument: str = "coherence",
     log=print,
 ):
     """Fresh database, migrations, the floor's table and a study sized for the run."""
@@ -194,8 +193,7 @@ def prepare(
         per_group=per_group,
         k=3,
         m=5,
-        likert=likert,
-        pairwise=pairwise,
+        instrument=instrument,
         log=log,
     )
     tokens = list(Annotator.objects.order_by("-pk").values_list("access_token", flat=True))
@@ -298,8 +296,7 @@ async def drive(
             stats_ref,
             args.mode,
             seed=i,
-            likert=args.likert,
-            pairwise=args.pairwise,
+            instrument=args.instrument,
         )
         for i in range(max(args.concurrency))
     ]
@@ -470,14 +467,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--duration", type=float, default=30, help="seconds per level")
     parser.add_argument("--mode", choices=("htmx", "plain"), default="htmx")
     parser.add_argument(
-        "--likert",
-        action="store_true",
-        help="Both stages rate each candidate on two Likert dimensions (5 points, slider).",
-    )
-    parser.add_argument(
-        "--pairwise",
-        action="store_true",
-        help="Both stages compare pairs of candidates (A, B or Tie).",
+        "--instrument",
+        choices=("coherence", "likert", "pairwise", "ranking"),
+        default="coherence",
+        help="What both stages ask: the coherence protocol, two Likert dimensions (5 "
+        "points, a slider), pairs of candidates (A, B or Tie), or a ranking of each "
+        "context's candidates (saved whole).",
     )
     parser.add_argument(
         "--think",
@@ -521,8 +516,7 @@ def main(argv: list[str] | None = None) -> int:
         args.database_url,
         levels=args.concurrency,
         duration=args.duration,
-        likert=args.likert,
-        pairwise=args.pairwise,
+        instrument=args.instrument,
     )
     with tempfile.TemporaryDirectory(prefix="bench-load-static-") as static_root:
         env = server_env(args.database_url, static_root)
@@ -549,8 +543,9 @@ def main(argv: list[str] | None = None) -> int:
             print(
                 f"{command}\n{datetime.now(UTC):%Y-%m-%d %H:%M} UTC, {os.cpu_count()} CPUs; "
                 f"gunicorn {args.workers} × {args.worker_class} (threads {args.threads}), "
-                f"mode {args.mode}{', Likert' if args.likert else ''}"
-                f"{', pairwise' if args.pairwise else ''}, {args.duration:.0f} s per phase (save loops and floor in "
+                f"mode {args.mode}"
+                f"{'' if args.instrument == 'coherence' else ', ' + args.instrument}, "
+                f"{args.duration:.0f} s per phase (save loops and floor in "
                 f"turns, {args.slices} slices each); journey think time "
                 f"{args.think[0]:g}–{args.think[1]:g} s\n{HEADER}",
                 flush=True,

@@ -49,11 +49,11 @@ def test_floor_view_inserts_one_row_when_the_setting_is_on(client, db, floor_on)
 
 
 @pytest.mark.django_db(transaction=True)
-@pytest.mark.parametrize("likert", [False, True], ids=["coherence", "likert"])
-def test_load_run_at_tiny_size(tmp_path, capsys, likert):
+@pytest.mark.parametrize("instrument", ["coherence", "likert", "pairwise", "ranking"])
+def test_load_run_at_tiny_size(tmp_path, capsys, instrument):
     logging.getLogger("httpx").setLevel(logging.WARNING)
     study_build(
-        slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, likert=likert,
+        slug="load", n_contexts=6, per_group=6, k=3, m=5, synthetic=1, instrument=instrument,
         log=lambda _: None,
     )  # fmt: skip
     floor_table_create()
@@ -61,7 +61,12 @@ def test_load_run_at_tiny_size(tmp_path, capsys, likert):
     env = server_env(database_url_of(connection.settings_dict), str(tmp_path / "static"))
     collectstatic(env)
     args = argparse.Namespace(
-        concurrency=[2], duration=3.0, mode="htmx", think=[0.01, 0.02], slices=2, likert=likert
+        concurrency=[2],
+        duration=3.0,
+        mode="htmx",
+        think=[0.01, 0.02],
+        slices=2,
+        instrument=instrument,
     )
     with Gunicorn(env, workers=2, worker_class="sync", threads=1) as server:
         levels = run(server, tokens, args)
@@ -72,11 +77,21 @@ def test_load_run_at_tiny_size(tmp_path, capsys, likert):
     assert all(row["errors"] == 0 for row in rows.values()), levels[0]["error_samples"]
     # The save loop revises answers: some stored revisions are above 1, and each one
     # equals the saves acknowledged for it (the ACKED row's errors are the mismatches).
-    assert rows[ACKED]["count"] == Judgement.objects.count()
+    # (A ranking is one answer per batch, stored as a rank per candidate.)
+    answers = (
+        Judgement.objects.values("assignment").distinct().count()
+        if instrument == "ranking"
+        else Judgement.objects.count()
+    )
+    assert rows[ACKED]["count"] == answers
     assert Judgement.objects.filter(revision__gt=1).exists()
-    # A Likert journey's answers each hold a rating per dimension, and no Yes/No.
-    assert Judgement.objects.filter(coherent__isnull=True).exists() == likert
+    # A Likert journey's answers each hold a rating per dimension, and no Yes/No; a
+    # pairwise one's a choice, a ranking one's a rank.
+    likert = instrument == "likert"
+    assert Judgement.objects.filter(coherent__isnull=True).exists() == (instrument != "coherence")
     assert LikertRating.objects.count() == (2 * Judgement.objects.count() if likert else 0)
+    assert Judgement.objects.exclude(choice="").exists() == (instrument == "pairwise")
+    assert Judgement.objects.filter(rank__isnull=False).exists() == (instrument == "ranking")
     assert [ok for _, ok in check_targets(levels)] == [True]
     out = capsys.readouterr().out
     assert SAVE_ONLY in out and "floor INSERT" in out
