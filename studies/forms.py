@@ -298,7 +298,9 @@ class RankingForm(forms.Form):
     shown_at = forms.CharField(required=False, widget=forms.HiddenInput)
     revision = forms.IntegerField(required=False, min_value=0, widget=forms.HiddenInput)
 
-    def __init__(self, *args, candidates: Sequence[int], settings: AnswerSettings, **kwargs):
+    def __init__(self, *args, candidates: Sequence[int], settings: AnswerSettings | None, **kwargs):
+        """``settings``: the stage's (None: not known yet; the save checks the ranking
+        against the assignment's stage, with the same rules and messages)."""
         super().__init__(*args, **kwargs)
         self.candidates = list(candidates)
         self.settings = settings
@@ -321,6 +323,8 @@ class RankingForm(forms.Form):
         if self.errors:
             return cleaned
         cleaned["ranks"] = ranks
+        if self.settings is None:
+            return cleaned
         try:
             ranking_encode(ranks=ranks, candidates=self.candidates, settings=self.settings)
         except ValidationError as exc:

@@ -208,6 +208,17 @@ class VirtualAnnotator:
             "claim batch", "POST", f"/s/{self.slug}/start/", data=data, expect=(200, 302)
         )
         location = response.headers.get("location", "")
+        if location.endswith("/tutorial/"):
+            # The next stage opened between the home page and the claim: its tutorial
+            # first, then the claim again.
+            data = {"csrfmiddlewaretoken": self.csrf()}
+            await self.request(
+                "claim batch", "POST", f"/s/{self.slug}/tutorial/", data=data, expect=(302,)
+            )
+            response = await self.request(
+                "claim batch", "POST", f"/s/{self.slug}/start/", data=data, expect=(200, 302)
+            )
+            location = response.headers.get("location", "")
         if location.endswith("/done/"):
             self.ready = False  # finished every stage: the next one signs up
             return

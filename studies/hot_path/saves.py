@@ -7,7 +7,7 @@ from datetime import datetime
 
 from django.core.exceptions import ValidationError
 from django.db import transaction
-from django.db.models import Case, F, Q, Value, When
+from django.db.models import F, Max, OuterRef, Q, Subquery
 
 from ..errors import ErrorCode
 from ..locks import Aggregate, assignments_locked, lock_record
@@ -410,6 +410,39 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
     return assignment, judgement
 
 
+@built_once
+def _ranking_statement() -> Statement:
+    """A ranking's rows in one statement: one ``Judgement`` per candidate
+    (``%(reflections)s`` with ``%(ranks)s``), all at revision ``%(revision)s``; a row
+    saved before is revised, keeping its creation time."""
+    b = Builder()
+    judgements = table(Judgement)
+    names = ("assignment", "reflection", "rank", "seconds_spent", "revision", "error_flags")
+    columns = [quote(Judgement._meta.get_field(n).column) for n in names]
+    no_flags = b.constant(Judgement._meta.get_field("error_flags").default)
+    created_at, updated_at = (
+        quote(Judgement._meta.get_field(n).column) for n in ("created_at", "updated_at")
+    )
+    target = ", ".join(
+        quote(Judgement._meta.get_field(name).column)
+        for name in _unique_fields(Judgement, "judgement_unique")
+    )
+    kept = ("rank", "seconds_spent", "revision")
+    updates = ", ".join(
+        f"{quote(Judgement._meta.get_field(n).column)} = EXCLUDED.{quote(Judgement._meta.get_field(n).column)}"
+        for n in kept
+    )
+    return b.statement(
+        f"INSERT INTO {judgements} ({', '.join(columns)}, {created_at}, {updated_at})"
+        " SELECT %(assignment)s, r.reflection, r.rank, %(seconds)s, %(revision)s,"
+        f" {no_flags}, %(now)s, %(now)s"
+        " FROM unnest(CAST(%(reflections)s AS bigint[]), CAST(%(ranks)s AS int[]))"
+        " AS r(reflection, rank)"
+        f" ON CONFLICT ({target}) DO UPDATE SET {updates},"
+        f" {updated_at} = EXCLUDED.{updated_at}"
+    )
+
+
 def ranking_save(
     *,
     assignment_id: int,
@@ -418,56 +451,41 @@ def ranking_save(
     seconds_spent: float | None,
     now: datetime,
     expected_revision: int | None = None,
-) -> tuple[Assignment, list[Judgement]]:
+) -> tuple[Assignment, int]:
     """Save (or revise) a ranking stage's answer, the whole ranking at once: one
     ``Judgement`` per candidate of the annotator's own assignment, holding its rank,
-    all at one revision. ``encode(stage_id, candidates)`` checks the ranks against the
-    stage and the batch's candidates (the assignment's order) and returns candidate →
-    rank. ``expected_revision``: the revision the page showed (0: none yet), else
-    ``StaleAnswer``; ``seconds_spent``: the ranking's, each candidate holding its
-    share. Refusals as ``answer_save``'s; the assignment row is locked for the save."""
+    all at one revision (returned with the assignment). ``encode(stage_id,
+    candidates)`` checks the ranks against the stage and the batch's candidates (the
+    assignment's order) and returns candidate → rank. ``expected_revision``: the
+    revision the page showed (0: none yet), else ``StaleAnswer``; ``seconds_spent``:
+    the ranking's, each candidate holding its share. Refusals as ``answer_save``'s;
+    the assignment row is locked for the save, read with its answers' revision."""
     closed = None
     with transaction.atomic():
-        assignment = _locked_assignment(assignment_id, annotator_id)
+        assignment = _locked_assignment(assignment_id, annotator_id, with_revision=True)
         closed = _closed_reason(assignment, now)
         if closed is None:
             ranks = encode(assignment.stage_id, list(assignment.order))
-            revision = max(assignment.judgements.values_list("revision", flat=True), default=0)
+            revision = assignment.answers_revision or 0
             if expected_revision is not None and expected_revision != revision:
                 raise StaleAnswer()
-            share = None if seconds_spent is None else seconds_spent / len(ranks)
-            judgements = Judgement.objects.bulk_create(
-                [
-                    Judgement(
-                        assignment=assignment,
-                        reflection_id=reflection_id,
-                        rank=ranks[reflection_id],
-                        seconds_spent=share,
+            statement = _ranking_statement()
+            with prepared_cursor() as cursor:
+                cursor.execute(
+                    statement.sql,
+                    statement.params(
+                        assignment=assignment.pk,
+                        reflections=list(assignment.order),
+                        ranks=[ranks[rid] for rid in assignment.order],
+                        seconds=None if seconds_spent is None else seconds_spent / len(ranks),
                         revision=revision + FIRST_REVISION,
-                        created_at=now,
-                        updated_at=now,
-                    )
-                    for reflection_id in assignment.order
-                ],
-                update_conflicts=True,
-                unique_fields=_unique_fields(Judgement, "judgement_unique"),
-                update_fields=["rank", "seconds_spent", "revision", "updated_at"],
-            )
-            # The times are the save's (``bulk_create`` stamps the clock's instead).
-            assignment.judgements.update(
-                updated_at=now,
-                created_at=Case(
-                    When(revision=FIRST_REVISION, then=Value(now)), default=F("created_at")
-                ),
-            )
-            for judgement in judgements:
-                judgement.updated_at = now
-                if judgement.revision == FIRST_REVISION:
-                    judgement.created_at = now
+                        now=now,
+                    ),
+                )
             _start_on_first_answer(assignment, now)
     if closed is not None:
         raise AssignmentClosed(closed)
-    return assignment, judgements
+    return assignment, revision + FIRST_REVISION
 
 
 def _entry_pair(entry) -> tuple[tuple[int, int | None], bool]:
@@ -476,12 +494,24 @@ def _entry_pair(entry) -> tuple[tuple[int, int | None], bool]:
     return order_key(entry), swapped
 
 
-def _locked_assignment(assignment_id: int, annotator_id: int | None) -> Assignment:
+def _locked_assignment(
+    assignment_id: int, annotator_id: int | None, *, with_revision: bool = False
+) -> Assignment:
     """The assignment, its row locked for the transaction (with ``annotator_id``: only
-    if it is theirs, else ``Assignment.DoesNotExist``)."""
+    if it is theirs, else ``Assignment.DoesNotExist``); ``with_revision``: read with the
+    highest revision of its answers (``answers_revision``, None without any)."""
     locked = assignments_locked(no_key=True).filter(pk=assignment_id)
     if annotator_id is not None:
         locked = locked.filter(annotator_id=annotator_id)
+    if with_revision:
+        highest = (
+            Judgement.objects.filter(assignment=OuterRef("pk"))
+            .order_by()
+            .values("assignment")
+            .annotate(highest=Max("revision"))
+            .values("highest")
+        )
+        locked = locked.annotate(answers_revision=Subquery(highest[:1]))
     assignment = locked.first()
     if assignment is None:
         raise Assignment.DoesNotExist("No such assignment.")

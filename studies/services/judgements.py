@@ -424,10 +424,11 @@ def ranking_record(
     seconds_spent: float | None = None,
     expected_revision: int | None = None,
     now: datetime | None = None,
-) -> tuple[Assignment, list[Judgement]]:
+) -> tuple[Assignment, int]:
     """Save the annotator's ranking of their own assignment ``assignment_id``
     (``ranking_encode``'s rules against the assignment's stage: ``settings_by_stage``,
-    read with the annotator, else read): ``hot_path.ranking_save``."""
+    read with the annotator, else read): ``hot_path.ranking_save``. Returns the
+    assignment and the ranking's revision."""
     if seconds_spent is not None and seconds_spent < 0:
         raise ValidationError({"seconds_spent": "Time spent cannot be negative."})
 

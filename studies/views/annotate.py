@@ -403,34 +403,56 @@ def _to_review(request, assignment: Assignment) -> HttpResponse:
 
 
 def _ranking_save(request: HttpRequest, assignment_id: int, number: int) -> HttpResponse:
-    """Save a ranking stage's answer, the whole ranking (``ranking_record``); then the
-    review. Its candidates are the assignment's, read first (one save per batch)."""
-    assignment = _assignment(request, assignment_id, with_context=not request.htmx)
-    settings = request.study.answer_settings_by_stage[assignment.stage_id]
-    if number != 1 or not settings.ranks_candidates:
+    """Save a ranking stage's answer, the whole ranking (``ranking_record``, which
+    checks it against the assignment's candidates and stage under its lock); then the
+    review. The assignment is read first only to show a refusal."""
+    if number != 1:
         raise Http404("No such response candidate.")
-    if not assignment.accepts_answers(timezone.now()):
-        return _closed(request, assignment)
-    form = RankingForm(request.POST, candidates=assignment.order, settings=settings)
-    if not form.is_valid():
-        return _render_item(request, assignment, 1, form=form, status=422)
+    posted = [key.removeprefix(RANK_PREFIX) for key in request.POST if key.startswith(RANK_PREFIX)]
+    candidates = [int(rid) for rid in posted if rid.isdigit()]
+    form = RankingForm(request.POST, candidates=candidates, settings=None)
+    if len(candidates) != len(posted) or not form.is_valid():
+        return _ranking_refused(request, assignment_id, status=422)
     try:
-        ranking_record(
+        assignment, _ = ranking_record(
             annotator_id=request.annotator.pk,
-            assignment_id=assignment.pk,
+            assignment_id=assignment_id,
             ranks=form.cleaned_data["ranks"],
             settings_by_stage=request.study.answer_settings_by_stage,
             seconds_spent=form.cleaned_data.get("seconds_spent"),
             expected_revision=form.cleaned_data.get("revision"),
         )
+    except Assignment.DoesNotExist:
+        raise Http404("No such batch.") from None
     except AssignmentClosed:
         return _closed(request, _assignment(request, assignment_id))
     except StaleAnswer as exc:
-        return _render_item(request, assignment, 1, status=409, conflict=exc.messages[0])
+        return _ranking_refused(request, assignment_id, status=409, conflict=exc.messages[0])
     except ValidationError as exc:
-        form.add_error(None, exc.messages)
-        return _render_item(request, assignment, 1, form=form, status=422)
+        return _ranking_refused(request, assignment_id, status=422, errors=exc.messages)
     return _to_review(request, assignment)
+
+
+def _ranking_refused(
+    request, assignment_id: int, *, status: int, conflict: str = "", errors=()
+) -> HttpResponse:
+    """The ranking page again after a refused save: the posted ranks with the
+    refusal (checked against the assignment's candidates and stage), or, after a
+    conflict, the saved ranking."""
+    assignment = _assignment(request, assignment_id, with_context=not request.htmx)
+    settings = request.study.answer_settings_by_stage[assignment.stage_id]
+    if not settings.ranks_candidates:
+        raise Http404("No such response candidate.")
+    if not assignment.accepts_answers(timezone.now()):
+        return _closed(request, assignment)
+    form = None
+    if not conflict:
+        form = RankingForm(request.POST, candidates=assignment.order, settings=settings)
+        form.is_valid()
+        for message in errors:
+            if message not in form.non_field_errors():
+                form.add_error(None, message)
+    return _render_item(request, assignment, 1, form=form, status=status, conflict=conflict)
 
 
 @annotator_page(after=Step.TRAINING)

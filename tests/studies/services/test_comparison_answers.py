@@ -270,12 +270,12 @@ def test_a_ranking_keeps_the_times_of_its_save(ranking):
 def test_a_ranking_is_saved_whole_with_competition_ranks(ranking):
     # Five candidates: human, GPT-2 ×2, GPT-3, the off-topic one.
     assert len(ranking.order) == 5
-    assignment, saved = rank(ranking, [1, 2, 2, 3, 4], seconds_spent=50.0)
+    assignment, revision = rank(ranking, [1, 2, 2, 3, 4], seconds_spent=50.0)
     assert stored_ranks(ranking) == [1, 2, 2, 4, 5]
     assert {j.revision for j in Judgement.objects.all()} == {1}
     assert {j.seconds_spent for j in Judgement.objects.all()} == {10.0}  # each a share
     assert assignment.status == Assignment.Status.IN_PROGRESS
-    assert len(saved) == 5
+    assert revision == 1
     rank(ranking, [5, 4, 3, 2, 1], expected_revision=1)
     assert stored_ranks(ranking) == [5, 4, 3, 2, 1]
     assert {j.revision for j in Judgement.objects.all()} == {2}
