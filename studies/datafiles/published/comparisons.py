@@ -79,16 +79,14 @@ class PairwiseRowsMixin:
         self.pairs: dict[tuple, int] = {}
 
     def row(self, n: int, cells: list[str]) -> None:
-        if self.unescape is not None:
-            cells = [self.unescape(c) for c in cells]
-        if len(cells) > self.width:
-            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+        read = self.row_cells(n, cells)
+        if read is None:
             return
         before = self.problems.total
         (
             dialogue, stage, context, pseudonym, source_a, text_a, source_b, text_b, choice,
             reason, group,
-        ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))  # fmt: skip
+        ) = read  # fmt: skip
         dialogue, stage, source_a, text_a, pseudonym = self.identity(
             n, dialogue, stage, source_a, text_a, pseudonym
         )
@@ -184,15 +182,11 @@ class RankingRowsMixin:
                     )
 
     def row(self, n: int, cells: list[str]) -> None:
-        if self.unescape is not None:
-            cells = [self.unescape(c) for c in cells]
-        if len(cells) > self.width:
-            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+        read = self.row_cells(n, cells)
+        if read is None:
             return
         before = self.problems.total
-        dialogue, stage, context, source, text, pseudonym, rank, group = self.cells(
-            cells + [""] * (self.width + 1 - len(cells))
-        )
+        dialogue, stage, context, source, text, pseudonym, rank, group = read
         dialogue, stage, source, text, pseudonym = self.identity(
             n, dialogue, stage, source, text, pseudonym
         )

@@ -87,16 +87,14 @@ class LikertRowsMixin:
                 )
 
     def row(self, n: int, cells: list[str]) -> None:
-        if self.unescape is not None:
-            cells = [self.unescape(c) for c in cells]
-        if len(cells) > self.width:
-            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+        read = self.row_cells(n, cells)
+        if read is None:
             return
         before = self.problems.total
         (
             dialogue, stage, context, source, text, pseudonym, dimension, scale, rating,
             cannot_judge, group,
-        ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))  # fmt: skip
+        ) = read  # fmt: skip
         dialogue, stage, source, text, pseudonym = self.identity(
             n, dialogue, stage, source, text, pseudonym
         )

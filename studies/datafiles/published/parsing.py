@@ -82,6 +82,17 @@ class _Parser:
     def add(self, n: int, column: str, message: str) -> None:
         self.problems.at_cell(n, column, message)
 
+    def row_cells(self, n: int, cells: list[str]) -> tuple | None:
+        """A row's cells in ``COLUMNS`` order (unescaped from a spreadsheet-safe file;
+        an absent optional column reads ""), or None for a row wider than the header
+        (said as a problem)."""
+        if self.unescape is not None:
+            cells = [self.unescape(c) for c in cells]
+        if len(cells) > self.width:
+            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+            return None
+        return self.cells(cells + [""] * (self.width + 1 - len(cells)))
+
     def required(self, n: int, column: str, value: str, what: str, max_length: int):
         value = value.strip()
         problem = f"empty {what}" if not value else storable_problem(value, max_length)
@@ -91,10 +102,8 @@ class _Parser:
         return value
 
     def row(self, n: int, cells: list[str]) -> None:
-        if self.unescape is not None:
-            cells = [self.unescape(c) for c in cells]
-        if len(cells) > self.width:
-            self.problems.at_row(n, f"{len(cells)} cells but the header has {self.width} columns")
+        read = self.row_cells(n, cells)
+        if read is None:
             return
         before = self.problems.total
         (
@@ -110,7 +119,7 @@ class _Parser:
             most_evident,
             empathy,
             description,
-        ) = self.cells(cells + [""] * (self.width + 1 - len(cells)))
+        ) = read
         dialogue, stage, source, text, pseudonym = self.identity(
             n, dialogue, stage, source, text, pseudonym
         )

@@ -112,8 +112,9 @@ def test_groups_named_as_their_prefix_need_no_group_column(tmp_path):
     assert export("copy")[0] == list(PAIRWISE_COLUMNS)
 
 
-def test_a_spreadsheet_safe_file_round_trips(tmp_path):
-    import_rows(tmp_path, pairwise_rows())
+@pytest.mark.parametrize("rows", [pairwise_rows, ranking_rows], ids=["pairwise", "ranking"])
+def test_a_spreadsheet_safe_file_round_trips(tmp_path, rows):
+    import_rows(tmp_path, rows())
     out = StringIO()
     call_command("export_annotations", "copy", "--spreadsheet-safe", stdout=out)
     assert "'=SUM(A1)" in out.getvalue()
