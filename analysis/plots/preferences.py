@@ -7,6 +7,7 @@ stage's panels are its implied wins."""
 from __future__ import annotations
 
 from ..tables.format import finite
+from ..tables.likert import nothing_counted
 from ..tables.preferences import pairwise_strengths_table, pairwise_table
 from .svg import GRID, MUTED, OKABE_ITO, Figure, empty, fit, percent
 
@@ -30,6 +31,13 @@ def _panels(records) -> dict[tuple, list]:
     return panels
 
 
+def _nothing(figure: Figure, report: dict) -> str:
+    """The figure of a report without pairwise answers: none of any instrument's yet, or
+    none of a pairwise or ranking stage."""
+    nothing = nothing_counted(report) == "No judgements"  # no instrument's at all
+    return empty(figure, "No judgements analysed yet." if nothing else "No pairwise answers yet.")
+
+
 def _heading(group, stage, derived) -> str:
     return f"{group} · {stage}" + (" (implied by rankings)" if derived else "")
 
@@ -45,7 +53,7 @@ def pairwise_wins_svg(report: dict) -> str:
     )
     records = pairwise_table(report).records()
     if not records:
-        return empty(figure, "No pairwise answers yet.")
+        return _nothing(figure, report)
     figure.text(16, 26, figure.title, size=15, weight="bold")
     y = 48.0
     cell, label_width = 64, 150
@@ -111,7 +119,7 @@ def pairwise_strengths_svg(report: dict) -> str:
     )
     records = pairwise_strengths_table(report).records()
     if not records:
-        return empty(figure, "No pairwise answers yet.")
+        return _nothing(figure, report)
     values = []
     for record in records:
         stat = record.stat("strength")

@@ -269,8 +269,9 @@ def test_undefined_statistics_show_a_dash_with_the_reason(single_rater_report):
 
 
 #: The figures of the coherence protocol's report (the Likert figure's tests: with the
-#: Likert block, tests/analysis/report/test_likert.py).
-COHERENCE_PLOTS = sorted(set(PLOTS) - {"likert"})
+#: Likert block, tests/analysis/report/test_likert.py; the pairwise figures': with
+#: theirs, tests/analysis/report/test_comparisons.py).
+COHERENCE_PLOTS = sorted(set(PLOTS) - {"likert", "pairwise-wins", "pairwise-strengths"})
 
 
 @pytest.mark.parametrize("name", COHERENCE_PLOTS)
@@ -606,8 +607,8 @@ def test_dashboard_with_a_done_run_shows_its_tables_figures_and_parameters(
     # Run facts: id, parameters, duration.
     assert f"#{run.pk}" in page and "BART" in page and "12.5 s" in page
     assert "<dt>Seed</dt><dd>7</dd>" in page
-    # (The Likert figure follows the Likert tables, which this study has none of:
-    # tests/analysis/report/test_likert.py.)
+    # (The Likert and pairwise figures follow their tables, which this study has none
+    # of: tests/analysis/report/test_likert.py, test_comparisons.py.)
     for name in COHERENCE_PLOTS:
         svg_url = url("plot_svg", loaded_study, run.pk, name)
         assert f'href="{svg_url}?download=1"' in page

@@ -158,7 +158,11 @@ def test_the_figures_show_the_tables_numbers(study, admin_client):
     human = cell["strengths"]["Human"]["strength"]
     assert f"Human: {human:.2f}" in strengths
     for name in ("pairwise-wins", "pairwise-strengths"):
-        assert "No pairwise answers yet." in PLOTS[name]({**report, **comparisons_empty()})
+        # Nothing of any instrument, or nothing of these stages beside other answers.
+        nothing = {**report, **comparisons_empty()}
+        assert "No judgements analysed yet." in PLOTS[name](nothing)
+        others = {**nothing, "group_order": ["Layperson"]}
+        assert "No pairwise answers yet." in PLOTS[name](others)
     page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
     assert 'id="pairwise-wins-title"' in page and 'id="pairwise-strengths-title"' in page
     svg = admin_client.get(reverse("analysis:plot_svg", args=[study.slug, run.pk, "pairwise-wins"]))
