@@ -1,6 +1,6 @@
 """The report's ``pairwise`` and ``ranking`` blocks: the answers of the study's pairwise
 and ranking stages, per group and stage (statistics:
-:mod:`analysis.metrics.protocol.comparisons`).
+:mod:`analysis.metrics.protocol.pairwise`, :mod:`~analysis.metrics.protocol.ranking`).
 
 Each block's ``stages`` lists its stages in the study's order (the cells' keys do
 not keep it). ``pairwise.cells[group][stage]`` holds the pairs of systems (wins, losses, ties, win
@@ -21,15 +21,13 @@ from dataclasses import dataclass, field
 
 import pandas as pd
 
-from ..metrics.protocol.comparisons import (
+from ..metrics.protocol.pairwise import (
     PAIRWISE_FRAME,
-    RANKING_FRAME,
-    implied_pairs,
     pair_outcomes,
     pairwise_cell,
     pairwise_groups_compared,
-    ranking_cell,
 )
+from ..metrics.protocol.ranking import RANKING_FRAME, implied_pairs, ranking_cell
 
 #: The frames' columns: the group and stage, then the metrics' own.
 PAIRWISE_COLUMNS = ["group", "stage", *PAIRWISE_FRAME]

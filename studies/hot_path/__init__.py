@@ -15,6 +15,7 @@ statement; on other databases, and to find out why a PostgreSQL save wrote nothi
 a save goes through the ORM (``_answer_save_orm``) with the same rules.
 """
 
+from .ranking import ranking_save
 from .reads import annotator_of_session, item_panel_reads, session_row
 from .saves import (
     ANSWER_FIELDS,
@@ -24,7 +25,6 @@ from .saves import (
     EncodedAnswer,
     StaleAnswer,
     answer_save,
-    ranking_save,
 )
 from .sql import prepared_cursor
 

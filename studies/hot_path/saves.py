@@ -99,7 +99,7 @@ def _ratings_written() -> str:
     )
     target = ", ".join(
         quote(LikertRating._meta.get_field(name).column)
-        for name in _unique_fields(LikertRating, "likert_rating_unique")
+        for name in unique_fields(LikertRating, "likert_rating_unique")
     )
     return (
         f"INSERT INTO {ratings} ({judgement}, {dimension}, {value}, {cannot_judge})"
@@ -186,7 +186,7 @@ def _save_statement(
     else:
         target = ", ".join(
             quote(Judgement._meta.get_field(name).column)
-            for name in _unique_fields(Judgement, "judgement_unique")
+            for name in unique_fields(Judgement, "judgement_unique")
         )
         if variant == "first":
             on_conflict = f"ON CONFLICT ({target}) DO NOTHING"
@@ -235,7 +235,7 @@ def _save_statement(
     )
 
 
-def _unique_fields(model, name: str) -> tuple[str, ...]:
+def unique_fields(model, name: str) -> tuple[str, ...]:
     (constraint,) = [c for c in model._meta.constraints if c.name == name]
     return tuple(constraint.fields)
 
@@ -379,13 +379,13 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
     cannot slip in between the status check and the write."""
     closed, now, number = None, save.now, save.number
     with transaction.atomic():
-        assignment = _locked_assignment(save.assignment_id, save.annotator_id)
+        assignment = locked_assignment(save.assignment_id, save.annotator_id)
         key, swapped = (save.reflection_id, save.opponent_id), False
         if number is not None:
             if not 1 <= number <= len(assignment.order):
                 raise Assignment.DoesNotExist("No such response candidate.")
             key, swapped = _entry_pair(assignment.order[number - 1])
-        closed = _closed_reason(assignment, now)
+        closed = closed_reason(assignment, now)
         if closed is None:
             entries = {_entry_pair(entry)[0]: _entry_pair(entry)[1] for entry in assignment.order}
             if key not in entries:
@@ -404,88 +404,10 @@ def _answer_save_orm(save: _Save) -> tuple[Assignment, Judgement]:
             )
             if encoded.ratings:
                 _ratings_write(judgement=judgement, stage_id=assignment.stage_id, encoded=encoded)
-            _start_on_first_answer(assignment, now)
+            start_on_first_answer(assignment, now)
     if closed is not None:
         raise AssignmentClosed(closed)
     return assignment, judgement
-
-
-@built_once
-def _ranking_statement() -> Statement:
-    """A ranking's rows in one statement: one ``Judgement`` per candidate
-    (``%(reflections)s`` with ``%(ranks)s``), all at revision ``%(revision)s``; a row
-    saved before is revised, keeping its creation time."""
-    b = Builder()
-    judgements = table(Judgement)
-    names = ("assignment", "reflection", "rank", "seconds_spent", "revision", "error_flags")
-    columns = [quote(Judgement._meta.get_field(n).column) for n in names]
-    no_flags = b.constant(Judgement._meta.get_field("error_flags").default)
-    created_at, updated_at = (
-        quote(Judgement._meta.get_field(n).column) for n in ("created_at", "updated_at")
-    )
-    target = ", ".join(
-        quote(Judgement._meta.get_field(name).column)
-        for name in _unique_fields(Judgement, "judgement_unique")
-    )
-    kept = ("rank", "seconds_spent", "revision")
-    updates = ", ".join(
-        f"{quote(Judgement._meta.get_field(n).column)} = EXCLUDED.{quote(Judgement._meta.get_field(n).column)}"
-        for n in kept
-    )
-    return b.statement(
-        f"INSERT INTO {judgements} ({', '.join(columns)}, {created_at}, {updated_at})"
-        " SELECT %(assignment)s, r.reflection, r.rank, %(seconds)s, %(revision)s,"
-        f" {no_flags}, %(now)s, %(now)s"
-        " FROM unnest(CAST(%(reflections)s AS bigint[]), CAST(%(ranks)s AS int[]))"
-        " AS r(reflection, rank)"
-        f" ON CONFLICT ({target}) DO UPDATE SET {updates},"
-        f" {updated_at} = EXCLUDED.{updated_at}"
-    )
-
-
-def ranking_save(
-    *,
-    assignment_id: int,
-    annotator_id: int,
-    encode: Callable[[int, list[int]], dict[int, int]],
-    seconds_spent: float | None,
-    now: datetime,
-    expected_revision: int | None = None,
-) -> tuple[Assignment, int]:
-    """Save (or revise) a ranking stage's answer, the whole ranking at once: one
-    ``Judgement`` per candidate of the annotator's own assignment, holding its rank,
-    all at one revision (returned with the assignment). ``encode(stage_id,
-    candidates)`` checks the ranks against the stage and the batch's candidates (the
-    assignment's order) and returns candidate → rank. ``expected_revision``: the
-    revision the page showed (0: none yet), else ``StaleAnswer``; ``seconds_spent``:
-    the ranking's, each candidate holding its share. Refusals as ``answer_save``'s;
-    the assignment row is locked for the save, read with its answers' revision."""
-    closed = None
-    with transaction.atomic():
-        assignment = _locked_assignment(assignment_id, annotator_id, with_revision=True)
-        closed = _closed_reason(assignment, now)
-        if closed is None:
-            ranks = encode(assignment.stage_id, list(assignment.order))
-            revision = assignment.answers_revision or 0
-            if expected_revision is not None and expected_revision != revision:
-                raise StaleAnswer()
-            statement = _ranking_statement()
-            with prepared_cursor() as cursor:
-                cursor.execute(
-                    statement.sql,
-                    statement.params(
-                        assignment=assignment.pk,
-                        reflections=list(assignment.order),
-                        ranks=[ranks[rid] for rid in assignment.order],
-                        seconds=None if seconds_spent is None else seconds_spent / len(ranks),
-                        revision=revision + FIRST_REVISION,
-                        now=now,
-                    ),
-                )
-            _start_on_first_answer(assignment, now)
-    if closed is not None:
-        raise AssignmentClosed(closed)
-    return assignment, revision + FIRST_REVISION
 
 
 def _entry_pair(entry) -> tuple[tuple[int, int | None], bool]:
@@ -494,7 +416,7 @@ def _entry_pair(entry) -> tuple[tuple[int, int | None], bool]:
     return order_key(entry), swapped
 
 
-def _locked_assignment(
+def locked_assignment(
     assignment_id: int, annotator_id: int | None, *, with_revision: bool = False
 ) -> Assignment:
     """The assignment, its row locked for the transaction (with ``annotator_id``: only
@@ -518,7 +440,7 @@ def _locked_assignment(
     return assignment
 
 
-def _closed_reason(assignment: Assignment, now: datetime) -> str | None:
+def closed_reason(assignment: Assignment, now: datetime) -> str | None:
     """Why the locked ``assignment`` takes no answer (None: it does). One past its
     deadline is expired now (the caller's transaction commits the expiry)."""
     if assignment.is_open and assignment.is_past_deadline(now):
@@ -535,7 +457,7 @@ def _closed_reason(assignment: Assignment, now: datetime) -> str | None:
     return None
 
 
-def _start_on_first_answer(assignment: Assignment, now: datetime) -> None:
+def start_on_first_answer(assignment: Assignment, now: datetime) -> None:
     if assignment.status == Assignment.Status.ASSIGNED:
         assignment.status = Assignment.Status.IN_PROGRESS
         assignment.started_at = now

@@ -227,17 +227,9 @@ class Command(BaseCommand):
                         dimension = LikertDimension(stage=stage, **dimension)
                         dimension.full_clean()
                         dimension.save()
-        materials_import(
-            study=study, content=(DEMO_DIR / "materials.json").read_bytes(), fmt="json"
+        return self._opened(
+            study, (DEMO_DIR / "materials.json").read_bytes(), researcher=researcher
         )
-        study_open(study=study)
-        if study.created_by_id is None:
-            study_created_by(study=study, user=researcher)
-        for group in study.groups.all():
-            missing = ANNOTATORS_PER_GROUP - group.annotators.count()
-            if missing > 0:
-                annotators_create(group=group, count=missing)
-        return study
 
     def _comparison_study(self, config: dict, researcher) -> Study:
         """The demo's third study: stage 1 compares pairs of candidates from different
@@ -268,7 +260,13 @@ class Command(BaseCommand):
                 Stage.objects.filter(study=study, position=2).update(
                     instrument=Stage.Instrument.RANKING
                 )
-        materials_import(study=study, content=json.dumps(comparison_materials()), fmt="json")
+        return self._opened(study, json.dumps(comparison_materials()), researcher=researcher)
+
+    def _opened(self, study: Study, materials, *, researcher) -> Study:
+        """``study`` with ``materials`` imported (a JSON document), open, owned by the
+        researcher, with ``ANNOTATORS_PER_GROUP`` annotators per group (each step
+        idempotent)."""
+        materials_import(study=study, content=materials, fmt="json")
         study_open(study=study)
         if study.created_by_id is None:
             study_created_by(study=study, user=researcher)

@@ -7,7 +7,8 @@ synthetic, per-annotator consistency, the item-level table (:mod:`.items`, the o
 home of the majority rule), and the system-level analysis built on it
 (:mod:`.systems`, :mod:`.generation`, :mod:`.evaluators`), and the free-text
 descriptions with their coding (:mod:`.descriptions`); and the Likert instrument's
-ratings on named dimensions (:mod:`.likert`). Built on
+ratings on named dimensions (:mod:`.likert`), pairwise preferences (:mod:`.pairwise`)
+and rankings (:mod:`.ranking`). Built on
 :mod:`analysis.metrics.agreement`, :mod:`analysis.metrics.association` and
 :mod:`analysis.metrics.bootstrap`; no Django.
 

@@ -1,4 +1,4 @@
-"""Pairwise preferences and rankings (``analysis.metrics.protocol.comparisons``): every
+"""Pairwise preferences and rankings (``analysis.metrics.protocol.pairwise``, ``.ranking``): every
 statistic on a hand-worked example, cross-checked against an independent
 computation (a logistic-regression fit of Bradley–Terry, scipy's Friedman test for
 Kendall's W, the closed forms of the kappas)."""
@@ -11,22 +11,24 @@ import pytest
 import statsmodels.api as sm
 from scipy import stats
 
-from analysis.metrics.protocol.comparisons import (
+from analysis.metrics.protocol.pairwise import (
     BT_RIDGE,
     PAIRWISE_FRAME,
-    RANKING_FRAME,
-    block_ranks,
     bradley_terry,
     comparison_matrix,
+    pair_outcomes,
+    pairwise_cell,
+    pairwise_groups_compared,
+)
+from analysis.metrics.protocol.ranking import (
+    RANKING_FRAME,
+    block_ranks,
     concordance,
     friedman,
     implied_pairs,
     kendalls_w,
     mean_ranks,
     mid_ranks,
-    pair_outcomes,
-    pairwise_cell,
-    pairwise_groups_compared,
     ranking_cell,
 )
 from analysis.metrics.protocol.systems import mean_absolute_effect
