@@ -139,7 +139,7 @@ def _save_statement(
     item (by number) an entry ``[first, second, swapped]`` of the order, whose pair
     and side are written with it."""
     b = Builder()
-    assignments, judgements = table(Assignment), table(Judgement)
+    judgements = table(Judgement)
     order = column(Assignment, "order")
     opponent_column, swapped_column = (
         quote(Judgement._meta.get_field(n).column) for n in ("opponent", "shown_swapped")
@@ -160,12 +160,6 @@ def _save_statement(
             f"CASE WHEN {order} @> jsonb_build_array(%(reflection)s::bigint)"
             " THEN %(reflection)s::bigint END"
         )
-    which = Q(pk=Param("assignment"))
-    if annotators_own:
-        which &= Q(annotator_id=Param("annotator"))
-    takes_answers = b.condition(Assignment, which & Assignment.accepting_answers_q(Param("now")))
-    if of_stages:
-        takes_answers += f" AND {column(Assignment, 'stage')} = ANY(CAST(%(stages)s AS bigint[]))"
     answer_columns = [quote(Judgement._meta.get_field(n).column) for n in ANSWER_FIELDS]
     next_revision = b.expression(Judgement, _next_revision())
     revision, updated_at = (
@@ -210,28 +204,59 @@ def _save_statement(
             f" {b.constant(FIRST_REVISION)}, %(now)s, %(now)s{pair_values}"
             f" FROM a WHERE a.reflection_id IS NOT NULL {on_conflict}"
         )
-    assigned = b.constant(Assignment.Status.ASSIGNED)
-    in_progress = b.constant(Assignment.Status.IN_PROGRESS)
-    status = quote(Assignment._meta.get_field("status").column)
-    a_columns = ", ".join(quote(f.column) for f in Assignment._meta.concrete_fields)
     saved_columns = ", ".join(
         "saved." + quote(f"j__{f.column}") for f in Judgement._meta.concrete_fields
     )
+    locked = locked_open_assignment(
+        b, annotators_own, of_stages, also=f"{reflection} AS reflection_id{pair}"
+    )
     return b.statement(
-        f"WITH a AS ("
-        f" SELECT {a_columns}, {reflection} AS reflection_id{pair} FROM {assignments}"
-        f" WHERE {takes_answers} FOR NO KEY UPDATE"
-        f"), saved AS ({saved} RETURNING {select_list(Judgement, 'j')}"
+        f"WITH a AS ({locked}), saved AS ({saved} RETURNING {select_list(Judgement, 'j')}"
         + (f"), rated AS ({_ratings_written()}" if rated else "")
-        + f"), started AS ("  # the first answer starts the assignment
-        f" UPDATE {assignments} SET {status} = {in_progress},"
+        + f"), started AS ({started_on_first_answer(b)})"
+        f" SELECT {select_list(Assignment, 'a', 'a')},"
+        f" {saved_columns},"
+        f" (SELECT count(*) FROM started) AS started FROM a JOIN saved ON TRUE"
+    )
+
+
+def locked_open_assignment(
+    b: Builder, annotators_own: bool, of_stages: bool, *, also: str = "", where: str = ""
+) -> str:
+    """The part of a one-statement save that locks the assignment ``%(assignment)s``
+    (``FOR NO KEY UPDATE``) if it takes answers at ``%(now)s``
+    (``Assignment.accepting_answers_q``); ``annotators_own``: only if it is
+    ``%(annotator)s``'s; ``of_stages``: only if its stage is one of ``%(stages)s``.
+    Its columns, and ``also``; ``where``: a further condition. The statement names it
+    ``a``; ``started_on_first_answer`` starts it."""
+    which = Q(pk=Param("assignment"))
+    if annotators_own:
+        which &= Q(annotator_id=Param("annotator"))
+    takes_answers = b.condition(Assignment, which & Assignment.accepting_answers_q(Param("now")))
+    if of_stages:
+        takes_answers += f" AND {column(Assignment, 'stage')} = ANY(CAST(%(stages)s AS bigint[]))"
+    if where:
+        takes_answers += f" AND {where}"
+    a_columns = ", ".join(quote(f.column) for f in Assignment._meta.concrete_fields)
+    return (
+        f"SELECT {a_columns}{', ' + also if also else ''} FROM {table(Assignment)}"
+        f" WHERE {takes_answers} FOR NO KEY UPDATE"
+    )
+
+
+def started_on_first_answer(b: Builder) -> str:
+    """The part of a one-statement save that starts the locked assignment ``a`` (the
+    statement's ``locked_open_assignment``) when the save wrote something (its part
+    named ``saved``) and it had no answer before (``start_on_first_answer``)."""
+    assigned = b.constant(Assignment.Status.ASSIGNED)
+    in_progress = b.constant(Assignment.Status.IN_PROGRESS)
+    status = quote(Assignment._meta.get_field("status").column)
+    return (
+        f"UPDATE {table(Assignment)} SET {status} = {in_progress},"
         f" {quote(Assignment._meta.get_field('started_at').column)} = %(now)s,"
         f" {quote(Assignment._meta.get_field('updated_at').column)} = %(now)s"
         f" WHERE {column(Assignment, 'id')} = (SELECT id FROM a WHERE {status} = {assigned})"
         f" AND EXISTS (SELECT 1 FROM saved) RETURNING {column(Assignment, 'id')}"
-        f") SELECT {select_list(Assignment, 'a', 'a')},"
-        f" {saved_columns},"
-        f" (SELECT count(*) FROM started) AS started FROM a JOIN saved ON TRUE"
     )
 
 

@@ -427,8 +427,8 @@ def ranking_record(
 ) -> tuple[Assignment, int]:
     """Save the annotator's ranking of their own assignment ``assignment_id``
     (``ranking_encode``'s rules against the assignment's stage: ``settings_by_stage``,
-    read with the annotator, else read): ``hot_path.ranking_save``. Returns the
-    assignment and the ranking's revision."""
+    read with the annotator, else read): ``hot_path.ranking_save``, in one statement
+    when the stages are given. Returns the assignment and the ranking's revision."""
     if seconds_spent is not None and seconds_spent < 0:
         raise ValidationError({"seconds_spent": "Time spent cannot be negative."})
 
@@ -447,4 +447,6 @@ def ranking_record(
         seconds_spent=seconds_spent,
         now=now or timezone.now(),
         expected_revision=expected_revision,
+        ranked=list(ranks),
+        stage_ids=list(settings_by_stage or ()),
     )
