@@ -34,6 +34,9 @@ from .sql import (
     table,
 )
 
+#: The highest id the statement can be asked about (PostgreSQL's bigint).
+MAX_ID = 2**63 - 1
+
 # The candidates and their ranks, as the statements read them.
 _RANKED = (
     "unnest(CAST(%(reflections)s AS bigint[]), CAST(%(ranks)s AS int[])) AS r(reflection, rank)"
@@ -60,7 +63,14 @@ def _ranking_at_once(variant: str, of_stages: bool) -> Statement:
     the assignment and the ranking's revision, or no row when it wrote nothing.
     ``variant``: "revise" (the page showed revision ``%(expected)s`` > 0: update the
     rows, if every candidate's is still at that revision) or "first" (the page showed
-    no ranking: insert, if the assignment has no answer)."""
+    no ranking: insert, if the assignment has no answer).
+
+    All or none: the revision's row count is taken in the statement's snapshot and
+    the insert skips conflicting rows one by one, so this rests on every writer of a
+    ranking stage's answers writing a whole ranking under the assignment's lock (this
+    module; the published ranking import writes whole rankings into new
+    assignments): a ranking's rows are then always the order's candidates at one
+    revision."""
     b = Builder()
     judgements = table(Judgement)
     order = column(Assignment, "order")
@@ -173,7 +183,12 @@ def ranking_save(
     that accepts it and its candidates are those ranked; when that writes nothing, the
     locked path (``_ranking_save_locked``) finds out why, as ``answer_save``'s ORM path
     does."""
-    if ranked and stage_ids and expected_revision is not None:
+    if (
+        ranked
+        and stage_ids
+        and expected_revision is not None
+        and all(1 <= rid <= MAX_ID for rid in ranked)  # else not a candidate: see why
+    ):
         accepting, ranks = [], None
         for stage_id in stage_ids:
             try:

@@ -124,6 +124,7 @@ def test_rows_at_different_revisions_are_written_all_or_none(ranking):
     ("change", "message"),
     [
         ("another candidate", "Rank only the candidates of this batch."),
+        ("an id past bigint", "Rank only the candidates of this batch."),
         ("one candidate fewer", "Give every candidate a rank (1 of 5 have none)."),
         ("ties where none are allowed", "This stage allows no ties"),
         ("a rank out of range", "A rank is a number from 1 (the best) to 5."),
@@ -137,6 +138,8 @@ def test_a_ranking_the_batch_or_stage_does_not_take_is_refused_with_its_reason(
     ranks = dict(zip(ranking.order, [5, 4, 3, 2, 1], strict=True))
     if change == "another candidate":
         ranks = {**ranks, 999999: 1}
+    elif change == "an id past bigint":
+        ranks = {**ranks, 2**63: 1}
     elif change == "one candidate fewer":
         ranks.pop(ranking.order[0])
     elif change == "ties where none are allowed":
@@ -147,6 +150,29 @@ def test_a_ranking_the_batch_or_stage_does_not_take_is_refused_with_its_reason(
     with pytest.raises(ValidationError, match=re.escape(message)):
         rank_as_the_page(ranking, None, ranks=ranks, revision=1)
     assert stored(ranking) == before
+
+
+@pytest.mark.parametrize("every_stage_ranks", [False, True])
+def test_a_ranking_posted_to_a_batch_of_another_instrument_is_refused(ranking, every_stage_ranks):
+    """The statement takes only a batch of a stage whose settings accept the ranking
+    (or, when every stage ranks, any of the study's): a batch of a coherence stage,
+    whose order is also a list of candidates, is refused with the stage's reason."""
+    second = ranking.stage.study.stages.get(position=2)
+    if every_stage_ranks:
+        Stage.objects.filter(pk=second.pk).update(instrument=Stage.Instrument.RANKING)
+    other = assignment_create(annotator=ranking.annotator, batch=second.batches.first())
+    settings = settings_of(ranking)
+    if every_stage_ranks:
+        with CaptureQueriesContext(connection) as queries:
+            rank_as_the_page(
+                other, list(range(1, len(other.order) + 1)), revision=0, settings=settings
+            )
+        assert len(queries.captured_queries) == 1
+        assert Judgement.objects.filter(assignment=other).count() == len(other.order)
+        return
+    with pytest.raises(ValidationError, match="This stage does not ask for a ranking"):
+        rank_as_the_page(other, list(range(1, len(other.order) + 1)), revision=0, settings=settings)
+    assert not Judgement.objects.exists()
 
 
 def test_a_closed_batch_or_another_annotators_is_refused(ranking):
@@ -166,6 +192,16 @@ def test_a_closed_batch_or_another_annotators_is_refused(ranking):
             expected_revision=0,
         )
     assert not Judgement.objects.exists()
+
+
+def waiting_for_a_lock() -> int:
+    """Backends of this database waiting for a lock."""
+    with connection.cursor() as cursor:
+        cursor.execute(
+            "SELECT count(*) FROM pg_stat_activity WHERE datname = current_database()"
+            " AND wait_event_type = 'Lock'"
+        )
+        return cursor.fetchone()[0]
 
 
 @pytest.mark.django_db(transaction=True)
@@ -199,7 +235,11 @@ def test_two_tabs_saving_the_same_shown_ranking_one_wins_one_is_stale(ranking):
     tabs = [threading.Thread(target=revise, args=(n,)) for n in ((5, 4, 3, 2, 1), (2, 1, 3, 4, 5))]
     for tab in tabs:
         tab.start()
-    time.sleep(0.3)  # both are waiting for the lock
+    # Both tabs' statements are waiting for the lock before it is released.
+    deadline = time.monotonic() + 5
+    while waiting_for_a_lock() < 2 and time.monotonic() < deadline:
+        time.sleep(0.02)
+    assert waiting_for_a_lock() == 2
     release.set()
     for thread in (holder, *tabs):
         thread.join(10)

@@ -143,6 +143,17 @@ def test_a_ranking_is_typed_without_javascript_and_saved_whole(client, ranking_b
     # The page shows the saved ranking again, best first.
     again = client.get(url).content.decode()
     assert again.index(text(others[0])) < again.index(text(check))
+    # The page's form carries the revision it showed: a save from it is the one
+    # statement; one from the older page is refused, the saved ranking shown.
+    assert 'name="revision" value="1"' in again
+    reversed_ranks = {f"rank_{rid}": str(n) for rid, n in zip(others, (4, 3, 2, 1), strict=True)}
+    stale = client.post(url, {**reversed_ranks, f"rank_{check}": "5", "revision": "0"})
+    assert stale.status_code == 409
+    assert dict(Judgement.objects.values_list("reflection_id", "rank")) == ranks
+    revised = client.post(url, {**reversed_ranks, f"rank_{check}": "5", "revision": "1"})
+    assert revised.status_code == 302
+    assert set(Judgement.objects.values_list("revision", flat=True)) == {2}
+    assert [Judgement.objects.get(reflection_id=rid).rank for rid in others] == [4, 3, 2, 1]
     assert client.post(response["Location"]).status_code == 302
     ranking_batch.refresh_from_db()
     assert ranking_batch.attention_passed is True
