@@ -4,8 +4,9 @@ Kept apart from the models so importers, exports and analysis share one source.
 """
 
 import random
-from collections.abc import Iterable, Sequence
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from datetime import timedelta
 
 HUMAN_SOURCE = "Human"
 ATTENTION_SOURCE = "Attention check"
@@ -249,6 +250,18 @@ def stage_finished(
     ``left`` it (for a later stage, or a crowd worker's part ended early:
     ``CrowdEntry.Outcome.PARTIAL``)."""
     return not open_ and (left or submitted >= m or not batch_possible)
+
+
+def group_takes_part(chosen: Collection[int], group_id: int) -> bool:
+    """The one rule of "this group works in the stage": the stage's chosen groups
+    (``Stage.groups``) include it, or none are chosen (every group takes part)."""
+    return not chosen or group_id in chosen
+
+
+def stage_wait(min_wait: timedelta, group_waits: Mapping[int, timedelta], group_id: int):
+    """A stage's minimum wait for a group: the group's own (``StageGroupWait``, by
+    group id), else the stage's."""
+    return group_waits.get(group_id, min_wait)
 
 
 # --- Pairwise preference and ranking --------------------------------------------------

@@ -17,6 +17,7 @@ from ..models import (
     ErrorCategory,
     LikertDimension,
     Stage,
+    StageGroupWait,
 )
 from ..permissions import Capability, user_may
 from ..selectors import error_category_is_used
@@ -56,6 +57,7 @@ class StageInline(PerStudyInlineMixin, admin.StackedInline):
     extra = 0
     fields = (
         ("position", "name", "min_wait"),
+        ("groups", "overlap_k", "batches_per_stage"),
         ("instrument", "no_answer", "empathy_after_yes", "categories_from_coding"),
         ("allows_ties", "asks_reason", "pairs_per_context"),
         ("completion_code", "partial_completion_code", "screened_out_code"),
@@ -218,6 +220,29 @@ class LikertDimensionInline(PerStudyInlineMixin, admin.StackedInline):
     )
 
 
+class StageGroupWaitInline(PerStudyInlineMixin, admin.TabularInline):
+    """Groups with a wait of their own before the stage, on the stage's page."""
+
+    model = StageGroupWait
+    study_path = "stage__study"
+    extra = 0
+    fields = ("group", "min_wait")
+    formfield_overrides = HUMAN_DURATIONS
+    verbose_name_plural = (
+        "Groups' own waits (each listed group waits this long before the stage, the "
+        "others the stage's minimum wait)"
+    )
+
+    def get_formset(self, request, obj=None, **kwargs):
+        """The stage's own study's groups to choose from (the form class is made anew
+        for each page)."""
+        formset = super().get_formset(request, obj, **kwargs)
+        group = formset.form.base_fields.get("group")
+        if obj is not None and group is not None:
+            group.queryset = group.queryset.filter(study_id=obj.study_id)
+        return formset
+
+
 @admin.register(Stage)
 class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
@@ -240,7 +265,8 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
             None,
             {
                 "fields": (
-                    "study", "position", "name", "min_wait", "instrument", "no_answer",
+                    "study", "position", "name", "min_wait", "groups", "overlap_k",
+                    "batches_per_stage", "instrument", "no_answer",
                     "empathy_after_yes", "allows_ties", "asks_reason", "pairs_per_context",
                     "categories_from_coding", "categories", "scheme_final_at", "scheme_final_by",
                 )
@@ -292,10 +318,10 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     def get_inlines(self, request, obj):
         """A saved Likert stage lists its dimensions (and a stage switched back to the
         coherence protocol those it kept, which can then be deleted)."""
-        likert = obj is not None and (
-            obj.instrument == Stage.Instrument.LIKERT or obj.dimensions.exists()
-        )
-        return (LikertDimensionInline,) if likert else ()
+        if obj is None:
+            return ()
+        likert = obj.instrument == Stage.Instrument.LIKERT or obj.dimensions.exists()
+        return (StageGroupWaitInline, *((LikertDimensionInline,) if likert else ()))
 
     def get_fieldsets(self, request, obj=None):
         """A new stage has no join links or scheme mark to show yet."""

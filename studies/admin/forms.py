@@ -21,7 +21,7 @@ from ..services import (
 )
 from ..services.crowd import stage_codes_validate
 from ..services.in_use import error_category_delete_validate, locked_reason, stage_is_locked
-from ..services.stages import stage_categories_validate
+from ..services.stages import stage_categories_validate, stage_groups_validate
 from ..validators import validate_likert_labels
 from .common import LockedOnceUsedForm
 
@@ -43,6 +43,9 @@ class StageForm(LockedOnceUsedForm):
             "position",
             "name",
             "min_wait",
+            "groups",
+            "overlap_k",
+            "batches_per_stage",
             "instrument",
             "no_answer",
             "empathy_after_yes",
@@ -59,7 +62,10 @@ class StageForm(LockedOnceUsedForm):
             *WORDING_FIELDS,
             *TUTORIAL_FIELDS,
         )
-        widgets = {"categories": forms.CheckboxSelectMultiple}
+        widgets = {
+            "categories": forms.CheckboxSelectMultiple,
+            "groups": forms.CheckboxSelectMultiple,
+        }
 
     def __init__(self, *args, **kwargs):
         super().__init__(*args, **kwargs)
@@ -80,6 +86,17 @@ class StageForm(LockedOnceUsedForm):
             field.error_messages["invalid_choice"] = (
                 "A stage offers only its own study's error categories; %(value)s is not one "
                 "of them."
+            )
+        if "groups" in self.fields:
+            # As the categories: a saved stage lists its own study's groups only.
+            field = self.fields["groups"]
+            if self.instance.study_id:
+                field.queryset = AnnotatorGroup.objects.filter(study_id=self.instance.study_id)
+            field.queryset = field.queryset.select_related("study").order_by("study", "name")
+            if not self.instance.study_id:
+                field.label_from_instance = lambda g: f"{g.name} ({g.study.slug})"
+            field.error_messages["invalid_choice"] = (
+                "A stage takes only its own study's groups; %(value)s is not one of them."
             )
         for name in MADE_UP_CODES:
             if name not in self.fields:  # read-only: a role that may not change the stage
@@ -119,8 +136,24 @@ class StageForm(LockedOnceUsedForm):
         categories = self.cleaned_data["categories"]
         study = self.cleaned_data.get("study") or getattr(self.instance, "study", None)
         if study is not None:
-            stage_categories_validate(stage=Stage(study=study), categories=categories)
+            try:
+                stage_categories_validate(stage=Stage(study=study), categories=categories)
+            except ValidationError as exc:
+                raise ValidationError(exc.message_dict["categories"]) from None
         return categories
+
+    def clean_groups(self):
+        """The groups taking part: of the stage's own study, keeping every group that
+        already works in it (``stage_groups_validate``)."""
+        groups = self.cleaned_data["groups"]
+        study = self.cleaned_data.get("study") or getattr(self.instance, "study", None)
+        if study is not None:
+            stage = self.instance if self.instance.pk else Stage(study=study)
+            try:
+                stage_groups_validate(stage=stage, groups=groups)
+            except ValidationError as exc:
+                raise ValidationError(exc.message_dict["groups"]) from None
+        return groups
 
     def _post_clean(self):
         super()._post_clean()

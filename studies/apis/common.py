@@ -27,12 +27,34 @@ class SecondsField(serializers.Field):
 # --- shared output shapes --------------------------------------------------------------------
 
 
+class StageGroupWaitSerializer(serializers.Serializer):
+    group = serializers.IntegerField(source="group_id", help_text="The group's id.")
+    min_wait_seconds = SecondsField(source="min_wait", help_text="Its wait before the stage.")
+
+    class Meta:
+        ref_name = "StageGroupWait"
+
+
 class StageSerializer(serializers.Serializer):
     id = serializers.IntegerField()
     position = serializers.IntegerField(help_text="1, 2, ...: annotators do stages in order.")
     name = serializers.CharField()
     min_wait_seconds = SecondsField(
         source="min_wait", help_text="Minimum wait before an annotator may start this stage."
+    )
+    overlap_k = serializers.IntegerField(
+        source="k", help_text="Annotators per batch per group: the stage's own, else the study's."
+    )
+    batches_per_stage = serializers.IntegerField(
+        source="m", help_text="Batches per annotator: the stage's own, else the study's."
+    )
+    groups = serializers.PrimaryKeyRelatedField(
+        many=True, read_only=True, help_text="Ids of the groups taking part; empty: every group."
+    )
+    group_waits = StageGroupWaitSerializer(
+        many=True,
+        help_text="Groups with a wait of their own before this stage (the others wait "
+        "min_wait_seconds).",
     )
 
     class Meta:

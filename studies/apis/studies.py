@@ -175,6 +175,9 @@ class ProgressApi(ResearcherApi):
                 annotators_needed = serializers.IntegerField(
                     help_text="More annotators needed to fill the open slots."
                 )
+                takes_part = serializers.BooleanField(
+                    help_text="The group takes part in this stage (else its slots are 0)."
+                )
 
                 class Meta:
                     ref_name = "GroupProgress"
@@ -184,8 +187,10 @@ class ProgressApi(ResearcherApi):
             position = serializers.IntegerField()
             batches = serializers.IntegerField()
             batches_complete = serializers.IntegerField(
-                help_text="Batches with k submitted assignments in every group."
+                help_text="Batches with k submitted assignments in every group taking part."
             )
+            k = serializers.IntegerField(help_text="The stage's k: its own, else the study's.")
+            m = serializers.IntegerField(help_text="The stage's m: its own, else the study's.")
             groups = GroupCellSerializer(many=True)
 
             class Meta:

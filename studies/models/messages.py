@@ -13,7 +13,7 @@ from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
 from .roles import StudyRole, StudyRoleEvent
-from .stages import Stage
+from .stages import Stage, StageGroupWait
 from .study import AnnotatorGroup, ConsentVersion, Study
 from .work import Assignment, Judgement
 
@@ -39,6 +39,11 @@ CHECK_MESSAGES = {
     "stage_position_positive": "Stage positions start at 1.",
     "stage_name_not_empty": "A stage needs a name.",
     "stage_min_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "stage_overlap_k_positive": "At least one annotator per batch and group is needed "
+    "(empty: the study's k).",
+    "stage_batches_per_stage_positive": "Each annotator needs at least one batch in the "
+    "stage (empty: the study's m).",
+    "stage_group_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
     "stage_coding_scheme_asks_categories": "Only a stage that asks for error categories "
     "can take its categories from coding.",
     "study_coherence_question_not_empty": "The study needs a coherence question.",
@@ -127,6 +132,7 @@ for _model in (
     Study,
     ConsentVersion,
     Stage,
+    StageGroupWait,
     AnnotatorGroup,
     ErrorCategory,
     Code,

@@ -50,6 +50,30 @@ class Stage(models.Model):
         help_text="Minimum wait before an annotator may start this stage, counted from their "
         'own completion of the previous stage, e.g. "3 days", "2 days 4 hours" or "0".',
     )
+    # Who takes part, how many of each group per batch, and how many batches each: the
+    # study's unless the stage sets its own (``Stage.k``, ``Stage.m``,
+    # ``protocol.group_takes_part``); a group's own wait: ``StageGroupWait``.
+    groups = models.ManyToManyField(
+        "AnnotatorGroup",
+        blank=True,
+        related_name="stages",
+        verbose_name="groups taking part",
+        help_text="The groups whose annotators work in this stage. None chosen: every group. "
+        "An annotator of another group skips the stage; their wait before their next stage "
+        "counts from their last batch in a stage they took part in.",
+    )
+    overlap_k = models.PositiveSmallIntegerField(
+        "annotators per batch per group (k)",
+        null=True,
+        blank=True,
+        help_text="Empty: the study's k.",
+    )
+    batches_per_stage = models.PositiveSmallIntegerField(
+        "batches per annotator (m)",
+        null=True,
+        blank=True,
+        help_text="Empty: the study's m.",
+    )
     instrument = models.CharField(
         max_length=20,
         choices=Instrument.choices,
@@ -229,6 +253,14 @@ class Stage(models.Model):
                 condition=Q(pairs_per_context__isnull=True) | Q(pairs_per_context__gte=1),
                 name="stage_pairs_per_context_positive",
             ),
+            models.CheckConstraint(
+                condition=Q(overlap_k__isnull=True) | Q(overlap_k__gte=1),
+                name="stage_overlap_k_positive",
+            ),
+            models.CheckConstraint(
+                condition=Q(batches_per_stage__isnull=True) | Q(batches_per_stage__gte=1),
+                name="stage_batches_per_stage_positive",
+            ),
             models.UniqueConstraint(fields=["study", "join_key"], name="stage_join_key_unique"),
             models.CheckConstraint(
                 condition=Q(join_key__regex=CODE_REGEX), name="stage_join_key_format"
@@ -294,6 +326,16 @@ class Stage(models.Model):
         return [i for i in self.platform_task_ids.split(",") if i]
 
     @property
+    def k(self) -> int:
+        """Annotators per batch per group in this stage: its own, else the study's."""
+        return self.overlap_k or self.study.overlap_k
+
+    @property
+    def m(self) -> int:
+        """Batches per annotator in this stage: its own, else the study's."""
+        return self.batches_per_stage or self.study.batches_per_stage
+
+    @property
     def answer_settings(self) -> AnswerSettings:
         """What this stage asks after Yes and after No."""
         return AnswerSettings(
@@ -340,6 +382,33 @@ class Stage(models.Model):
         """What annotators see: "Stage 2". Stage names such as "GPT-3 stage" would tell
         them which candidates come from a model."""
         return f"Stage {self.position}"
+
+
+class StageGroupWait(models.Model):
+    """A group's own minimum wait before a stage (the stage's ``min_wait`` for the
+    other groups): e.g. experts may start as soon as the laypeople's items are in."""
+
+    stage = models.ForeignKey(Stage, on_delete=models.CASCADE, related_name="group_waits")
+    group = models.ForeignKey(
+        "AnnotatorGroup", on_delete=models.CASCADE, related_name="stage_waits"
+    )
+    min_wait = models.DurationField(
+        help_text="This group's minimum wait before the stage, counted from each "
+        'annotator\'s last batch in a stage they took part in, e.g. "1 day" or "0".',
+    )
+
+    class Meta:
+        ordering = ["stage", "group__name"]
+        verbose_name = "group's own wait"
+        constraints = [
+            models.UniqueConstraint(fields=["stage", "group"], name="stage_group_wait_unique"),
+            models.CheckConstraint(
+                condition=Q(min_wait__gte=timedelta(0)), name="stage_group_wait_not_negative"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.group.name}: {self.min_wait}"
 
 
 #: What a stage may word differently from its study (the item panel's questions) and

@@ -18,6 +18,7 @@ from ..models import (
     LikertRating,
     Reflection,
     Stage,
+    StageGroupWait,
     Study,
 )
 from ..personal_data import PURGED_PREFIX
@@ -93,14 +94,27 @@ def study_list() -> QuerySet[Study]:
 def studies_with_configuration() -> QuerySet[Study]:
     """Studies with their stages, groups and categories prefetched (in their orders)."""
     return Study.objects.prefetch_related(
-        Prefetch("stages", queryset=Stage.objects.order_by("position")),
+        Prefetch("stages", queryset=_stages_with_groups()),
         Prefetch("groups", queryset=AnnotatorGroup.objects.order_by("name")),
         Prefetch("categories", queryset=ErrorCategory.objects.order_by("order", "bit")),
     )
 
 
 def stage_list(*, study: Study) -> QuerySet[Stage]:
-    return Stage.objects.filter(study=study).order_by("position")
+    """The study's stages in order, with their groups taking part and the groups' own
+    waits (for ``Stage.k`` and ``Stage.m``, their study)."""
+    return _stages_with_groups().filter(study=study)
+
+
+def _stages_with_groups() -> QuerySet[Stage]:
+    return (
+        Stage.objects.select_related("study")
+        .prefetch_related(
+            Prefetch("groups", queryset=AnnotatorGroup.objects.order_by("name", "id")),
+            Prefetch("group_waits", queryset=StageGroupWait.objects.order_by("group__name")),
+        )
+        .order_by("position")
+    )
 
 
 def group_list(*, study: Study) -> QuerySet[AnnotatorGroup]:

@@ -19,6 +19,7 @@ from ..models import (
     Study,
 )
 from ..protocol import stage_finished
+from .stages import StageGroupRules, stage_group_rules
 from .training import TrainingStatus, training_outcomes
 
 
@@ -40,6 +41,7 @@ class GroupProgress:
     # rule): they can no longer get work here.
     without_work: int = 0
     capacity_left: int | None = None  # batches the group's others can still take
+    takes_part: bool = True  # the group works in the stage (``protocol.group_takes_part``)
 
     @property
     def submitted(self) -> int:
@@ -66,6 +68,8 @@ class GroupProgress:
         can still take ``m`` minus the batches they hold in the stage; the open slots
         beyond that need ``m`` per new annotator. (A batch takes at most one slot per
         annotator, so with few batches left the real need can be slightly higher.)"""
+        if not self.takes_part:
+            return 0
         m = self.batches_per_stage
         capacity_left = (
             self.capacity_left
@@ -82,8 +86,10 @@ class StageProgress:
     position: int
     batches: int
     slots: int  # per group: batches × k
-    batches_complete: int  # batches with k submitted assignments in every group
+    batches_complete: int  # batches with k submitted assignments in every group taking part
     groups: list[GroupProgress]
+    k: int  # the stage's (``Stage.k``)
+    m: int  # the stage's (``Stage.m``)
 
 
 @dataclass(frozen=True)
@@ -110,13 +116,14 @@ def study_progress(*, study: Study) -> StudyProgress:
     """Per stage (in order) and group (by name): assignments by status, complete
     batches, judgements, participating annotators and invitations needed, in three
     aggregate queries (and ``_annotators_without_work``'s)."""
-    k, m = study.overlap_k, study.batches_per_stage
-    stages = list(
-        Stage.objects.filter(study=study)
-        .order_by("position")
-        .annotate(n_batches=Count("batches"))
-        .values_list("id", "name", "position", "n_batches")
+    stage_rows = list(
+        Stage.objects.filter(study=study).order_by("position").annotate(n_batches=Count("batches"))
     )
+    for stage in stage_rows:
+        stage.study = study
+    k_of = {stage.pk: stage.k for stage in stage_rows}
+    m_of = {stage.pk: stage.m for stage in stage_rows}
+    rules = stage_group_rules(study_id=study.pk)
     headcount = (
         Annotator.objects.participating()
         .filter(group=OuterRef("pk"))
@@ -155,23 +162,25 @@ def study_progress(*, study: Study) -> StudyProgress:
         by_status[stage_id, group_id, status] += n
         stored[stage_id, group_id] += n_stored
         analysed[stage_id, group_id] += n_analysed
-        if status == Assignment.Status.SUBMITTED and n >= k:
+        if status == Assignment.Status.SUBMITTED and n >= k_of[stage_id]:
             complete[stage_id, group_id].add(batch_id)
 
     without_work, capacity = _annotators_without_work(
-        study=study, k=k, m=m, group_ids=[g[0] for g in groups]
+        study=study, stages=stage_rows, rules=rules, group_ids=[g[0] for g in groups]
     )
     rows = []
-    for stage_id, stage_name, position, n_batches in stages:
+    for stage in stage_rows:
+        stage_id, k, m, n_batches = stage.pk, k_of[stage.pk], m_of[stage.pk], stage.n_batches
         cells = []
         for group_id, group_name, n_annotators in groups:
             key = (stage_id, group_id)
             counts = {s: by_status.get((*key, s), 0) for s in Assignment.Status.values}
+            takes_part = rules.takes_part(stage, group_id)
             cells.append(
                 GroupProgress(
                     group_id=group_id,
                     name=group_name,
-                    slots=n_batches * k,
+                    slots=n_batches * k if takes_part else 0,
                     assignments=counts,
                     batches_complete=len(complete.get(key, ())),
                     judgements=analysed.get(key, 0),
@@ -180,30 +189,39 @@ def study_progress(*, study: Study) -> StudyProgress:
                     batches_per_stage=m,
                     without_work=without_work.get(key, 0),
                     capacity_left=capacity.get(key, 0),
+                    takes_part=takes_part,
                 )
             )
+        taking_part = [g[0] for g in groups if rules.takes_part(stage, g[0])]
         in_every_group = (
-            set.intersection(*(complete.get((stage_id, g[0]), set()) for g in groups))
-            if groups
+            set.intersection(*(complete.get((stage_id, g), set()) for g in taking_part))
+            if taking_part
             else set()
         )
         rows.append(
             StageProgress(
                 stage_id=stage_id,
-                name=stage_name,
-                position=position,
+                name=stage.name,
+                position=stage.position,
                 batches=n_batches,
                 slots=n_batches * k,
                 batches_complete=len(in_every_group),
                 groups=cells,
+                k=k,
+                m=m,
             )
         )
     return StudyProgress(
-        overlap_k=k, batches_per_stage=m, group_names=[g[1] for g in groups], stages=rows
+        overlap_k=study.overlap_k,
+        batches_per_stage=study.batches_per_stage,
+        group_names=[g[1] for g in groups],
+        stages=rows,
     )
 
 
-def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[int]):
+def _annotators_without_work(
+    *, study: Study, stages: list[Stage], rules: StageGroupRules, group_ids: list[int]
+):
     """Per (stage, group): how many of the group's active annotators can no longer get
     work in the stage (finished by ``stage_finished`` short of m batches: no batch of
     the stage can ever be theirs, every batch they never had has k submitted annotators
@@ -237,8 +255,11 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     # Batches short of k submitted annotators, per stage and group; someone can still
     # get one unless they had every one of them (linear in what each person had).
     groups = set(group_ids)
+    by_id = {stage.pk: stage for stage in stages}
     unfinished = {
-        (stage_id, group_id): {b for b in stage_batches if submitted[stage_id, group_id, b] < k}
+        (stage_id, group_id): {
+            b for b in stage_batches if submitted[stage_id, group_id, b] < by_id[stage_id].k
+        }
         for stage_id, stage_batches in batches.items()
         for group_id in groups
     }
@@ -253,6 +274,10 @@ def _annotators_without_work(*, study: Study, k: int, m: int, group_ids: list[in
     )
     for annotator_id, group_id in people:
         for stage_id in batches:
+            stage = by_id[stage_id]
+            m = stage.m
+            if not rules.takes_part(stage, group_id):
+                continue  # not their group's stage: neither without work nor capacity
             if (
                 outcomes.get(annotator_id) == TrainingStatus.FAILED
             ):  # the training quiz ended their part

@@ -5,7 +5,7 @@ at once in a fixed number of queries (the rule itself: ``stage_states_from``).""
 from collections import defaultdict
 from collections.abc import Callable
 from dataclasses import dataclass
-from datetime import datetime
+from datetime import datetime, timedelta
 
 from django.core.exceptions import ValidationError
 from django.db import models
@@ -19,12 +19,13 @@ from ..models import (
     CrowdEntry,
     ErrorCategory,
     Stage,
+    StageGroupWait,
     Study,
     TutorialReading,
     WaitExemption,
     stage_offered_categories,
 )
-from ..protocol import stage_finished
+from ..protocol import group_takes_part, stage_finished, stage_wait
 
 
 class StageStatus(models.TextChoices):
@@ -43,6 +44,9 @@ class StageStatus(models.TextChoices):
     # (``Stage.awaits_scheme``): closed to every annotator until someone does.
     AWAITING_SCHEME = "awaiting_scheme", "Waiting for its error categories"
     LOCKED = "locked", "Locked"  # an earlier stage is not complete
+    # Their group does not take part in the stage (``protocol.group_takes_part``):
+    # passed over, like a stage done, but it sets no wait.
+    SKIPPED = "skipped", "Not for your group"
 
 
 @dataclass(frozen=True)
@@ -56,6 +60,11 @@ class StageState:
     target: int
     unlocks_at: datetime | None
     last_submitted_at: datetime | None
+
+    @property
+    def passed(self) -> bool:
+        """Behind the annotator: done, or not for their group (the next stage may open)."""
+        return self.status in (StageStatus.DONE, StageStatus.SKIPPED)
 
 
 def _possible_batches(*, annotator: Annotator, stage: Stage, k: int):
@@ -118,17 +127,51 @@ def annotator_stage_states(
         if annotator.platform
         else None
     )
-    k = study.overlap_k
     return stage_states_from(
         stages=list(study.stages.order_by("position")),
-        m=study.batches_per_stage,
+        group_id=annotator.group_id,
+        rules=stage_group_rules(study_id=study.pk),
         counts=counts,
         exempt=exempt,
         entered=entries,
-        possible=lambda stage: _possible_batches(annotator=annotator, stage=stage, k=k).exists(),
-        claimable=lambda stage: claimable_batches(annotator=annotator, stage=stage, k=k).exists(),
+        possible=lambda stage: _possible_batches(
+            annotator=annotator, stage=stage, k=stage.k
+        ).exists(),
+        claimable=lambda stage: claimable_batches(
+            annotator=annotator, stage=stage, k=stage.k
+        ).exists(),
         now=now,
     )
+
+
+@dataclass(frozen=True)
+class StageGroupRules:
+    """Which groups take part in each stage (stage id → the chosen group ids; none:
+    every group) and the groups' own waits (stage id → group id → wait)."""
+
+    groups: dict[int, set[int]]
+    waits: dict[int, dict[int, timedelta]]
+
+    def takes_part(self, stage: Stage, group_id: int) -> bool:
+        return group_takes_part(self.groups.get(stage.pk, ()), group_id)
+
+    def wait(self, stage: Stage, group_id: int) -> timedelta:
+        return stage_wait(stage.min_wait, self.waits.get(stage.pk, {}), group_id)
+
+
+def stage_group_rules(*, study_id: int) -> StageGroupRules:
+    """The study's ``StageGroupRules``, from two queries."""
+    groups: dict[int, set[int]] = defaultdict(set)
+    for stage_id, group_id in Stage.groups.through.objects.filter(
+        stage__study_id=study_id
+    ).values_list("stage_id", "annotatorgroup_id"):
+        groups[stage_id].add(group_id)
+    waits: dict[int, dict[int, timedelta]] = defaultdict(dict)
+    for stage_id, group_id, wait in StageGroupWait.objects.filter(
+        stage__study_id=study_id
+    ).values_list("stage_id", "group_id", "min_wait"):
+        waits[stage_id][group_id] = wait
+    return StageGroupRules(dict(groups), dict(waits))
 
 
 #: An annotator's assignments per stage, as ``stage_states_from`` reads them.
@@ -144,7 +187,8 @@ STAGE_COUNTS = {
 def stage_states_from(
     *,
     stages: list[Stage],
-    m: int,
+    group_id: int,
+    rules: StageGroupRules,
     counts: dict,
     exempt: set,
     entered: dict | None,
@@ -159,7 +203,10 @@ def stage_states_from(
     crowd worker; a stage whose part ended early, ``PARTIAL``, is left), and
     whether a batch of a stage can still be theirs (``possible``) or be claimed now
     (``claimable``), asked only when needed. A stage whose categories come from coding
-    opens to nobody before its scheme is final (``Stage.awaits_scheme``)."""
+    opens to nobody before its scheme is final (``Stage.awaits_scheme``). A stage their
+    group (``group_id``) does not take part in is skipped (``rules``): the stage after
+    it waits from their last submission in a stage they took part in, for its wait
+    for their group."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage; so does a crowd worker's part that ended early.
     left = {
@@ -169,12 +216,16 @@ def stage_states_from(
     }
 
     states: list[StageState] = []
-    previous: StageState | None = None
+    previous: StageState | None = None  # the last stage their group took part in
     for stage in stages:
         row = counts.get(stage.pk, {})
         submitted, open_, last = row.get("submitted", 0), row.get("open", 0), row.get("last")
+        m = stage.m
         unlocks_at = None
-        if previous is not None and previous.status != StageStatus.DONE:
+        if not rules.takes_part(stage, group_id):
+            states.append(StageState(stage, StageStatus.SKIPPED, submitted, open_, 0, None, last))
+            continue
+        if previous is not None and not previous.passed:
             status = StageStatus.LOCKED
         else:
             if (
@@ -182,7 +233,7 @@ def stage_states_from(
                 and stage.pk not in exempt
                 and previous.last_submitted_at is not None
             ):
-                unlocks_at = previous.last_submitted_at + stage.min_wait
+                unlocks_at = previous.last_submitted_at + rules.wait(stage, group_id)
             if open_:
                 status = StageStatus.IN_PROGRESS
             elif stage_finished(
@@ -223,12 +274,13 @@ def annotators_stage_states(
     *, study: Study, annotators, now: datetime | None = None
 ) -> dict[int, list[StageState]]:
     """``annotator_stage_states`` for each of ``annotators`` (a queryset of the study's
-    annotators), by annotator id, from seven queries: the stages, the annotators, their
-    assignments counted per stage, their wait exemptions, their crowd entries, the
-    study's batches, and per batch and group the slots submitted and held."""
+    annotators), by annotator id, from nine queries: the stages, the groups taking
+    part in each and their own waits, the annotators, their assignments counted per
+    stage, their wait exemptions, their crowd entries, the study's batches, and per
+    batch and group the slots submitted and held."""
     now = now or timezone.now()
-    k, m = study.overlap_k, study.batches_per_stage
-    stages = list(Stage.objects.filter(study=study).order_by("position"))
+    stages = list(Stage.objects.filter(study=study).select_related("study").order_by("position"))
+    rules = stage_group_rules(study_id=study.pk)
     people = list(annotators.values_list("pk", "group_id", "platform"))
     ids = annotators.values("pk")
     counts: dict[int, dict[int, dict]] = defaultdict(dict)
@@ -274,14 +326,15 @@ def annotators_stage_states(
 
     def any_batch(annotator_id, group_id, stage, taken) -> bool:
         return any(
-            b not in had[annotator_id] and taken.get((b, group_id), 0) < k
+            b not in had[annotator_id] and taken.get((b, group_id), 0) < stage.k
             for b in batches[stage.pk]
         )
 
     return {
         pk: stage_states_from(
             stages=stages,
-            m=m,
+            group_id=group_id,
+            rules=rules,
             counts=counts[pk],
             exempt=exempt[pk],
             entered=entered[pk] if platform else None,

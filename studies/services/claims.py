@@ -3,13 +3,17 @@
 The rules:
 
 * **Overlap**: a batch has at most k active (assigned, in progress or submitted)
-  assignments per annotator group, so it ends with exactly k valid ones.
+  assignments per annotator group, so it ends with exactly k valid ones (k, and m
+  below, are the stage's own or the study's: ``Stage.k``, ``Stage.m``).
+* **Groups**: a stage takes annotators of the groups that take part in it
+  (``protocol.group_takes_part``); the others skip it.
 * **Workload**: an annotator has at most m active assignments per stage and at most
   one per context per stage, chosen at random among the batches that still need
   their group, preferring the least-filled batches; reproducible from the study seed.
 * **Stages in order**: stage s+1 opens for an annotator once stage s is complete for
-  them (see ``annotator_stage_states``) and its minimum wait has passed since their
-  own last submission in stage s, unless a researcher granted an exemption.
+  them (see ``annotator_stage_states``) and its minimum wait (their group's) has
+  passed since their own last submission in the last stage they took part in, unless a
+  researcher granted an exemption.
 * **Expiry and rejection** release the slots; saved answers stay, marked by the
   assignment's status, and analysis leaves them out by default.
 
@@ -36,7 +40,7 @@ from ..models import (
     Stage,
     Study,
 )
-from ..protocol import order_shuffle_key, pairwise_order, shuffled_order
+from ..protocol import group_takes_part, order_shuffle_key, pairwise_order, shuffled_order
 from ..selectors.pairs import batch_pairs, pairs_seed
 from ..selectors.stages import (
     StageStatus,
@@ -93,12 +97,10 @@ def _insert(
         .filter(annotator=annotator, stage=stage)
         .values_list("annotator_slot", flat=True)
     )
-    free = sorted(set(range(1, study.batches_per_stage + 1)) - used)
+    free = sorted(set(range(1, stage.m + 1)) - used)
     if not free:
         raise ValidationError(
-            {
-                "batch": f"{annotator.pseudonym} already has {study.batches_per_stage} batches in {stage.name}."
-            }
+            {"batch": f"{annotator.pseudonym} already has {stage.m} batches in {stage.name}."}
         )
     order = assignment_shuffled_order(batch=batch, annotator=annotator, group_slot=group_slot)
     if not order:
@@ -149,12 +151,16 @@ def assignment_create(
         raise ValidationError({"batch": "This batch belongs to another study."})
     if Assignment.objects.filter(annotator=annotator, batch=batch).exists():
         raise ValidationError({"batch": f"{annotator.pseudonym} already has this batch."})
-    slot = _free_group_slot(batch=batch, annotator=annotator, k=annotator.study.overlap_k)
+    stage = batch.stage
+    chosen = set(stage.groups.values_list("pk", flat=True))
+    if not group_takes_part(chosen, annotator.group_id):
+        raise ValidationError(
+            {"batch": f"The group of {annotator.pseudonym} does not take part in {stage.name}."}
+        )
+    slot = _free_group_slot(batch=batch, annotator=annotator, k=stage.k)
     if slot is None:
         raise ValidationError(
-            {
-                "batch": f"This batch already has {annotator.study.overlap_k} annotators of this group."
-            }
+            {"batch": f"This batch already has {stage.k} annotators of this group."}
         )
     return _insert(annotator=annotator, batch=batch, stage=batch.stage, group_slot=slot, now=now)
 
@@ -176,7 +182,7 @@ def _other_takers(
         for pk in Annotator.objects.filter(group_id=annotator.group_id, is_active=True)
         .exclude(pk=annotator.pk)
         .values_list("pk", flat=True)
-        if busy.get(pk, 0) < study.batches_per_stage
+        if busy.get(pk, 0) < stage.m
     }
     # Who of the group ever had each batch of the stage (the candidates are some of
     # them; filtering on the stage spares an IN list of thousands of batch ids).
@@ -277,11 +283,7 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
             return current
         assignment_expire(assignment=current, now=now)
     state = next(
-        (
-            s
-            for s in annotator_stage_states(annotator=annotator, now=now)
-            if s.status != StageStatus.DONE
-        ),
+        (s for s in annotator_stage_states(annotator=annotator, now=now) if not s.passed),
         None,
     )
     if state is None:
@@ -305,7 +307,7 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
         )
 
     candidates = list(
-        claimable_batches(annotator=annotator, stage=state.stage, k=study.overlap_k).values_list(
+        claimable_batches(annotator=annotator, stage=state.stage, k=state.stage.k).values_list(
             "id", "n_active", "context_id", "context__external_id"
         )
     )
@@ -362,7 +364,7 @@ def _lock_and_take_slot(
         if batch is None:
             transaction.savepoint_rollback(savepoint)
             return _BUSY
-        slot = _free_group_slot(batch=batch, annotator=annotator, k=annotator.study.overlap_k)
+        slot = _free_group_slot(batch=batch, annotator=annotator, k=stage.k)
         if slot is None:
             transaction.savepoint_rollback(savepoint)
             return None

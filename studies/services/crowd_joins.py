@@ -14,7 +14,8 @@ from django.utils.html import format_html
 from ..errors import ErrorCode
 from ..locks import groups_locked, studies_locked
 from ..models import Annotator, AnnotatorGroup, Assignment, CrowdEntry, Stage
-from ..selectors.stages import StageStatus, annotator_stage_states
+from ..protocol import group_takes_part
+from ..selectors.stages import StageStatus, annotator_stage_states, stage_group_rules
 from ..selectors.training import TrainingStatus
 from ..times import time_html
 from .crowd import PLATFORM_NAMES, PLATFORM_TASK_NAMES
@@ -108,7 +109,7 @@ def stage_places_left(*, stage: Stage, group: AnnotatorGroup, now) -> int:
     ``CROWD_JOIN_HOLD`` seconds and have not claimed a batch of it yet (they are
     reading the consent and the tutorial). Three counting queries, whatever the number
     of people."""
-    slots = stage.batches.count() * stage.study.overlap_k
+    slots = stage.batches.count() * stage.k
     held = Assignment.objects.filter(stage=stage, group=group).filter(Assignment.active_q()).count()
     holding = (
         CrowdEntry.objects.filter(
@@ -122,6 +123,20 @@ def stage_places_left(*, stage: Stage, group: AnnotatorGroup, now) -> int:
         .count()
     )
     return max(0, slots - held - holding)
+
+
+def _first_position_of(*, group: AnnotatorGroup, study) -> int | None:
+    """The position of the study's first stage ``group`` takes part in: where its
+    newcomers start."""
+    rules = stage_group_rules(study_id=study.pk)
+    return next(
+        (
+            stage.position
+            for stage in study.stages.order_by("position")
+            if rules.takes_part(stage, group.pk)
+        ),
+        None,
+    )
 
 
 def stage_admits_newcomer(*, stage: Stage, group: AnnotatorGroup, now) -> bool:
@@ -184,8 +199,15 @@ def crowd_join(
     annotator = (
         known.first()
     )  # read again under the lock: a join beside this one may have made them
+    if not group_takes_part(set(stage.groups.values_list("pk", flat=True)), group.pk):
+        raise CrowdRefusal(
+            ErrorCode.STAGE_NOT_FOR_GROUP,
+            f"{stage.public_name} is not done through this crowd platform. Please return the "
+            f"{PLATFORM_TASK_NAMES[identity.platform]} on {PLATFORM_NAMES[identity.platform]}; "
+            "thank you for your interest.",
+        )
     if annotator is None:
-        if stage.position != 1:
+        if stage.position != _first_position_of(group=group, study=study):
             raise CrowdRefusal(
                 ErrorCode.CROWD_NOT_A_PARTICIPANT,
                 f"{stage.public_name} is open only to people who took part in the earlier "

@@ -11,7 +11,7 @@ from django.utils.html import format_html
 
 from ..errors import ErrorCode
 from ..locks import stages_locked
-from ..models import Annotator, ErrorCategory, Stage, WaitExemption
+from ..models import Annotator, AnnotatorGroup, ErrorCategory, Stage, WaitExemption
 from ..times import time_display, time_html
 
 
@@ -80,6 +80,39 @@ def stage_categories_validate(*, stage: Stage, categories: Iterable[ErrorCategor
             {
                 "categories": f"A stage offers only its own study's error categories; "
                 f"not of this study: {', '.join(foreign)}."
+            }
+        )
+
+
+def stage_groups_validate(*, stage: Stage, groups: Iterable[AnnotatorGroup]) -> None:
+    """A stage takes only groups of its own study (the trigger of migration 0031 refuses
+    the rest too), and keeps every group that already has work in it: taking a group
+    out would strand its assignments. None chosen: every group takes part. Raises
+    ``ValidationError`` on ``groups``."""
+    groups = list(groups)
+    foreign = sorted(g.name for g in groups if g.study_id != stage.study_id)
+    if foreign:
+        raise ValidationError(
+            {
+                "groups": "A stage takes only its own study's groups; not of this study: "
+                f"{', '.join(foreign)}."
+            }
+        )
+    if stage.pk is None or not groups:
+        return
+    chosen = {g.pk for g in groups}
+    working = (
+        AnnotatorGroup.objects.filter(assignments__stage=stage)
+        .exclude(pk__in=chosen)
+        .distinct()
+        .order_by("name")
+        .values_list("name", flat=True)
+    )
+    if working:
+        raise ValidationError(
+            {
+                "groups": "Annotators of these groups already have batches in this stage, so "
+                f"they keep taking part: {', '.join(working)}."
             }
         )
 

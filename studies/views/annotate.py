@@ -66,7 +66,8 @@ def _batch_position(assignment: Assignment, study) -> tuple[int, int]:
         status__in=Assignment.ACTIVE,
         assigned_at__lt=assignment.assigned_at,
     ).count()
-    return earlier + 1, study.batches_per_stage
+    assignment.stage.study = study  # (read with the annotator)
+    return earlier + 1, assignment.stage.m
 
 
 def _first_unanswered(assignment: Assignment, settings) -> int | None:
@@ -243,7 +244,7 @@ def home(request: HttpRequest) -> HttpResponse:
     states = annotator_stage_states(annotator=annotator, now=now)
     if crowd_stage_end_early(annotator=annotator, states=states, now=now):
         return redirect("studies:home", slug=request.study.slug)  # through the gates again
-    if states and all(s.status == StageStatus.DONE for s in states):
+    if states and all(s.passed for s in states):
         return redirect("studies:done", slug=request.study.slug)
     if stage_tutorial_due(annotator=annotator, states=states) is not None:
         return redirect("studies:tutorial", slug=request.study.slug)
@@ -263,7 +264,7 @@ def home(request: HttpRequest) -> HttpResponse:
             "states": states,
             "batches": batches,
             "current": current,
-            "next_state": next((s for s in states if s.status != StageStatus.DONE), None),
+            "next_state": next((s for s in states if not s.passed), None),
             "StageStatus": StageStatus,
             "StudyStatus": Study.Status,
             "AssignmentStatus": Assignment.Status,
@@ -539,7 +540,7 @@ def done(request: HttpRequest) -> HttpResponse:
     states = annotator_stage_states(annotator=annotator)
     if crowd_stage_end_early(annotator=annotator, states=states):
         return redirect("studies:home", slug=request.study.slug)  # through the gates again
-    finished = bool(states) and all(s.status == StageStatus.DONE for s in states)
+    finished = bool(states) and all(s.passed for s in states)
     return render_with_crowd_return(
         request,
         "studies/annotate/done.html",

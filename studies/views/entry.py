@@ -13,7 +13,6 @@ from ..models import Annotator, ConsentVersion, Stage, Study, stage_tutorial
 from ..permissions import Capability, studies_where, user_is_active_staff
 from ..protocol import DEFAULT_ANSWER_SETTINGS, DESCRIPTION_MIN_LENGTH
 from ..selectors import (
-    StageStatus,
     annotator_by_token,
     annotator_stage_states,
     stage_categories,
@@ -80,6 +79,7 @@ REFUSAL_HEADINGS: dict[ErrorCode, str] = {
     ErrorCode.CROWD_STARTED_ELSEWHERE: "You started this stage elsewhere",
     ErrorCode.STAGE_LOCKED: "Please finish the earlier stage first",
     ErrorCode.STAGE_WAITING: "Come back later: your place is kept",
+    ErrorCode.STAGE_NOT_FOR_GROUP: "This stage is not open to you",
     ErrorCode.STAGE_SCHEME_NOT_FINAL: "This stage is not open yet: your place is kept",
     ErrorCode.CROWD_NO_WORK_LEFT: "No work is left for you in this stage",
 }
@@ -227,9 +227,7 @@ def decline(request: HttpRequest) -> HttpResponse:
 
 def _current_stage(states) -> Stage | None:
     """The annotator's current stage: the first not done, else the last."""
-    current = next(
-        (s for s in states if s.status != StageStatus.DONE), states[-1] if states else None
-    )
+    current = next((s for s in states if not s.passed), states[-1] if states else None)
     return current.stage if current else None
 
 

@@ -9,7 +9,7 @@ from django.utils import timezone
 
 from analysis.models import AnalysisRun
 from studies.datafiles.materials import materials_import
-from studies.models import Annotator, Assignment, Batch, Judgement, Reflection
+from studies.models import Annotator, Assignment, Batch, Judgement, Reflection, StageGroupWait
 from studies.services import study_create
 from tests.conftest import materials_doc
 
@@ -44,6 +44,13 @@ def test_study_list_and_detail_show_the_protocol_configuration(api, api_study):
     assert [s["name"] for s in detail["stages"]] == ["GPT-2 stage", "GPT-3 stage"]
     assert [s["position"] for s in detail["stages"]] == [1, 2]
     assert detail["stages"][1]["min_wait_seconds"] == 3 * 24 * 3600
+    # Each stage's k and m (the study's unless its own), groups taking part (none
+    # listed: every group) and groups' own waits.
+    assert [(s["overlap_k"], s["batches_per_stage"]) for s in detail["stages"]] == [
+        (2, 5),
+        (2, 5),
+    ]
+    assert [(s["groups"], s["group_waits"]) for s in detail["stages"]] == [([], []), ([], [])]
     assert [g["name"] for g in detail["groups"]] == ["Expert", "Layperson"]
     assert [c["slug"] for c in detail["categories"]] == [
         "malformed",
@@ -52,6 +59,28 @@ def test_study_list_and_detail_show_the_protocol_configuration(api, api_study):
         "off_topic",
         "on_topic_but_unverifiable",
     ]
+
+
+def test_a_stages_own_groups_k_m_and_waits_are_listed(api, api_study):
+    stage = api_study.stages.get(position=2)
+    expert = api_study.groups.get(name="Expert")
+    stage.groups.set([expert])
+    stage.overlap_k, stage.batches_per_stage = 1, 2
+    stage.save()
+    StageGroupWait.objects.create(stage=stage, group=expert, min_wait=timedelta(hours=2))
+    second = api.get("/api/studies/pilot/stages/").json()[1]
+    assert (second["overlap_k"], second["batches_per_stage"], second["groups"]) == (
+        1,
+        2,
+        [expert.pk],
+    )
+    assert second["group_waits"] == [{"group": expert.pk, "min_wait_seconds": 7200.0}]
+    assert api.get("/api/studies/pilot/").json()["stages"][1]["groups"] == [expert.pk]
+    progress = api.get("/api/studies/pilot/progress/").json()["stages"][1]
+    assert (progress["k"], progress["m"]) == (1, 2)
+    cells = {g["name"]: g for g in progress["groups"]}
+    assert (cells["Layperson"]["takes_part"], cells["Layperson"]["slots"]) == (False, 0)
+    assert (cells["Expert"]["takes_part"], cells["Expert"]["slots"]) == (True, 3)
 
 
 def test_stages_and_groups_are_plain_lists(api, api_study):
@@ -264,8 +293,8 @@ def test_progress_takes_a_fixed_number_of_queries(api, api_study, django_assert_
     # token, study, stages, groups, assignments by batch and status with their
     # judgements; who can no longer get work: batches, assignments, annotators, crowd
     # entries (a part that ended early) and training quiz attempts (who failed the quiz
-    # gets no work)
-    with django_assert_num_queries(10):
+    # gets no work); the groups taking part in each stage and groups' own waits
+    with django_assert_num_queries(12):
         api.get("/api/studies/pilot/progress/")
 
 

@@ -45,3 +45,30 @@ def test_a_new_stage_names_the_study_of_each_category(client, study):
     stage = study.stages.get(position=1)
     saved = client.get(reverse("admin:studies_stage_change", args=[stage.pk])).content.decode()
     assert f"{label} (pilot)" not in saved and label in saved
+
+
+def test_a_new_stage_refuses_another_study_s_category_or_group(client, study):
+    """A new stage's page offers every study's categories and groups; those of another
+    study than the one chosen are refused with a message, and no stage is made."""
+    client.force_login(StaffUserFactory())
+    other = study_create(slug="other", title="Other", stages=[("Only", timedelta(0))], groups=["G"])
+    data = {
+        "study": study.pk,
+        "position": 3,
+        "name": "Third",
+        "min_wait": "0",
+        "instrument": "coherence",
+        "no_answer": "categories",
+        "join_key": "third-stage-key",
+        "categories": [str(other.categories.first().pk)],
+        "groups": [str(other.groups.get().pk)],
+    }
+    response = client.post(reverse("admin:studies_stage_add"), data)
+    assert response.status_code == 200
+    errors = response.context["adminform"].form.errors
+    label = other.categories.first().label
+    assert errors["categories"] == [
+        f"A stage offers only its own study's error categories; not of this study: {label}."
+    ]
+    assert errors["groups"] == ["A stage takes only its own study's groups; not of this study: G."]
+    assert not study.stages.filter(position=3).exists()

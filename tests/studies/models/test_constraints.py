@@ -31,6 +31,7 @@ from studies.models import (
     Judgement,
     Reflection,
     Stage,
+    StageGroupWait,
     Study,
 )
 from studies.services import (
@@ -920,10 +921,47 @@ def test_assignment_group_or_stage_must_match_annotator_and_batch_on_postgres(
 
 
 def test_assignment_slots_beyond_k_or_m_are_rejected_by_postgres(annotator, batch):
-    with trigger_rejects("assignment slot exceeds the study's overlap k or batches per stage m"):
+    with trigger_rejects("assignment slot exceeds the stage's overlap k or batches per stage m"):
         _raw_assignment(annotator, batch, group_slot=4)  # k = 3
-    with trigger_rejects("assignment slot exceeds the study's overlap k or batches per stage m"):
+    with trigger_rejects("assignment slot exceeds the stage's overlap k or batches per stage m"):
         _raw_assignment(annotator, batch, annotator_slot=6)  # m = 5
+
+
+def test_a_stage_of_its_own_k_and_m_bounds_the_slots(annotator, batch):
+    """A stage's own k and m replace the study's (3 and 5) for its slots, either way."""
+    Stage.objects.filter(pk=batch.stage_id).update(overlap_k=1, batches_per_stage=6)
+    with trigger_rejects("assignment slot exceeds the stage's overlap k or batches per stage m"):
+        _raw_assignment(annotator, batch, group_slot=2)
+    assert _raw_assignment(annotator, batch, annotator_slot=6).annotator_slot == 6
+    with violates(Stage, "stage_overlap_k_positive"):
+        Stage.objects.filter(pk=batch.stage_id).update(overlap_k=0)
+    with violates(Stage, "stage_batches_per_stage_positive"):
+        Stage.objects.filter(pk=batch.stage_id).update(batches_per_stage=0)
+
+
+def test_an_assignment_of_a_group_not_taking_part_is_rejected_by_postgres(annotator, batch, study):
+    stage = Stage.objects.get(pk=batch.stage_id)
+    stage.groups.set([study.groups.get(name="Expert")])
+    with trigger_rejects("the assignment's group does not take part in its stage"):
+        _raw_assignment(annotator, batch)
+    assert not Assignment.objects.exists()
+    stage.groups.add(annotator.group)
+    assert _raw_assignment(annotator, batch).group_id == annotator.group_id
+
+
+def test_a_stage_takes_groups_and_group_waits_of_its_own_study_only(study):
+    other = study_create(title="Other", slug="other")
+    foreign = AnnotatorGroup.objects.create(study=other, name="Foreign", pseudonym_prefix="F")
+    stage = study.stages.first()
+    with trigger_rejects("a stage takes only groups of its own study"):
+        stage.groups.add(foreign)
+    with trigger_rejects("a group's own wait is for a stage of its own study"):
+        StageGroupWait.objects.create(stage=stage, group=foreign, min_wait=timedelta(0))
+    with violates(StageGroupWait, "stage_group_wait_not_negative"):
+        StageGroupWait.objects.create(
+            stage=stage, group=study.groups.first(), min_wait=timedelta(days=-1)
+        )
+    assert not StageGroupWait.objects.exists() and not stage.groups.exists()
 
 
 def test_two_active_assignments_cannot_share_a_group_slot(loaded_study, layperson, batch):

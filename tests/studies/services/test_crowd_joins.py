@@ -167,6 +167,24 @@ def test_a_platform_id_first_seen_on_a_later_stage_is_refused(client, crowd_stud
     assert snapshot() == ([], [], 0)
 
 
+def test_a_stage_the_crowd_group_does_not_take_part_in_turns_its_workers_away(
+    client, crowd_study
+):
+    """The crowd group skips the first stage (the experts' only): a newcomer is refused
+    there, with its code and nothing written, and starts in the second."""
+    experts = crowd_study.groups.exclude(pk=crowd_study.crowd_group_id).first()
+    stage(crowd_study, 1).groups.set([experts])
+    refused = client.get(prolific(crowd_study, 1, "p1", "first-session"))
+    assert refused.status_code == 403
+    assert "Stage 1 is not done through this crowd platform" in refused.content.decode()
+    assert refusal_code(refused) == ErrorCode.STAGE_NOT_FOR_GROUP
+    assert snapshot() == ([], [], 0)
+    joined = client.get(prolific(crowd_study, 2, "p1", "second-session"))
+    assert joined.status_code == 302
+    annotator = Annotator.objects.get()
+    assert list(annotator.crowd_entries.values_list("stage__position", flat=True)) == [2]
+
+
 def test_a_later_stage_waits_for_the_first_and_its_pause(client, crowd_study):
     client.get(prolific(crowd_study, 1, "p1", "first-session"))
     annotator = Annotator.objects.get()
