@@ -167,9 +167,7 @@ def test_a_platform_id_first_seen_on_a_later_stage_is_refused(client, crowd_stud
     assert snapshot() == ([], [], 0)
 
 
-def test_a_stage_the_crowd_group_does_not_take_part_in_turns_its_workers_away(
-    client, crowd_study
-):
+def test_a_stage_the_crowd_group_does_not_take_part_in_turns_its_workers_away(client, crowd_study):
     """The crowd group skips the first stage (the experts' only): a newcomer is refused
     there, with its code and nothing written, and starts in the second."""
     experts = crowd_study.groups.exclude(pk=crowd_study.crowd_group_id).first()
