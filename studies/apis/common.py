@@ -48,8 +48,8 @@ class StageSerializer(serializers.Serializer):
     batches_per_stage = serializers.IntegerField(
         source="m", help_text="Batches per annotator: the stage's own, else the study's."
     )
-    groups = serializers.PrimaryKeyRelatedField(
-        many=True, read_only=True, help_text="Ids of the groups taking part; empty: every group."
+    groups = serializers.SerializerMethodField(
+        help_text="Ids of the groups taking part; empty: every group."
     )
     group_waits = StageGroupWaitSerializer(
         many=True,
@@ -59,6 +59,10 @@ class StageSerializer(serializers.Serializer):
 
     class Meta:
         ref_name = "Stage"
+
+    @extend_schema_field(serializers.ListField(child=serializers.IntegerField()))
+    def get_groups(self, stage) -> list[int]:
+        return [group.pk for group in stage.groups.all()]
 
 
 class GroupSerializer(serializers.Serializer):

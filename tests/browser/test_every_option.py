@@ -1,12 +1,13 @@
 """A study with every option on, walked in a real browser from the link to the last
 code: a screening questionnaire, the training quiz, crowd entry through Prolific,
-five stages with a wait between them (the first asking for descriptions in the
+six stages with a wait between them (the first asking for descriptions in the
 annotator's own words, the second for error categories: a subset of the study's,
 from coding, whose scheme a researcher marked final, with its own question and a
 tutorial of its own read before its first batch; the third rating each candidate on
 Likert dimensions, points and a slider, with the keyboard; the fourth comparing pairs
-of candidates and the fifth ranking them, each after its tutorial, with the keyboard),
-a questionnaire after the
+of candidates and the fifth ranking them, each after its tutorial, with the keyboard;
+the laypeople's own wait of nothing before the fifth), a sixth stage for experts only,
+which the layperson skips, a questionnaire after the
 first stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
 
@@ -34,6 +35,7 @@ from studies.models import (
     QuestionnaireResponse,
     Reflection,
     Stage,
+    StageGroupWait,
     Study,
     TrainingAttempt,
 )
@@ -109,10 +111,15 @@ def every_option(open_study):
         instrument=Stage.Instrument.PAIRWISE,
         asks_reason=True,
     )
-    Stage.objects.create(
+    ranks = Stage.objects.create(
         study=open_study, position=5, name="Ranks stage", instrument=Stage.Instrument.RANKING
     )
-    stages = ("Ratings stage", "Pairs stage", "Ranks stage")
+    # Laypeople wait nothing before stage 5 (their group's own wait), and stage 6 is the
+    # experts' only: laypeople skip it.
+    layperson, expert = (open_study.groups.get(name=n) for n in ("Layperson", "Expert"))
+    StageGroupWait.objects.create(stage=ranks, group=layperson, min_wait=timedelta(0))
+    Stage.objects.create(study=open_study, position=6, name="Experts stage").groups.set([expert])
+    stages = ("Ratings stage", "Pairs stage", "Ranks stage", "Experts stage")
     materials_import(study=open_study, content=json.dumps(materials_doc(stages=stages)), fmt="json")
     for position, codes in CODES.items():
         Stage.objects.filter(study=open_study, position=position).update(**codes)
@@ -397,10 +404,12 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
     page.get_by_role("button", name="I have read the tutorial — start").click()
     compare_batch(page, worker)
     expect(page.get_by_text("Your completion code: DONE4")).to_be_visible()
-    expect(page.get_by_text(re.compile(r"Stage 5 opens for you on"))).to_be_visible()
+    # Laypeople wait nothing before stage 5: open at once, from its task on the platform.
+    expect(page.get_by_text("Stage 5 is open to you.")).to_be_visible()
+    expect(page.get_by_text("Stage 6: not part of your work")).to_be_visible()
 
-    # Stage 5 ranks, after its own tutorial: with the keyboard.
-    wait_passes(worker)
+    # Stage 5 ranks, after its own tutorial: with the keyboard. Stage 6 is the
+    # experts': the study ends for the layperson after stage 5.
     page.goto(live_server.url + prolific(every_option, 5, "pid1", "se5", study_id="PS5"))
     expect(page.get_by_role("heading", name="What you rank")).to_be_visible()
     page.get_by_role("button", name="I have read the tutorial — start").click()
@@ -414,6 +423,7 @@ def test_a_prolific_worker_goes_from_the_join_link_to_the_last_code(
     )
     entries = CrowdEntry.objects.filter(annotator=worker).order_by("stage__position")
     assert [e.outcome for e in entries] == ["completed"] * 5
+    assert not worker.assignments.filter(stage__position=6).exists()
     rated = worker.assignments.get(stage__position=3)
     assert rated.attention_passed is True
     assert LikertRating.objects.filter(judgement__assignment=rated, value=60).exists()

@@ -81,4 +81,4 @@ def test_the_platform_id_download_runs_a_fixed_number_of_queries(client_factory,
     join_and_finish(client_factory, crowd_study, "w1", None)
     many, ids = queries()
     assert ids == ["r1", "r2", "r3"]
-    assert many == few <= 10
+    assert many == few <= 12  # (two of them the groups taking part and their own waits)
