@@ -319,6 +319,10 @@ CELERY_BEAT_SCHEDULE = {
         "task": "studies.expire_overdue_assignments",
         "schedule": 60.0,
     },
+    "decide-gates": {
+        "task": "studies.decide_gates",
+        "schedule": 60.0,
+    },
     "send-unlock-notifications": {
         "task": "studies.send_unlock_notifications",
         "schedule": 600.0,

@@ -60,6 +60,10 @@ class ErrorCode(models.TextChoices):
     STAGES_COMPLETED = "stages_completed", "The annotator has finished every stage."
     STAGE_LOCKED = "stage_locked", "An earlier stage is not finished yet."
     STAGE_WAITING = "stage_waiting", "The pause after the previous stage has not elapsed yet."
+    STAGE_AWAITING_ITEMS = (
+        "stage_awaiting_items",
+        "A gated stage's items are still being decided: more batches may come.",
+    )
     STAGE_NOT_FOR_GROUP = (
         "stage_not_for_group",
         "The annotator's group does not take part in this stage.",

@@ -264,6 +264,90 @@ def stage_wait(min_wait: timedelta, group_waits: Mapping[int, timedelta], group_
     return group_waits.get(group_id, min_wait)
 
 
+# --- Gated stages ---------------------------------------------------------------------
+
+GATE_MAJORITY_COHERENT = "majority_coherent"
+GATE_MAJORITY_INCOHERENT = "majority_incoherent"
+GATE_MAJORITY_CATEGORY = "majority_category"
+GATE_SCORE_AT_LEAST = "score_at_least"
+GATE_NOT_UNANIMOUS = "not_unanimous"
+GATE_MAJORITIES_DIFFER = "majorities_differ"
+GATE_LIKERT_MEAN_AT_LEAST = "likert_mean_at_least"
+GATE_RULES = (
+    GATE_MAJORITY_COHERENT,
+    GATE_MAJORITY_INCOHERENT,
+    GATE_MAJORITY_CATEGORY,
+    GATE_SCORE_AT_LEAST,
+    GATE_NOT_UNANIMOUS,
+    GATE_MAJORITIES_DIFFER,
+    GATE_LIKERT_MEAN_AT_LEAST,
+)
+
+
+def majority_holds(*, votes, raters, min_raters: int):
+    """The majority rule: more than half of an item's ``raters`` gave the vote
+    (``votes`` of them did), with at least ``min_raters`` raters. Numbers, or numpy
+    arrays of equal length (then an array of booleans)."""
+    return (raters >= min_raters) & (2 * votes > raters)
+
+
+def majority_side(*, yes: int, raters: int) -> str | None:
+    """A group's majority on an item: "coherent", "incoherent", or None (a tie, or
+    no rater); a lone rater's answer is the group's."""
+    if majority_holds(votes=yes, raters=raters, min_raters=1):
+        return "coherent"
+    if majority_holds(votes=raters - yes, raters=raters, min_raters=1):
+        return "incoherent"
+    return None
+
+
+@dataclass(frozen=True)
+class GateVotes:
+    """What a gate rule reads of one group's ratings of one item: ``raters`` who
+    answered, ``yes`` (coherent), ``flagged`` (chose the rule's category), ``mean``
+    (the rule's Likert dimension, "cannot judge" left out; None without a rating)."""
+
+    raters: int
+    yes: int = 0
+    flagged: int = 0
+    mean: float | None = None
+
+
+def gate_passes(
+    rule: str,
+    votes: GateVotes,
+    *,
+    other: GateVotes | None = None,
+    min_votes: int | None = None,
+    threshold: float | None = None,
+) -> bool:
+    """The one rule of "this item passed the gate", from the deciding group's
+    ``votes`` (and the second group's, ``other``, for the rule comparing groups).
+    A majority rule (coherent, incoherent, a category) needs more than half of the
+    raters, and at least ``min_votes`` of them when set; the coherence score rule at
+    least ``threshold`` Yes; the Likert rule an item mean of at least ``threshold``."""
+    if rule in (GATE_MAJORITY_COHERENT, GATE_MAJORITY_INCOHERENT, GATE_MAJORITY_CATEGORY):
+        given = {
+            GATE_MAJORITY_COHERENT: votes.yes,
+            GATE_MAJORITY_INCOHERENT: votes.raters - votes.yes,
+            GATE_MAJORITY_CATEGORY: votes.flagged,
+        }[rule]
+        return bool(majority_holds(votes=given, raters=votes.raters, min_raters=1)) and (
+            min_votes is None or given >= min_votes
+        )
+    if rule == GATE_SCORE_AT_LEAST:
+        return votes.yes >= threshold
+    if rule == GATE_NOT_UNANIMOUS:
+        return 0 < votes.yes < votes.raters
+    if rule == GATE_MAJORITIES_DIFFER:
+        return majority_side(yes=votes.yes, raters=votes.raters) != majority_side(
+            yes=other.yes, raters=other.raters
+        )
+    if rule == GATE_LIKERT_MEAN_AT_LEAST:
+        return votes.mean is not None and votes.mean >= threshold
+    raise ValueError(f"No such gate rule: {rule!r}.")
+
+
 # --- Pairwise preference and ranking --------------------------------------------------
 
 

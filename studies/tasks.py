@@ -21,3 +21,12 @@ def send_unlock_notifications_task() -> int:
     from .services import unlock_notifications_send
 
     return unlock_notifications_send()
+
+
+@shared_task(name="studies.decide_gates", ignore_result=True)
+def decide_gates_task() -> int:
+    """Decide the items of every gated stage whose ratings are all in, and form the
+    batches of contexts now decided (also done after each submission)."""
+    from .services.gates import gate_decisions_make
+
+    return gate_decisions_make()

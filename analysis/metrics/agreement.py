@@ -21,6 +21,8 @@ import numpy as np
 import pandas as pd
 from statsmodels.stats import inter_rater
 
+from studies.protocol import majority_holds as protocol_majority_holds
+
 from ._common import check_unique_ratings as _check_unique_ratings
 from ._common import clean as _clean
 
@@ -327,7 +329,7 @@ def majority_holds(
     raters = np.asarray(raters, dtype=np.int64)
     if votes.shape != raters.shape:
         raise ValueError("votes and raters must have the same length")
-    return (raters >= min_raters) & (2 * votes > raters)
+    return protocol_majority_holds(votes=votes, raters=raters, min_raters=min_raters)
 
 
 def majority_agreement_counts(

@@ -15,6 +15,7 @@ codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz)
 
 from .categories import ErrorCategory, stage_offered_categories
 from .coding import Code, Coder, DescriptionCoding
+from .gates import GateDecision, StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
@@ -83,6 +84,7 @@ __all__ = [
     "DescriptionCoding",
     "DialogueContext",
     "ErrorCategory",
+    "GateDecision",
     "Judgement",
     "LikertDimension",
     "LikertRating",
@@ -95,6 +97,7 @@ __all__ = [
     "Role",
     "ScreeningTally",
     "Stage",
+    "StageGate",
     "StageGroupWait",
     "StageTutorial",
     "StageUnlockNotice",

@@ -7,6 +7,7 @@ from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
 from .categories import ErrorCategory
 from .coding import Code
+from .gates import StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import DialogueContext, Reflection
 from .people import Annotator, CrowdEntry, WaitExemption
@@ -44,6 +45,19 @@ CHECK_MESSAGES = {
     "stage_batches_per_stage_positive": "Each annotator needs at least one batch in the "
     "stage (empty: the study's m).",
     "stage_group_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "gate_rule_valid": "Choose one of the gate rules.",
+    "gate_category_for_its_rule": "The rule on an error category needs the category; the "
+    "other rules take none.",
+    "gate_dimension_for_its_rule": "The Likert rule needs the dimension; the other rules "
+    "take none.",
+    "gate_threshold_for_its_rule": "The coherence score and Likert rules need s or x; the "
+    "other rules take none.",
+    "gate_second_group_for_its_rule": "The rule comparing groups needs a second group, "
+    "other than the deciding one; the other rules take none.",
+    "gate_min_votes_for_a_majority": "At least n raters applies to the majority rules only, "
+    "and is 1 or more.",
+    "gate_min_passed_positive": "A batch needs at least one item.",
+    "gate_source_not_itself": "A stage cannot decide its own items: choose an earlier stage.",
     "stage_coding_scheme_asks_categories": "Only a stage that asks for error categories "
     "can take its categories from coding.",
     "study_coherence_question_not_empty": "The study needs a coherence question.",
@@ -133,6 +147,7 @@ for _model in (
     ConsentVersion,
     Stage,
     StageGroupWait,
+    StageGate,
     AnnotatorGroup,
     ErrorCategory,
     Code,

@@ -19,6 +19,7 @@ from ..models import (
     Study,
 )
 from ..protocol import stage_finished
+from .gates import gate_pending_stage_ids
 from .stages import StageGroupRules, stage_group_rules
 from .training import TrainingStatus, training_outcomes
 
@@ -166,7 +167,11 @@ def study_progress(*, study: Study) -> StudyProgress:
             complete[stage_id, group_id].add(batch_id)
 
     without_work, capacity = _annotators_without_work(
-        study=study, stages=stage_rows, rules=rules, group_ids=[g[0] for g in groups]
+        study=study,
+        stages=stage_rows,
+        rules=rules,
+        group_ids=[g[0] for g in groups],
+        pending=gate_pending_stage_ids(study_id=study.pk),
     )
     rows = []
     for stage in stage_rows:
@@ -220,7 +225,12 @@ def study_progress(*, study: Study) -> StudyProgress:
 
 
 def _annotators_without_work(
-    *, study: Study, stages: list[Stage], rules: StageGroupRules, group_ids: list[int]
+    *,
+    study: Study,
+    stages: list[Stage],
+    rules: StageGroupRules,
+    group_ids: list[int],
+    pending: set[int],
 ):
     """Per (stage, group): how many of the group's active annotators can no longer get
     work in the stage (finished by ``stage_finished`` short of m batches: no batch of
@@ -285,7 +295,8 @@ def _annotators_without_work(
                 continue
             key = (stage_id, annotator_id)
             left = unfinished[stage_id, group_id]
-            possible = len(left) > len(left.intersection(had.get(key, ())))
+            # (A gated stage whose items are still being decided may get more batches.)
+            possible = stage_id in pending or len(left) > len(left.intersection(had.get(key, ())))
             finished = stage_finished(
                 open_=int(key in open_),
                 submitted=done[key],

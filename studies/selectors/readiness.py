@@ -123,11 +123,12 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
     missing = [label for field, label in REQUIRED_TEXTS if _blank(getattr(study, field))]
     if study.pk is None:  # its stages, groups and categories are saved with it
         return [*missing, "materials (save the study as a draft first, then import them)"]
+    # (A gated stage's batches come from its gate's decisions: it needs no materials.)
     stages = list(
         Stage.objects.filter(study=study)
         .order_by("position")
-        .annotate(n_batches=Count("batches"))
-        .values_list("name", "n_batches")
+        .annotate(n_batches=Count("batches"), gated=Count("gate"))
+        .values_list("name", "n_batches", "gated")
     )
     if not stages:
         missing.append("a stage")
@@ -159,10 +160,12 @@ def study_missing_for_opening(*, study: Study) -> list[str]:
             "a code of its own for each outcome of each stage (two share one: the study's "
             "page says which)"
         )
-    if not stages or all(n == 0 for _, n in stages):
+    if not stages or all(n == 0 for _, n, _ in stages):
         missing.append("materials (import the dialogue contexts)")
     else:
-        missing.extend(f'materials for the stage "{name}"' for name, n in stages if n == 0)
+        missing.extend(
+            f'materials for the stage "{name}"' for name, n, gated in stages if n == 0 and not gated
+        )
     return missing
 
 

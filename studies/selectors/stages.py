@@ -26,6 +26,7 @@ from ..models import (
     stage_offered_categories,
 )
 from ..protocol import group_takes_part, stage_finished, stage_wait
+from .gates import gate_pending_stage_ids
 
 
 class StageStatus(models.TextChoices):
@@ -37,6 +38,9 @@ class StageStatus(models.TextChoices):
     # Every batch that can still be theirs is held by others for now; a slot frees up
     # if one of them runs out of time.
     BUSY = "busy", "Busy"
+    # A gated stage whose items are still being decided by an earlier stage's
+    # annotators: no batch for them now, but more may come.
+    AWAITING_ITEMS = "awaiting_items", "More batches may come"
     # A crowd worker enters this stage through its own task on their platform.
     ON_PLATFORM = "on_platform", "On the crowd platform"
     WAITING = "waiting", "Waiting"  # the minimum wait runs until ``unlocks_at``
@@ -131,6 +135,7 @@ def annotator_stage_states(
         stages=list(study.stages.order_by("position")),
         group_id=annotator.group_id,
         rules=stage_group_rules(study_id=study.pk),
+        pending=gate_pending_stage_ids(study_id=study.pk),
         counts=counts,
         exempt=exempt,
         entered=entries,
@@ -190,6 +195,7 @@ def stage_states_from(
     group_id: int,
     rules: StageGroupRules,
     counts: dict,
+    pending: set[int] = frozenset(),
     exempt: set,
     entered: dict | None,
     possible: Callable[[Stage], bool],
@@ -206,7 +212,9 @@ def stage_states_from(
     opens to nobody before its scheme is final (``Stage.awaits_scheme``). A stage their
     group (``group_id``) does not take part in is skipped (``rules``): the stage after
     it waits from their last submission in a stage they took part in, for its wait
-    for their group."""
+    for their group. A gated stage some of whose items are still undecided
+    (``pending``) may get more batches: it is not finished for them, and without a
+    batch to claim they wait for it."""
     # Any assignment in a later stage, whatever became of it, means the annotator has
     # left this stage; so does a crowd worker's part that ended early.
     left = {
@@ -242,7 +250,10 @@ def stage_states_from(
                 m=m,
                 left=left[stage.pk],
                 # Asked only when the cheaper reasons do not already settle it.
-                batch_possible=left[stage.pk] or submitted >= m or possible(stage),
+                batch_possible=left[stage.pk]
+                or submitted >= m
+                or stage.pk in pending
+                or possible(stage),
             ):
                 status = StageStatus.DONE
             elif stage.awaits_scheme:
@@ -252,7 +263,7 @@ def stage_states_from(
             elif entered is not None and stage.pk not in entered:
                 status = StageStatus.ON_PLATFORM
             elif not claimable(stage):
-                status = StageStatus.BUSY
+                status = StageStatus.AWAITING_ITEMS if stage.pk in pending else StageStatus.BUSY
             else:
                 status = StageStatus.OPEN
         state = StageState(stage, status, submitted, open_, m, unlocks_at, last)
@@ -281,6 +292,7 @@ def annotators_stage_states(
     now = now or timezone.now()
     stages = list(Stage.objects.filter(study=study).select_related("study").order_by("position"))
     rules = stage_group_rules(study_id=study.pk)
+    pending = gate_pending_stage_ids(study_id=study.pk)
     people = list(annotators.values_list("pk", "group_id", "platform"))
     ids = annotators.values("pk")
     counts: dict[int, dict[int, dict]] = defaultdict(dict)
@@ -335,6 +347,7 @@ def annotators_stage_states(
             stages=stages,
             group_id=group_id,
             rules=rules,
+            pending=pending,
             counts=counts[pk],
             exempt=exempt[pk],
             entered=entered[pk] if platform else None,

@@ -300,6 +300,13 @@ def _claim_once(*, annotator: Annotator, now: datetime) -> Assignment | None:
             f"{state.stage.public_name} is open to you: please start it from its own task on "
             "the crowd platform, where it is paid.",
         )
+    if state.status == StageStatus.AWAITING_ITEMS:
+        raise NoWorkAvailable(
+            ErrorCode.STAGE_AWAITING_ITEMS,
+            f"More batches may come in {state.stage.public_name}: its items are chosen from "
+            "the answers of an earlier stage, which other people are still giving. Please "
+            "come back later.",
+        )
     if stage_tutorial_unread(annotator=annotator, stage=state.stage):
         raise NoWorkAvailable(
             ErrorCode.STAGE_TUTORIAL_UNREAD,

@@ -238,7 +238,9 @@ def _part_to_end(*, annotator: Annotator, states):
     """The state of the stage whose part ``crowd_stage_end_early`` would end, or None."""
     if not annotator.platform:
         return None
-    state = next((s for s in states if s.status == StageStatus.BUSY), None)
+    state = next(
+        (s for s in states if s.status in (StageStatus.BUSY, StageStatus.AWAITING_ITEMS)), None
+    )
     if state is None or not state.submitted or not state.stage.partial_completion_code:
         return None
     entry = crowd_entry_of(annotator=annotator, stage=state.stage)

@@ -19,6 +19,7 @@ from ..models import (
     Study,
 )
 from ..protocol import category_selected, order_keys, pair_winner
+from .gates import after_submit
 
 
 def _attention_outcome(*, assignment: Assignment) -> bool | None:
@@ -72,7 +73,9 @@ def assignment_submit(*, assignment: Assignment, now: datetime | None = None) ->
     now = now or timezone.now()
     expire_if_overdue(assignment_id=assignment.pk, now=now)
     with transaction.atomic(durable=True):
-        return _submit(assignment_id=assignment.pk, now=now)
+        submitted = _submit(assignment_id=assignment.pk, now=now)
+    after_submit(assignment=submitted, now=now)  # the gates its stage decides
+    return submitted
 
 
 def _submit(*, assignment_id: int, now: datetime) -> Assignment:

@@ -1,0 +1,300 @@
+"""Gated stages on hand-made ratings: three laypeople judge two contexts in the first
+stage; experts judge "Is this a good reflection?" on the items the lay majority found
+coherent, and adjudicate coherence on the items whose lay raters were not unanimous.
+Items enter as soon as decided, never leave; a rejected deciding batch leaves the
+decision standing (flagged); a rule changes only before the gated stage has work."""
+
+import json
+from datetime import timedelta
+
+import pytest
+from django.core.exceptions import ValidationError
+from django.db import IntegrityError, transaction
+from django.utils import timezone
+
+from studies.datafiles.materials import materials_import
+from studies.errors import ErrorCode
+from studies.models import (
+    Assignment,
+    Batch,
+    GateDecision,
+    Reflection,
+    Stage,
+    StageGate,
+    Study,
+)
+from studies.protocol import (
+    GATE_LIKERT_MEAN_AT_LEAST,
+    GATE_MAJORITIES_DIFFER,
+    GATE_MAJORITY_CATEGORY,
+    GATE_MAJORITY_COHERENT,
+    GATE_MAJORITY_INCOHERENT,
+    GATE_NOT_UNANIMOUS,
+    GATE_SCORE_AT_LEAST,
+    GateVotes,
+    gate_passes,
+)
+from studies.selectors import StageStatus, annotator_stage_states
+from studies.selectors.gates import gate_flagged_decisions
+from studies.services import (
+    Answer,
+    NoWorkAvailable,
+    assignment_claim,
+    assignment_create,
+    assignment_reject,
+    assignment_submit,
+    judgement_record,
+    study_create,
+)
+from studies.services.gates import gate_change_validate, gate_decisions_make, gate_rule_changed
+from tests.conftest import materials_doc
+from tests.studies.services.test_assignments import consented
+
+T0 = timezone.now().replace(microsecond=0)
+
+# Per context, the laypeople's Yes (True) / No per item: the human reflection, then
+# the two candidates (the attention check is always answered No, off-topic).
+LAY_ANSWERS = {
+    "dlg-1": [(True, True, True), (True, True, False), (False, False, True)],
+    "dlg-2": [(False, False, False), (False, False, False), (False, False, False)],
+}
+
+
+@pytest.fixture
+def gated(db):
+    """A lay stage (k = 3 laypeople per batch), then two experts' stages gated on it:
+    "good reflection" takes the items the lay majority found coherent, "adjudication"
+    those whose lay raters were not unanimous."""
+    study = study_create(
+        slug="gated",
+        title="Gated",
+        stages=[
+            ("Lay stage", timedelta(0)),
+            ("Good reflection", timedelta(0)),
+            ("Adjudication", timedelta(0)),
+        ],
+        groups=["Layperson", "Expert"],
+        information_sheet="What the study is about.",
+        consent_text="I agree to take part.",
+        seed=11,
+    )
+    doc = materials_doc(n_contexts=2, stages=("Lay stage",))
+    materials_import(study=study, content=json.dumps(doc), fmt="json")
+    Study.objects.filter(pk=study.pk).update(
+        status=Study.Status.OPEN, overlap_k=1, batches_per_stage=2
+    )
+    study.refresh_from_db()
+    lay, expert = (study.groups.get(name=n) for n in ("Layperson", "Expert"))
+    first, good, adjudication = study.stages.order_by("position")
+    Stage.objects.filter(pk=first.pk).update(overlap_k=3)
+    first.groups.set([lay])
+    for stage in (good, adjudication):
+        stage.groups.set([expert])
+    StageGate.objects.create(
+        stage=good, source_stage=first, rule=GATE_MAJORITY_COHERENT, deciding_group=lay
+    )
+    StageGate.objects.create(
+        stage=adjudication, source_stage=first, rule=GATE_NOT_UNANIMOUS, deciding_group=lay
+    )
+    return study
+
+
+def items_of(batch) -> list[Reflection]:
+    return [i.reflection for i in batch.items.order_by("position").select_related("reflection")]
+
+
+def lay_judge(annotator, batch, number, *, now=T0, category="off_topic"):
+    """The ``number``-th layperson's answers to ``batch`` (``LAY_ANSWERS``), submitted."""
+    assignment = assignment_create(annotator=annotator, batch=batch, now=now)
+    answers = iter(LAY_ANSWERS[batch.context.external_id])
+    for reflection in items_of(batch):
+        if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
+            answer = Answer(False, frozenset({"off_topic"}))
+        else:
+            yes = next(answers)[number]
+            answer = Answer(True, empathy=4) if yes else Answer(False, frozenset({category}))
+        judgement_record(assignment=assignment, reflection=reflection, answer=answer, now=now)
+    return assignment_submit(assignment=assignment, now=now + timedelta(minutes=5))
+
+
+def batch_of(study, position, context) -> Batch | None:
+    return Batch.objects.filter(
+        stage__study=study, stage__position=position, context__external_id=context
+    ).first()
+
+
+def kinds_and_texts(batch) -> list[str]:
+    return [r.text for r in items_of(batch)]
+
+
+def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    (expert,) = consented(gated, "Expert")
+    first = gated.stages.get(position=1)
+    dlg1 = batch_of(gated, 1, "dlg-1")
+    lay_judge(laypeople[0], dlg1, 0)
+    lay_judge(laypeople[1], dlg1, 1)
+    assert not GateDecision.objects.exists()  # two of three ratings: undecided
+    states = annotator_stage_states(annotator=expert, now=T0)
+    assert [s.status for s in states] == [
+        StageStatus.SKIPPED,
+        StageStatus.AWAITING_ITEMS,
+        StageStatus.LOCKED,
+    ]
+    with pytest.raises(NoWorkAvailable) as waiting:
+        assignment_claim(annotator=expert, now=T0)
+    assert waiting.value.code == ErrorCode.STAGE_AWAITING_ITEMS
+
+    lay_judge(laypeople[2], dlg1, 2)  # the third rating: dlg-1 is decided at once
+    human, c1, c2 = items_of(dlg1)[:3]
+    good, adjudication = (StageGate.objects.get(stage__position=p) for p in (2, 3))
+    assert {(d.reflection_id, d.passed) for d in good.decisions.all()} == {
+        (human.pk, True),
+        (c1.pk, True),
+        (c2.pk, False),
+    }
+    assert {(d.reflection_id, d.passed) for d in adjudication.decisions.all()} == {
+        (human.pk, False),
+        (c1.pk, True),
+        (c2.pk, True),
+    }
+    decision = good.decisions.get(reflection=c1)
+    assert decision.summary == {
+        "groups": [
+            {"group": laypeople[0].group_id, "raters": 3, "yes": 2, "flagged": 0, "mean": None}
+        ]
+    }
+    lay_judgements = first.assignments.filter(batch=dlg1).values_list("judgements", flat=True)
+    assert set(decision.judgements) <= set(lay_judgements)
+    assert len(decision.judgements) == 3
+    # The gated batches: the passed items in the lay batch's order, then its check.
+    check = items_of(dlg1)[3]
+    assert check.kind == Reflection.Kind.ATTENTION_CHECK
+    assert items_of(batch_of(gated, 2, "dlg-1")) == [human, c1, check]
+    assert items_of(batch_of(gated, 3, "dlg-1")) == [c1, c2, check]
+    assert batch_of(gated, 2, "dlg-2") is None
+
+    # The expert starts the good-reflection stage with the first context's batch.
+    assignment = assignment_claim(annotator=expert, now=T0 + timedelta(minutes=10))
+    assert (assignment.stage.position, assignment.batch.context.external_id) == (2, "dlg-1")
+
+
+def test_a_context_with_too_few_passed_items_gets_no_batch_and_the_stage_ends(gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    (expert,) = consented(gated, "Expert")
+    for context in ("dlg-1", "dlg-2"):
+        for number, person in enumerate(laypeople):
+            lay_judge(person, batch_of(gated, 1, context), number)
+    assert GateDecision.objects.filter(gate__stage__position=2).count() == 6
+    assert batch_of(gated, 2, "dlg-2") is None  # every item failed
+    assert batch_of(gated, 3, "dlg-2") is None  # unanimous: nothing to adjudicate
+    # The expert does the one batch of each gated stage, then has finished: every
+    # context is decided and no batch is left (though m is 2).
+    later = T0 + timedelta(hours=1)
+    for position in (2, 3):
+        assignment = assignment_claim(annotator=expert, now=later)
+        assert assignment.stage.position == position
+        for reflection in items_of(assignment.batch):
+            if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
+                answer = Answer(False, frozenset({"off_topic"}))
+            else:
+                answer = Answer(True, empathy=4)
+            judgement_record(assignment=assignment, reflection=reflection, answer=answer, now=later)
+        assignment_submit(assignment=assignment, now=later)
+    states = annotator_stage_states(annotator=expert, now=later)
+    assert [s.status for s in states] == [StageStatus.SKIPPED, StageStatus.DONE, StageStatus.DONE]
+
+
+def test_a_decision_never_changes_and_a_rejected_deciding_batch_is_flagged(gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    dlg1 = batch_of(gated, 1, "dlg-1")
+    assignments = [lay_judge(p, dlg1, n) for n, p in enumerate(laypeople)]
+    good = StageGate.objects.get(stage__position=2)
+    before = list(good.decisions.order_by("pk").values_list("reflection_id", "passed"))
+    assert not gate_flagged_decisions(good)
+    assignment_reject(assignment=assignments[0], reason="Rushed through.")
+    gate_decisions_make(study_id=gated.pk)
+    assert list(good.decisions.order_by("pk").values_list("reflection_id", "passed")) == before
+    assert set(gate_flagged_decisions(good)) == set(good.decisions.values_list("pk", flat=True))
+    with pytest.raises(IntegrityError, match="a gate decision never changes"), transaction.atomic():
+        GateDecision.objects.filter(gate=good).update(passed=False)
+
+
+def test_a_rule_change_decides_afresh_before_work_and_is_refused_after(gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    dlg1 = batch_of(gated, 1, "dlg-1")
+    for number, person in enumerate(laypeople):
+        lay_judge(person, dlg1, number)
+    good = StageGate.objects.get(stage__position=2)
+    c2 = items_of(dlg1)[2]
+    good.rule = GATE_MAJORITY_INCOHERENT
+    good.save()
+    gate_rule_changed(gate=good)
+    assert set(good.decisions.filter(passed=True).values_list("reflection_id", flat=True)) == {
+        c2.pk
+    }
+    assert items_of(batch_of(gated, 2, "dlg-1"))[:1] == [c2]
+    (expert,) = consented(gated, "Expert")
+    assignment_claim(annotator=expert, now=T0 + timedelta(minutes=10))
+    with pytest.raises(ValidationError, match="its decisions stand"):
+        gate_change_validate(gate=good, changed=["rule"])
+    with pytest.raises(ValidationError, match="its decisions stand"):
+        gate_rule_changed(gate=good)
+    with pytest.raises(IntegrityError, match="stays once its stage has work"), transaction.atomic():
+        good.decisions.all().delete()
+    assert good.decisions.count() == 3
+
+
+def test_the_majority_category_rule_reads_the_chosen_categories(gated):
+    """Items a lay majority flagged as off-topic go to the gated stage."""
+    good = StageGate.objects.get(stage__position=2)
+    good.rule, good.category = GATE_MAJORITY_CATEGORY, gated.categories.get(slug="parroting")
+    good.save()
+    laypeople = consented(gated, "Layperson", count=3)
+    dlg2 = batch_of(gated, 1, "dlg-2")
+    lay_judge(laypeople[0], dlg2, 0, category="parroting")
+    lay_judge(laypeople[1], dlg2, 1, category="parroting")
+    lay_judge(laypeople[2], dlg2, 2, category="malformed")
+    assert set(good.decisions.values_list("passed", flat=True)) == {True}
+    assert {d["flagged"] for d in good.decisions.first().summary["groups"]} == {2}
+
+
+@pytest.mark.parametrize(
+    ("rule", "votes", "options", "passed"),
+    [
+        (GATE_MAJORITY_COHERENT, GateVotes(3, yes=2), {}, True),
+        (GATE_MAJORITY_COHERENT, GateVotes(3, yes=2), {"min_votes": 3}, False),
+        (GATE_MAJORITY_COHERENT, GateVotes(4, yes=2), {}, False),  # a tie: no majority
+        (GATE_MAJORITY_COHERENT, GateVotes(1, yes=1), {}, True),
+        (GATE_MAJORITY_INCOHERENT, GateVotes(3, yes=1), {}, True),
+        (GATE_MAJORITY_INCOHERENT, GateVotes(3, yes=2), {}, False),
+        (GATE_MAJORITY_CATEGORY, GateVotes(3, yes=0, flagged=2), {}, True),
+        (GATE_MAJORITY_CATEGORY, GateVotes(3, yes=0, flagged=1), {}, False),
+        (GATE_SCORE_AT_LEAST, GateVotes(3, yes=2), {"threshold": 2}, True),
+        (GATE_SCORE_AT_LEAST, GateVotes(3, yes=1), {"threshold": 2}, False),
+        (GATE_NOT_UNANIMOUS, GateVotes(3, yes=1), {}, True),
+        (GATE_NOT_UNANIMOUS, GateVotes(3, yes=3), {}, False),
+        (GATE_NOT_UNANIMOUS, GateVotes(3, yes=0), {}, False),
+        (GATE_MAJORITIES_DIFFER, GateVotes(3, yes=2), {"other": GateVotes(3, yes=1)}, True),
+        (GATE_MAJORITIES_DIFFER, GateVotes(3, yes=2), {"other": GateVotes(2, yes=2)}, False),
+        (GATE_MAJORITIES_DIFFER, GateVotes(3, yes=2), {"other": GateVotes(2, yes=1)}, True),
+        (GATE_LIKERT_MEAN_AT_LEAST, GateVotes(3, mean=3.5), {"threshold": 3.5}, True),
+        (GATE_LIKERT_MEAN_AT_LEAST, GateVotes(3, mean=3.4), {"threshold": 3.5}, False),
+        (GATE_LIKERT_MEAN_AT_LEAST, GateVotes(3, mean=None), {"threshold": 1}, False),
+    ],
+)
+def test_each_rule_by_hand(rule, votes, options, passed):
+    """Every rule on hand-counted votes: a majority is more than half the raters (2 of
+    3; 2 of 4 is a tie), a lone rater's answer is the group's."""
+    assert gate_passes(rule, votes, **options) is passed
+
+
+def test_a_gate_changes_nothing_when_no_rule_field_changed(gated):
+    good = StageGate.objects.get(stage__position=2)
+    (expert,) = consented(gated, "Expert")
+    laypeople = consented(gated, "Layperson", count=3)
+    for number, person in enumerate(laypeople):
+        lay_judge(person, batch_of(gated, 1, "dlg-1"), number)
+    assignment_claim(annotator=expert, now=T0 + timedelta(minutes=10))
+    gate_change_validate(gate=good, changed=[])  # nothing of the rule changed: fine
+    assert Assignment.objects.filter(stage=good.stage).count() == 1
