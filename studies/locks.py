@@ -8,7 +8,7 @@ so two transactions never wait for each other in a circle (a deadlock):
 1. ``STUDY``: imports (materials, scores), computed scores, opening, consent
    versions, the codebook's categories, a coder joining, the purge, a crowd join.
 2. ``STAGE``: a batch given by hand (``assignment_create``), a stage's error scheme
-   marked final.
+   marked final, a gated stage's items decided and its batches formed.
 3. ``QUESTIONNAIRE``: FOR SHARE while answers are written, FOR UPDATE while the admin
    checks and changes its questions (``questionnaire_lock``).
 4. ``GROUP``: numbering new annotators; a crowd join.

@@ -17,6 +17,7 @@ from ..models import (
     ErrorCategory,
     LikertDimension,
     Stage,
+    StageGate,
     StageGroupWait,
 )
 from ..permissions import Capability, user_may
@@ -25,6 +26,7 @@ from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import PLATFORM_NAMES, stage_join_links
+from ..services.gates import gate_rule_changed
 from ..services.stages import stage_scheme_mark_final
 from .common import (
     HUMAN_DURATIONS,
@@ -41,6 +43,8 @@ from .forms import (
     LikertDimensionFormSet,
     StageForm,
     StageFormSet,
+    StageGateForm,
+    StageGateFormSet,
     StageInlineForm,
 )
 from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
@@ -243,6 +247,59 @@ class StageGroupWaitInline(PerStudyInlineMixin, admin.TabularInline):
         return formset
 
 
+class StageGateInline(PerStudyInlineMixin, admin.StackedInline):
+    """The stage's gate, on its page: which earlier stage's items it takes, by which
+    rule."""
+
+    model = StageGate
+    fk_name = "stage"
+    form = StageGateForm
+    formset = StageGateFormSet
+    study_path = "stage__study"
+    extra = 0
+    max_num = 1
+    fields = (
+        ("source_stage", "rule"),
+        ("deciding_group", "other_group"),
+        ("min_votes", "threshold"),
+        ("category", "dimension"),
+        "min_passed",
+        "decisions_made",
+    )
+    readonly_fields = ("decisions_made",)
+    verbose_name = "gate"
+    verbose_name_plural = (
+        "Gate (a gated stage takes only the items of an earlier stage that pass its rule, "
+        "each decided once all its ratings of the deciding group are in)"
+    )
+
+    def get_formset(self, request, obj=None, **kwargs):
+        """Only the stage's own study's earlier stages, groups, categories and Likert
+        dimensions to choose from."""
+        formset = super().get_formset(request, obj, **kwargs)
+        if obj is not None:
+            fields = formset.form.base_fields
+            narrow = {
+                "source_stage": {"study_id": obj.study_id, "position__lt": obj.position},
+                "deciding_group": {"study_id": obj.study_id},
+                "other_group": {"study_id": obj.study_id},
+                "category": {"study_id": obj.study_id},
+                "dimension": {"stage__study_id": obj.study_id, "stage__position__lt": obj.position},
+            }
+            for name, lookup in narrow.items():
+                if name in fields:
+                    fields[name].queryset = fields[name].queryset.filter(**lookup)
+        return formset
+
+    @admin.display(description="decisions")
+    def decisions_made(self, obj):
+        if obj is None or not obj.pk:
+            return "None yet: items are decided once all their ratings are in."
+        passed = obj.decisions.filter(passed=True).count()
+        total = obj.decisions.count()
+        return f"{total} item{'s' if total != 1 else ''} decided, {passed} passed."
+
+
 @admin.register(Stage)
 class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
     form = StageForm
@@ -321,7 +378,18 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
         if obj is None:
             return ()
         likert = obj.instrument == Stage.Instrument.LIKERT or obj.dimensions.exists()
-        return (StageGroupWaitInline, *((LikertDimensionInline,) if likert else ()))
+        gate = (StageGateInline,) if obj.position > 1 else ()
+        return (StageGroupWaitInline, *gate, *((LikertDimensionInline,) if likert else ()))
+
+    def save_formset(self, request, form, formset, change):
+        """A gate added or changed (before its stage has work) decides its items
+        afresh, and forms the batches of contexts already decided."""
+        super().save_formset(request, form, formset, change)
+        if formset.model is StageGate:
+            for gate_form in formset.forms:
+                gate = gate_form.instance
+                if gate.pk and gate_form.has_changed() and gate_form not in formset.deleted_forms:
+                    gate_rule_changed(gate=gate)
 
     def get_fieldsets(self, request, obj=None):
         """A new stage has no join links or scheme mark to show yet."""

@@ -12,6 +12,7 @@ from ..models import (
     ErrorCategory,
     LikertDimension,
     Stage,
+    StageGate,
     Study,
     new_crowd_code,
 )
@@ -20,6 +21,7 @@ from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import stage_codes_validate
+from ..services.gates import RULE_FIELDS, gate_change_validate, gate_validate
 from ..services.in_use import error_category_delete_validate, locked_reason, stage_is_locked
 from ..services.stages import stage_categories_validate, stage_groups_validate
 from ..validators import validate_likert_labels
@@ -361,3 +363,44 @@ class CreateAnnotatorsForm(forms.Form):
     def __init__(self, *args, study: Study, **kwargs):
         super().__init__(*args, **kwargs)
         self.fields["group"].queryset = study.groups.select_related("study")
+
+
+class StageGateForm(forms.ModelForm):
+    """A stage's gate: checked as a whole (``gate_validate``: an earlier stage of the
+    instrument the rule reads, its groups and category or dimension), and refused once
+    the gated stage has a claimed batch (``gate_change_validate``)."""
+
+    class Meta:
+        model = StageGate
+        fields = (
+            "source_stage", "rule", "deciding_group", "other_group", "min_votes", "threshold",
+            "category", "dimension", "min_passed",
+        )  # fmt: skip
+
+    def clean(self):
+        cleaned = super().clean()
+        if self.errors:
+            return cleaned
+        gate = self.instance
+        for name in self.Meta.fields:
+            if name in cleaned:
+                setattr(gate, name, cleaned[name])
+        gate_change_validate(gate=gate, changed=self.changed_data)
+        if gate.stage_id and gate.source_stage_id:
+            gate_validate(gate=gate)  # (its errors by field)
+        return cleaned
+
+
+class StageGateFormSet(forms.BaseInlineFormSet):
+    """A gate is removed only before its stage has work (its decisions stand after)."""
+
+    def clean(self):
+        super().clean()
+        for form in self.deleted_forms:
+            if form.instance.pk:
+                try:
+                    gate_change_validate(gate=form.instance, changed=RULE_FIELDS)
+                except ValidationError as exc:
+                    raise ValidationError(
+                        "The gate cannot be removed: " + exc.messages[0]
+                    ) from None

@@ -4,24 +4,18 @@ coherent, and adjudicate coherence on the items whose lay raters were not unanim
 Items enter as soon as decided, never leave; a rejected deciding batch leaves the
 decision standing (flagged); a rule changes only before the gated stage has work."""
 
-import json
 from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
-from django.utils import timezone
 
-from studies.datafiles.materials import materials_import
 from studies.errors import ErrorCode
 from studies.models import (
     Assignment,
-    Batch,
     GateDecision,
     Reflection,
-    Stage,
     StageGate,
-    Study,
 )
 from studies.protocol import (
     GATE_LIKERT_MEAN_AT_LEAST,
@@ -40,91 +34,13 @@ from studies.services import (
     Answer,
     NoWorkAvailable,
     assignment_claim,
-    assignment_create,
     assignment_reject,
     assignment_submit,
     judgement_record,
-    study_create,
 )
 from studies.services.gates import gate_change_validate, gate_decisions_make, gate_rule_changed
-from tests.conftest import materials_doc
+from tests.studies.gate_fixtures import T0, batch_of, gated, items_of, lay_judge  # noqa: F401
 from tests.studies.services.test_assignments import consented
-
-T0 = timezone.now().replace(microsecond=0)
-
-# Per context, the laypeople's Yes (True) / No per item: the human reflection, then
-# the two candidates (the attention check is always answered No, off-topic).
-LAY_ANSWERS = {
-    "dlg-1": [(True, True, True), (True, True, False), (False, False, True)],
-    "dlg-2": [(False, False, False), (False, False, False), (False, False, False)],
-}
-
-
-@pytest.fixture
-def gated(db):
-    """A lay stage (k = 3 laypeople per batch), then two experts' stages gated on it:
-    "good reflection" takes the items the lay majority found coherent, "adjudication"
-    those whose lay raters were not unanimous."""
-    study = study_create(
-        slug="gated",
-        title="Gated",
-        stages=[
-            ("Lay stage", timedelta(0)),
-            ("Good reflection", timedelta(0)),
-            ("Adjudication", timedelta(0)),
-        ],
-        groups=["Layperson", "Expert"],
-        information_sheet="What the study is about.",
-        consent_text="I agree to take part.",
-        seed=11,
-    )
-    doc = materials_doc(n_contexts=2, stages=("Lay stage",))
-    materials_import(study=study, content=json.dumps(doc), fmt="json")
-    Study.objects.filter(pk=study.pk).update(
-        status=Study.Status.OPEN, overlap_k=1, batches_per_stage=2
-    )
-    study.refresh_from_db()
-    lay, expert = (study.groups.get(name=n) for n in ("Layperson", "Expert"))
-    first, good, adjudication = study.stages.order_by("position")
-    Stage.objects.filter(pk=first.pk).update(overlap_k=3)
-    first.groups.set([lay])
-    for stage in (good, adjudication):
-        stage.groups.set([expert])
-    StageGate.objects.create(
-        stage=good, source_stage=first, rule=GATE_MAJORITY_COHERENT, deciding_group=lay
-    )
-    StageGate.objects.create(
-        stage=adjudication, source_stage=first, rule=GATE_NOT_UNANIMOUS, deciding_group=lay
-    )
-    return study
-
-
-def items_of(batch) -> list[Reflection]:
-    return [i.reflection for i in batch.items.order_by("position").select_related("reflection")]
-
-
-def lay_judge(annotator, batch, number, *, now=T0, category="off_topic"):
-    """The ``number``-th layperson's answers to ``batch`` (``LAY_ANSWERS``), submitted."""
-    assignment = assignment_create(annotator=annotator, batch=batch, now=now)
-    answers = iter(LAY_ANSWERS[batch.context.external_id])
-    for reflection in items_of(batch):
-        if reflection.kind == Reflection.Kind.ATTENTION_CHECK:
-            answer = Answer(False, frozenset({"off_topic"}))
-        else:
-            yes = next(answers)[number]
-            answer = Answer(True, empathy=4) if yes else Answer(False, frozenset({category}))
-        judgement_record(assignment=assignment, reflection=reflection, answer=answer, now=now)
-    return assignment_submit(assignment=assignment, now=now + timedelta(minutes=5))
-
-
-def batch_of(study, position, context) -> Batch | None:
-    return Batch.objects.filter(
-        stage__study=study, stage__position=position, context__external_id=context
-    ).first()
-
-
-def kinds_and_texts(batch) -> list[str]:
-    return [r.text for r in items_of(batch)]
 
 
 def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(gated):

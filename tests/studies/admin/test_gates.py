@@ -1,0 +1,127 @@
+"""A stage's gate set on the stage's page: it decides the items whose ratings are in
+at once; every refusal says why and changes nothing; the rule is locked once the gated
+stage has a claimed batch."""
+
+from datetime import timedelta
+
+from django.urls import reverse
+
+from studies.models import GateDecision, StageGate
+from studies.protocol import GATE_LIKERT_MEAN_AT_LEAST, GATE_MAJORITIES_DIFFER
+from studies.services import assignment_claim
+from tests.conftest import form_data
+from tests.studies.gate_fixtures import T0, batch_of, gated, lay_judge  # noqa: F401
+from tests.studies.services.test_assignments import consented
+
+
+def _page(admin_client, stage):
+    return admin_client.get(reverse("admin:studies_stage_change", args=[stage.pk]))
+
+
+def _post(admin_client, stage, **changes):
+    data = form_data(_page(admin_client, stage))
+    data.update(changes)
+    return admin_client.post(reverse("admin:studies_stage_change", args=[stage.pk]), data)
+
+
+def _gate_fields(prefix="gate", **values) -> dict:
+    fields = {
+        f"{prefix}-TOTAL_FORMS": 1,
+        f"{prefix}-INITIAL_FORMS": 0,
+        f"{prefix}-0-min_passed": 1,
+    }
+    fields.update({f"{prefix}-0-{name}": value for name, value in values.items()})
+    return fields
+
+
+def test_a_gate_set_on_the_page_decides_the_items_already_rated(admin_client, gated):
+    StageGate.objects.filter(stage__position=2).delete()
+    laypeople = consented(gated, "Layperson", count=3)
+    for number, person in enumerate(laypeople):
+        lay_judge(person, batch_of(gated, 1, "dlg-1"), number)
+    stage = gated.stages.get(position=2)
+    page = _page(admin_client, stage).content.decode()
+    assert 'name="gate-TOTAL_FORMS"' in page
+    lay = gated.groups.get(name="Layperson")
+    response = _post(
+        admin_client,
+        stage,
+        **_gate_fields(
+            source_stage=gated.stages.get(position=1).pk,
+            rule="majority_coherent",
+            deciding_group=lay.pk,
+        ),
+    )
+    assert response.status_code == 302, response.content.decode()[:3000]
+    gate = StageGate.objects.get(stage=stage)
+    assert gate.decisions.count() == 3
+    assert batch_of(gated, 2, "dlg-1") is not None
+    assert "3 items decided, 2 passed." in _page(admin_client, stage).content.decode()
+
+
+def test_a_gate_the_rule_cannot_read_is_refused_and_nothing_changes(admin_client, gated):
+    StageGate.objects.filter(stage__position=2).delete()
+    stage = gated.stages.get(position=2)
+    first = gated.stages.get(position=1)
+    lay = gated.groups.get(name="Layperson")
+    likert = _post(
+        admin_client,
+        stage,
+        **_gate_fields(
+            source_stage=first.pk,
+            rule=GATE_LIKERT_MEAN_AT_LEAST,
+            deciding_group=lay.pk,
+            threshold=3,
+        ),
+    )
+    assert likert.status_code == 200
+    page = likert.content.decode()
+    assert "The Likert rule needs the dimension" in page
+    differ = _post(
+        admin_client,
+        stage,
+        **_gate_fields(source_stage=first.pk, rule=GATE_MAJORITIES_DIFFER, deciding_group=lay.pk),
+    )
+    assert "The rule comparing groups needs a second group" in differ.content.decode()
+    expert = gated.groups.get(name="Expert")
+    outsider = _post(
+        admin_client,
+        stage,
+        **_gate_fields(source_stage=first.pk, rule="majority_coherent", deciding_group=expert.pk),
+    )
+    assert "Expert does not take part in Lay stage." in outsider.content.decode()
+    later = _post(
+        admin_client,
+        stage,
+        **_gate_fields(
+            source_stage=gated.stages.get(position=3).pk,
+            rule="majority_coherent",
+            deciding_group=lay.pk,
+        ),
+    )
+    assert "Select a valid choice" in later.content.decode()  # not an earlier stage
+    assert not StageGate.objects.filter(stage=stage).exists()
+    assert not GateDecision.objects.exists()
+
+
+def test_a_gate_is_locked_once_its_stage_has_a_claimed_batch(admin_client, gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    for number, person in enumerate(laypeople):
+        lay_judge(person, batch_of(gated, 1, "dlg-1"), number)
+    (expert,) = consented(gated, "Expert")
+    assignment_claim(annotator=expert, now=T0 + timedelta(minutes=10))
+    stage = gated.stages.get(position=2)
+    gate = StageGate.objects.get(stage=stage)
+    decisions = list(gate.decisions.values_list("pk", "passed"))
+    data = form_data(_page(admin_client, stage))
+    data["gate-0-rule"] = "majority_incoherent"
+    response = admin_client.post(reverse("admin:studies_stage_change", args=[stage.pk]), data)
+    assert response.status_code == 200
+    assert "its decisions stand" in response.content.decode()
+    data["gate-0-rule"] = "majority_coherent"
+    data["gate-0-DELETE"] = "on"
+    removed = admin_client.post(reverse("admin:studies_stage_change", args=[stage.pk]), data)
+    assert "The gate cannot be removed" in removed.content.decode()
+    gate.refresh_from_db()
+    assert gate.rule == "majority_coherent"
+    assert list(gate.decisions.values_list("pk", "passed")) == decisions
