@@ -22,6 +22,7 @@ from ..models import (
 )
 from ..permissions import Capability, user_may
 from ..selectors import error_category_is_used
+from ..selectors.gates import gate_flagged_decisions
 from ..services import (
     error_category_next_bit,
 )
@@ -297,7 +298,14 @@ class StageGateInline(PerStudyInlineMixin, admin.StackedInline):
             return "None yet: items are decided once all their ratings are in."
         passed = obj.decisions.filter(passed=True).count()
         total = obj.decisions.count()
-        return f"{total} item{'s' if total != 1 else ''} decided, {passed} passed."
+        flagged = len(gate_flagged_decisions(obj))
+        rejected = (
+            f" {flagged} of them rest{'s' if flagged == 1 else ''} on a batch rejected since "
+            "(the decision stands)."
+            if flagged
+            else ""
+        )
+        return f"{total} item{'s' if total != 1 else ''} decided, {passed} passed.{rejected}"
 
 
 @admin.register(Stage)

@@ -8,7 +8,7 @@ from django.urls import reverse
 
 from studies.models import GateDecision, StageGate
 from studies.protocol import GATE_LIKERT_MEAN_AT_LEAST, GATE_MAJORITIES_DIFFER
-from studies.services import assignment_claim
+from studies.services import assignment_claim, assignment_reject
 from tests.conftest import form_data
 from tests.studies.gate_fixtures import T0, batch_of, gated, lay_judge  # noqa: F401
 from tests.studies.services.test_assignments import consented
@@ -37,8 +37,10 @@ def _gate_fields(prefix="gate", **values) -> dict:
 def test_a_gate_set_on_the_page_decides_the_items_already_rated(admin_client, gated):
     StageGate.objects.filter(stage__position=2).delete()
     laypeople = consented(gated, "Layperson", count=3)
-    for number, person in enumerate(laypeople):
+    judged = [
         lay_judge(person, batch_of(gated, 1, "dlg-1"), number)
+        for number, person in enumerate(laypeople)
+    ]
     stage = gated.stages.get(position=2)
     page = _page(admin_client, stage).content.decode()
     assert 'name="gate-TOTAL_FORMS"' in page
@@ -57,6 +59,12 @@ def test_a_gate_set_on_the_page_decides_the_items_already_rated(admin_client, ga
     assert gate.decisions.count() == 3
     assert batch_of(gated, 2, "dlg-1") is not None
     assert "3 items decided, 2 passed." in _page(admin_client, stage).content.decode()
+    assignment_reject(assignment=judged[0], reason="Rushed through.")
+    assert (
+        "3 items decided, 2 passed. 3 of them rest on a batch rejected since (the decision "
+        "stands)." in _page(admin_client, stage).content.decode()
+    )
+    assert gate.decisions.filter(passed=True).count() == 2
 
 
 def test_a_gate_the_rule_cannot_read_is_refused_and_nothing_changes(admin_client, gated):
