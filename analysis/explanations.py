@@ -238,6 +238,21 @@ EXPLANATIONS: dict[str, str] = {
     "(ties left out): the higher, the more often the system is preferred; a small ridge is "
     "added when a system never wins or never loses.",
     "pairwise_n_answers": "Pairwise answers that count (the attention pair left out).",
+    # gated stages
+    "gated_items": "Items of the deciding stage the gate decides (attention checks left out).",
+    "gated_passed": "Items the rule let into the gated stage.",
+    "gated_not_passed": "Items decided and kept out of the gated stage.",
+    "gated_undecided": "Items whose deciding ratings are not all in yet.",
+    "gated_flagged": "Decisions resting on a batch rejected since they were made: they stand.",
+    "gated_judgements_saved": "Judgements the gated groups did not have to give: the items "
+    "not passed × the gated stage's k × its groups.",
+    "gated_strength_items": "Items of the gated stage with this deciding majority that the "
+    "group answered.",
+    "gated_strength_answers": "The group's answers to the coherence question on those items.",
+    "gated_yes_rate": "The share of those answers that said Yes.",
+    "gated_agreement": "The share of items, among those both groups have a majority on, "
+    "where the gated group's majority equals the deciding group's.",
+    "agreement_items": "Items both groups have a majority on.",
     "pairwise_n_pairs": "Distinct pairs of candidates answered.",
     "pairwise_fleiss": "Fleiss' kappa on which candidate of a pair won (or a tie), the pairs "
     "rated by the most common number of annotators.",

@@ -19,6 +19,7 @@ from .models import AnalysisRun
 from .parameters import analysis_parameters_clean
 from .report.build import report_build
 from .selectors.comparisons import comparison_data
+from .selectors.gates import gate_data
 from .selectors.judgements import (
     assignments_frame,
     automatic_scores_frame,
@@ -339,6 +340,9 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
                 study_id=run.study_id,
                 include_expired=params.get("include_expired", False),
                 exclude_sources=tuple(params.get("excluded_sources", ())),
+            ),
+            gates=gate_data(
+                study_id=run.study_id, include_expired=params.get("include_expired", False)
             ),
             progress=lambda fraction: analysis_run_progress(run_id=run.pk, fraction=fraction),
         )

@@ -33,12 +33,13 @@ from .descriptions import (
     generation_categories_null,
     stage_categories_null,
 )
+from .gates import GateData, gates_build
 from .likert import LikertData, likert_build
 from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 9
+REPORT_VERSION = 10
 
 
 @dataclass(frozen=True)
@@ -224,6 +225,7 @@ def report_build(
     offered_categories: Mapping[str, Sequence[str]] | None = None,
     likert: LikertData | None = None,
     comparisons: ComparisonData | None = None,
+    gates: list[GateData] | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -246,7 +248,8 @@ def report_build(
     block of the study's Likert stages (:mod:`.likert`; ``frame`` holds the coherence
     protocol's answers only), ``comparisons``
     (:func:`analysis.selectors.comparisons.comparison_data`) the ``pairwise`` and
-    ``ranking`` blocks of its pairwise and ranking stages (:mod:`.comparisons`)."""
+    ``ranking`` blocks of its pairwise and ranking stages (:mod:`.comparisons`), ``gates``
+    (:func:`analysis.selectors.gates.gate_data`) the ``gated`` block (:mod:`.gates`)."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -369,6 +372,7 @@ def report_build(
         "descriptions": descriptions,
         "likert": likert_build(likert, resamples=resamples, seed=seed, scores=scores),
         **comparisons_build(comparisons, resamples=resamples, seed=seed),
+        "gated": gates_build(gates),
     }
 
 

@@ -30,6 +30,7 @@ from .descriptions import (
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
+from .gates import gated_tables
 from .likert import (
     likert_groups_table,
     likert_pairs_table,
@@ -81,6 +82,7 @@ def report_tables(report: dict) -> list[Table]:
         + description_tables(report)
         + likert_tables(report)
         + preference_tables(report)
+        + gated_tables(report)
     )
 
 

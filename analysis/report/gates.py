@@ -1,0 +1,121 @@
+"""The report's ``gated`` block: per gated stage, its rule, what its gate decided, the
+judgements it saved, and how the gated groups answered the items by the strength of the
+deciding majority (:mod:`studies.services.gates` decides; nothing here changes a
+decision).
+
+``gated.stages`` lists one entry per gated stage, in the study's order:
+
+* ``items`` (the deciding stage's items), ``passed``, ``not_passed``, ``undecided``
+  and ``flagged`` (decisions resting on a batch rejected since: they stand);
+* ``judgements_saved``: the items not passed × the gated stage's k × its groups, the
+  judgements the gated groups did not have to give;
+* ``by_strength``: per gated group and deciding majority ("2 of 3", "3 of 3"), the
+  items, the group's answers to the coherence question and their Yes rate;
+* ``agreement``: per gated group, the items both it and the deciding group have a
+  majority on, and the share on which the two majorities agree.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+import numpy as np
+import pandas as pd
+
+from ..metrics.protocol.items import NO_MAJORITY, majority_label
+
+DECISION_COLUMNS = ["reflection", "passed", "flagged", "raters", "yes"]
+GATED_ANSWER_COLUMNS = ["group", "reflection", "coherent"]
+
+
+@dataclass(frozen=True)
+class GateData:
+    """One gate as the block reads it (:func:`analysis.selectors.gates.gate_data`)."""
+
+    stage: str
+    source_stage: str
+    rule: str
+    rule_label: str
+    deciding_group: str
+    other_group: str | None
+    items: int
+    decisions: pd.DataFrame  # DECISION_COLUMNS
+    answers: pd.DataFrame  # GATED_ANSWER_COLUMNS
+    gated_groups: list[str]
+    k: int
+
+
+def gates_build(data: list[GateData] | None) -> dict:
+    return {"stages": [_gate_entry(gate) for gate in data or []]}
+
+
+def _gate_entry(gate: GateData) -> dict:
+    decisions = gate.decisions
+    passed = int(decisions["passed"].sum()) if not decisions.empty else 0
+    decided = len(decisions)
+    not_passed = decided - passed
+    entry = {
+        "stage": gate.stage,
+        "source_stage": gate.source_stage,
+        "rule": gate.rule,
+        "rule_label": gate.rule_label,
+        "deciding_group": gate.deciding_group,
+        "other_group": gate.other_group,
+        "items": gate.items,
+        "passed": passed,
+        "not_passed": not_passed,
+        "undecided": gate.items - decided,
+        "flagged": int(decisions["flagged"].sum()) if not decisions.empty else 0,
+        "judgements_saved": not_passed * gate.k * len(gate.gated_groups),
+        "by_strength": [],
+        "agreement": [],
+    }
+    answers = gate.answers
+    if decisions.empty or answers.empty:
+        return entry
+    deciding = decisions.set_index("reflection")
+    joined = answers.join(deciding[["raters", "yes"]], on="reflection", how="inner")
+    larger = np.maximum(joined["yes"], joined["raters"] - joined["yes"])
+    joined["strength"] = larger.astype(str) + " of " + joined["raters"].astype(str)
+    strength = joined.groupby(["group", "strength"], sort=True).agg(
+        n_items=("reflection", "nunique"),
+        n_judgements=("coherent", "size"),
+        yes_rate=("coherent", "mean"),
+    )
+    entry["by_strength"] = [
+        {
+            "group": group,
+            "strength": label,
+            "n_items": int(row.n_items),
+            "n_judgements": int(row.n_judgements),
+            "yes_rate": float(row.yes_rate),
+        }
+        for (group, label), row in strength.iterrows()
+    ]
+    deciding_label = pd.Series(
+        majority_label(votes=deciding["yes"], raters=deciding["raters"], min_raters=1),
+        index=deciding.index,
+    )
+    counts = answers.groupby(["group", "reflection"])["coherent"].agg(["sum", "count"])
+    labels = pd.Series(
+        majority_label(votes=counts["sum"], raters=counts["count"], min_raters=1),
+        index=counts.index,
+    )
+    theirs = (
+        deciding_label.reindex(labels.index.get_level_values("reflection"))
+        .fillna(NO_MAJORITY)
+        .to_numpy()
+    )
+    both = (labels.to_numpy() != NO_MAJORITY) & (theirs != NO_MAJORITY)
+    same = pd.Series((labels.to_numpy() == theirs) & both, index=labels.index)
+    counted = pd.Series(both, index=labels.index)
+    for group in counted.index.get_level_values("group").unique():
+        n = int(counted.loc[group].sum())
+        entry["agreement"].append(
+            {
+                "group": group,
+                "n_items": n,
+                "agreement": float(same.loc[group].sum() / n) if n else None,
+            }
+        )
+    return entry
