@@ -22,7 +22,7 @@ from analysis.models import AnalysisRun
 from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
 from studies.links import absolute_url
-from studies.models import LikertDimension, Stage, Study
+from studies.models import LikertDimension, Stage, StageGate, Study
 from studies.selectors import study_has_judgements
 from studies.services import (
     annotators_create,
@@ -62,6 +62,10 @@ COMPARISON_TUTORIAL_NOTES = (
 # of six per context), then a ranking of the human reflection and two candidates of
 # each model.
 PAIRS_PER_CONTEXT = 6
+# The gated study: every lay batch gets its three laypeople (the demo's fourth is left
+# to start), and the experts' "good reflection" stage asks its own question.
+GATED_LAY_BATCHES = 6
+GOOD_QUESTION = "Is this a good reflection by counselling standards?"
 RANKED_PER_SOURCE = 2
 # The Likert demo's dimensions, in each of its stages.
 LIKERT_DIMENSIONS = (
@@ -139,6 +143,9 @@ class Command(BaseCommand):
         compared = self._comparison_study(config, researcher)
         if not no_judgements:
             self._simulate(compared, self._newcomer(compared))
+        gated = self._gated_study(config, researcher)
+        if not no_judgements:
+            self._simulate(gated, self._newcomer(gated))
 
         # The links on the site's address: `make demo` sets DJANGO_SITE_URL from its PORT.
         self.stdout.write("")
@@ -175,6 +182,16 @@ class Command(BaseCommand):
         self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[compared.slug]))}")
         self.stdout.write("  and its annotators' invitation links:")
         self._links(compared)
+        self.stdout.write("")
+        self.stdout.write(
+            self.style.SUCCESS(
+                "A fourth demo study gates its expert stages on the laypeople's answers; its "
+                "dashboard:"
+            )
+        )
+        self.stdout.write(f"  {absolute_url(reverse('analysis:dashboard', args=[gated.slug]))}")
+        self.stdout.write("  and its annotators' invitation links:")
+        self._links(gated)
 
     def _links(self, study: Study) -> None:
         """Each annotator's invitation link, the ones not started yet marked."""
@@ -262,6 +279,42 @@ class Command(BaseCommand):
                 )
         return self._opened(study, json.dumps(comparison_materials()), researcher=researcher)
 
+    def _gated_study(self, config: dict, researcher) -> Study:
+        """The demo's fourth study: laypeople judge coherence (three per batch); experts
+        then judge whether the reflections the lay majority found coherent are good
+        reflections (a stage of its own wording), and adjudicate coherence on the items
+        whose laypeople were not unanimous (one expert per batch); open, owned by the
+        researcher."""
+        slug = f"{config['slug']}-gated"
+        study = Study.objects.filter(slug=slug).first()
+        if study is None:
+            with transaction.atomic():
+                study = self._texts_study(
+                    config,
+                    slug=slug,
+                    title="Demo: experts validate what laypeople found coherent",
+                    stages=[
+                        ("Lay stage", timedelta(0)),
+                        ("Good reflection", timedelta(0)),
+                        ("Adjudication", timedelta(0)),
+                    ],
+                )
+                lay, expert = (study.groups.get(name=n) for n in ("Layperson", "Expert"))
+                first, good, adjudication = study.stages.order_by("position")
+                Stage.objects.filter(pk=first.pk).update(batches_per_stage=GATED_LAY_BATCHES)
+                first.groups.set([lay])
+                Stage.objects.filter(pk__in=[good.pk, adjudication.pk]).update(overlap_k=1)
+                Stage.objects.filter(pk=good.pk).update(coherence_question=GOOD_QUESTION)
+                for stage, rule in (
+                    (good, StageGate.Rule.MAJORITY_COHERENT),
+                    (adjudication, StageGate.Rule.NOT_UNANIMOUS),
+                ):
+                    stage.groups.set([expert])
+                    StageGate.objects.create(
+                        stage=stage, source_stage=first, rule=rule, deciding_group=lay
+                    )
+        return self._opened(study, json.dumps(gated_materials()), researcher=researcher)
+
     def _opened(self, study: Study, materials, *, researcher) -> Study:
         """``study`` with ``materials`` imported (a JSON document), open, owned by the
         researcher, with ``ANNOTATORS_PER_GROUP`` annotators per group (each step
@@ -315,6 +368,19 @@ class Command(BaseCommand):
             groups=["Layperson", "Expert"],
             seed=20261121,
         )
+
+
+def gated_materials() -> dict:
+    """The demo's materials for the gated study: each context's GPT-2 candidates, in its
+    lay stage (the gated stages take theirs from it)."""
+    document = json.loads((DEMO_DIR / "materials.json").read_text(encoding="utf-8"))
+    for context in document["contexts"]:
+        context["synthetic"] = [
+            {**candidate, "stage": "Lay stage"}
+            for candidate in context["synthetic"]
+            if candidate["stage"] == "GPT-2 stage"
+        ]
+    return document
 
 
 def comparison_materials() -> dict:

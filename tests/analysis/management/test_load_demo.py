@@ -13,7 +13,7 @@ from django.urls import reverse
 
 from analysis.models import AnalysisRun
 from studies.exports.options import FILES
-from studies.models import Annotator, Assignment, Judgement, LikertRating, Study
+from studies.models import Annotator, Assignment, BatchItem, Judgement, LikertRating, Study
 from studies.services import (
     annotator_complete_tutorial,
     annotator_consent,
@@ -199,4 +199,33 @@ def test_the_demo_has_a_comparison_study_whose_dashboard_shows_both(admin_client
     page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
     for caption in ("Pairwise preference: pairs of systems", "Ranking: mean rank per system"):
         assert caption in page
+    assert reverse("analysis:dashboard", args=[study.slug]) in demo
+
+
+def test_the_demo_has_a_gated_study_whose_experts_saw_only_what_passed(admin_client, demo):
+    """Laypeople judged every lay batch (three each); the experts' stages hold only the
+    items their gates let through, and the dashboard shows the gated tables."""
+    study = Study.objects.get(slug="demo-gated")
+    first, good, adjudication = study.stages.order_by("position")
+    lay_batches = Assignment.objects.filter(stage=first, status=Assignment.Status.SUBMITTED)
+    assert lay_batches.count() == 3 * first.batches.count()
+    assert set(lay_batches.values_list("group__name", flat=True)) == {"Layperson"}
+    for stage in (good, adjudication):
+        gate = stage.gate
+        passed = set(gate.decisions.filter(passed=True).values_list("reflection_id", flat=True))
+        assert gate.decisions.count() == first.batches.count() * 4  # every item decided
+        shown = set(
+            BatchItem.objects.filter(batch__stage=stage)
+            .exclude(reflection__kind="attention_check")
+            .values_list("reflection_id", flat=True)
+        )
+        assert shown == passed and shown
+        experts = Assignment.objects.filter(stage=stage, status=Assignment.Status.SUBMITTED)
+        assert set(experts.values_list("group__name", flat=True)) == {"Expert"}
+    run = AnalysisRun.objects.get(study=study, status=AnalysisRun.Status.DONE)
+    entries = {e["stage"]: e for e in run.result["gated"]["stages"]}
+    assert entries["Good reflection"]["undecided"] == 0
+    assert entries["Good reflection"]["by_strength"]
+    page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
+    assert "Gated stages: the items their gates let through" in page
     assert reverse("analysis:dashboard", args=[study.slug]) in demo
