@@ -99,7 +99,8 @@ screenshots: install
 	  $(BIN)/python docs/screenshots/coding_demo.py; \
 	  $(BIN)/python docs/screenshots/prepare.py $$state/links.json; \
 	  $(BIN)/python -m annotation_site.stack --port 8799 >$$state/stack.log 2>&1 & \
-	  stack=$$!; sleep 5; \
+	  stack=$$!; \
+	  for i in $$(seq 90); do $(BIN)/python -c "import socket; socket.create_connection(('127.0.0.1', 8799), 1)" 2>/dev/null && break; sleep 1; done; \
 	  status=0; $(BIN)/python docs/screenshots/capture.py --base-url http://127.0.0.1:8799 \
 	    --prepared $$state/links.json || status=$$?; \
 	  kill $$stack; wait $$stack || true; exit $$status

@@ -105,7 +105,7 @@ class Migration(migrations.Migration):
                         blank=True,
                         help_text="The coherence score rule: the least number of Yes (s); the Likert rule: the least item mean (x).",
                         null=True,
-                        verbose_name="s or x",
+                        verbose_name="threshold (s or x)",
                     ),
                 ),
                 (

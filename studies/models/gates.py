@@ -84,7 +84,7 @@ class StageGate(models.Model):
         "majority's answer (e.g. 2 of 3). Empty: any majority.",
     )
     threshold = models.FloatField(
-        "s or x",
+        "threshold (s or x)",
         null=True,
         blank=True,
         help_text="The coherence score rule: the least number of Yes (s); the Likert rule: "

@@ -648,11 +648,11 @@ def test_dashboard_query_count_does_not_grow_with_the_data(
     done_run(judged_study, report, user=StaffUserFactory())
     done_run(judged_study, report, user=StaffUserFactory())
     # session, user, study, shown run, latest runs, progress (3, 2 for the groups
-    # taking part in each stage and their own waits, and 5 for the annotators who can
-    # no longer get work, crowd entries and training quiz attempts included), the
-    # study's sources, automatic evaluators, the annotators' ids (the quality panel's
-    # links)
-    with django_assert_num_queries(18):
+    # taking part in each stage and their own waits, 1 for the study's gates, and 5 for
+    # the annotators who can no longer get work, crowd entries and training quiz
+    # attempts included), the study's sources, automatic evaluators, the annotators' ids
+    # (the quality panel's links)
+    with django_assert_num_queries(19):
         response = staff_client.get(url("dashboard", judged_study))
     assert response.status_code == 200
 

@@ -293,8 +293,9 @@ def test_progress_takes_a_fixed_number_of_queries(api, api_study, django_assert_
     # token, study, stages, groups, assignments by batch and status with their
     # judgements; who can no longer get work: batches, assignments, annotators, crowd
     # entries (a part that ended early) and training quiz attempts (who failed the quiz
-    # gets no work); the groups taking part in each stage and groups' own waits
-    with django_assert_num_queries(12):
+    # gets no work); the groups taking part in each stage and groups' own waits; the
+    # study's gates (more batches may come to a gated stage)
+    with django_assert_num_queries(13):
         api.get("/api/studies/pilot/progress/")
 
 
