@@ -34,12 +34,14 @@ from studies.services import (
     Answer,
     NoWorkAvailable,
     assignment_claim,
+    assignment_create,
     assignment_reject,
     assignment_submit,
     judgement_record,
 )
 from studies.services.gates import gate_change_validate, gate_decisions_make, gate_rule_changed
 from tests.studies.gate_fixtures import T0, batch_of, gated, items_of, lay_judge  # noqa: F401
+from tests.studies.likert_fixtures import make_likert
 from tests.studies.services.test_assignments import consented
 
 
@@ -214,3 +216,56 @@ def test_a_gate_changes_nothing_when_no_rule_field_changed(gated):
     assignment_claim(annotator=expert, now=T0 + timedelta(minutes=10))
     gate_change_validate(gate=good, changed=[])  # nothing of the rule changed: fine
     assert Assignment.objects.filter(stage=good.stage).count() == 1
+
+
+def test_the_likert_rule_reads_the_dimensions_mean_without_cannot_judge(gated):
+    """The lay stage rates instead: an item passes when its warmth mean is at least 50,
+    "cannot judge" left out (counted as 0, the last candidate would fail)."""
+    first = gated.stages.get(position=1)
+    make_likert(first)
+    good = StageGate.objects.get(stage__position=2)
+    good.rule, good.threshold = GATE_LIKERT_MEAN_AT_LEAST, 50.0
+    good.dimension = first.dimensions.get(name="warmth")
+    good.save()
+    StageGate.objects.filter(stage__position=3).delete()
+    dlg1 = batch_of(gated, 1, "dlg-1")
+    human, c1, c2 = items_of(dlg1)[:3]
+    # Warmth by the three laypeople; the first cannot judge any.
+    warmth = {human.pk: (None, 90, 80), c1.pk: (None, 20, 30), c2.pk: (None, 50, 50)}
+    for number, person in enumerate(consented(gated, "Layperson", count=3)):
+        assignment = assignment_create(annotator=person, batch=dlg1, now=T0)
+        for reflection in items_of(dlg1):
+            rating = warmth.get(reflection.pk, (None, 0, 0))[number]
+            fluency = 1 if reflection.kind == Reflection.Kind.ATTENTION_CHECK else 4
+            answer = Answer(coherent=None, ratings={"fluency": fluency, "warmth": rating})
+            judgement_record(assignment=assignment, reflection=reflection, answer=answer, now=T0)
+        assignment_submit(assignment=assignment, now=T0 + timedelta(minutes=5))
+    decided = {
+        d.reflection_id: (d.passed, d.summary["groups"][0]["mean"]) for d in good.decisions.all()
+    }
+    assert decided == {human.pk: (True, 85.0), c1.pk: (False, 25.0), c2.pk: (True, 50.0)}
+
+
+def test_the_rule_comparing_groups_waits_for_both_groups_ratings(gated):
+    """Majorities differ between laypeople and experts in the lay stage (both take
+    part, three of each): decided only once both groups' ratings are all in."""
+    first = gated.stages.get(position=1)
+    first.groups.clear()  # every group
+    good = StageGate.objects.get(stage__position=2)
+    good.rule, good.other_group = GATE_MAJORITIES_DIFFER, gated.groups.get(name="Expert")
+    good.save()
+    StageGate.objects.filter(stage__position=3).delete()
+    dlg1 = batch_of(gated, 1, "dlg-1")
+    for number, person in enumerate(consented(gated, "Layperson", count=3)):
+        lay_judge(person, dlg1, number)
+    assert not good.decisions.exists()  # the experts' ratings are not in
+    experts = consented(gated, "Expert", count=3)
+    for number, person in enumerate(experts):
+        lay_judge(person, dlg1, 2 - number)  # the same answers: 3, 2, 1 Yes again
+    human, c1, c2 = items_of(dlg1)[:3]
+    assert {d.reflection_id: d.passed for d in good.decisions.all()} == {
+        human.pk: False,
+        c1.pk: False,
+        c2.pk: False,
+    }
+    assert len(good.decisions.get(reflection=c1).judgements) == 6
