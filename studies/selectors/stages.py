@@ -388,7 +388,7 @@ def stage_tutorial_due(*, annotator: Annotator, states: list[StageState]) -> Sta
     progress) if it has a tutorial of its own (``Stage.has_own_tutorial``) they have
     not confirmed (``TutorialReading``). So a second phase that explains its
     categories is read before its first batch, and not while its wait runs."""
-    current = next((s for s in states if s.status != StageStatus.DONE), None)
+    current = next((s for s in states if not s.passed), None)
     if current is None or current.status not in (StageStatus.OPEN, StageStatus.IN_PROGRESS):
         return None
     return (

@@ -18,11 +18,12 @@ batches made of the items that passed.
   (``gate_rule_changed``); after, a change is refused (``gate_change_validate``).
 """
 
+import logging
 from datetime import datetime
 
 from django.contrib.postgres.aggregates import ArrayAgg
-from django.core.exceptions import ValidationError
-from django.db import transaction
+from django.core.exceptions import NON_FIELD_ERRORS, ValidationError
+from django.db import DatabaseError, transaction
 from django.db.models import Avg, Count, F, Q
 from django.utils import timezone
 
@@ -45,6 +46,8 @@ from ..protocol import (
     gate_passes,
 )
 from ..selectors.gates import gate_decided_contexts, gate_items
+
+logger = logging.getLogger(__name__)
 
 #: The gate's settings whose change decides its items afresh (or is refused).
 RULE_FIELDS = (
@@ -76,7 +79,12 @@ def gate_decisions_make(
         gates = gates.filter(source_stage_id=source_stage_id)
     decided = 0
     for gate_id in gates.values_list("pk", flat=True):
-        decided += _gate_decide(gate_id=gate_id, now=now or timezone.now())
+        try:
+            decided += _gate_decide(gate_id=gate_id, now=now or timezone.now())
+        except DatabaseError:
+            # (After a submission has committed, or in the job: the next run, within a
+            # minute, decides what this one could not; the other gates go on.)
+            logger.exception("Deciding the items of gate %s failed; the next run retries.", gate_id)
     return decided
 
 
@@ -107,6 +115,10 @@ def gate_validate(*, gate: StageGate) -> None:
     stage, source = gate.stage, gate.source_stage
     if source.study_id != stage.study_id or source.position >= stage.position:
         errors["source_stage"] = "Choose an earlier stage of the same study."
+    elif StageGate.objects.filter(stage=source).exists():
+        errors["source_stage"] = (
+            f"{source.name} is gated itself: a gate decides on a stage with materials of its own."
+        )
     else:
         likert = gate.rule == GATE_LIKERT_MEAN_AT_LEAST
         if likert and source.instrument != Stage.Instrument.LIKERT:
@@ -126,6 +138,11 @@ def gate_validate(*, gate: StageGate) -> None:
             errors["dimension"] = f"Choose a dimension of {source.name}."
         if gate.category is not None and gate.category.study_id != stage.study_id:
             errors["category"] = "Choose a category of this study."
+    if gate.pk is None and Batch.objects.filter(stage_id=stage.pk).exists():
+        errors[NON_FIELD_ERRORS] = (
+            f"{stage.name} has batches of its own (imported materials): a gated stage takes "
+            "its items from its gate. Use a stage without materials."
+        )
     if errors:
         raise ValidationError(errors)
 
@@ -194,10 +211,21 @@ def _votes(gate: StageGate, group_id: int, reflection_ids) -> dict[int, tuple[Ga
 
 def _gate_decide(*, gate_id: int, now: datetime) -> int:
     with transaction.atomic():
-        gate = StageGate.objects.select_related(
-            "stage", "source_stage__study", "category", "dimension"
-        ).get(pk=gate_id)
-        stages_locked().filter(pk=gate.stage_id).first()
+        # The gated stage's lock first, then the gate as it stands under it (a rule
+        # changed meanwhile is read as changed).
+        stage_id = StageGate.objects.filter(pk=gate_id).values_list("stage_id", flat=True).first()
+        if stage_id is None:
+            return 0  # removed meanwhile
+        stages_locked().filter(pk=stage_id).first()
+        gate = (
+            StageGate.objects.select_related(
+                "stage", "source_stage__study", "category", "dimension"
+            )
+            .filter(pk=gate_id)
+            .first()
+        )
+        if gate is None:
+            return 0
         k = gate.source_stage.k
         decided = set(gate.decisions.values_list("reflection_id", flat=True))
         undecided = set(gate_items(gate).values_list("reflection_id", flat=True)) - decided

@@ -12,7 +12,7 @@ from ..models import (
     StageUnlockNotice,
     Study,
 )
-from ..selectors.stages import StageStatus, annotators_stage_states
+from ..selectors.stages import StageStatus, annotators_stage_states, stage_group_rules
 
 
 def unlock_notifications_send(*, now: datetime | None = None) -> int:
@@ -31,6 +31,7 @@ def unlock_notifications_send(*, now: datetime | None = None) -> int:
         if not people:
             continue
         states = annotators_stage_states(study=study, annotators=annotators, now=now)
+        rules = stage_group_rules(study_id=study.pk)  # (a group may wait its own time)
         notified = set(
             StageUnlockNotice.objects.filter(annotator__in=annotators).values_list(
                 "annotator_id", "stage_id"
@@ -41,7 +42,7 @@ def unlock_notifications_send(*, now: datetime | None = None) -> int:
                 if (
                     state.status in (StageStatus.OPEN, StageStatus.BUSY)
                     and state.unlocks_at is not None
-                    and state.stage.min_wait.total_seconds() > 0
+                    and rules.wait(state.stage, annotator.group_id).total_seconds() > 0
                     and state.unlocks_at <= now
                     and (pk, state.stage.pk) not in notified
                 ):

@@ -17,10 +17,21 @@ def materials_check(study: Study, specs: list[ContextSpec], problems: Problems) 
     if not specs:
         problems.add("file", "contains no contexts")
 
+    gated = set(
+        study.stages.filter(gate__isnull=False).values_list("name", flat=True)
+    )  # their items come from their gates
+
     def unknown_stage(where: str, row: int | None, stage: str) -> None:
         if stages and stage not in stages:
             problems.add(
                 where, f"unknown stage {stage!r} (the study has: {', '.join(stages)})", row=row
+            )
+        elif stage in gated:
+            problems.add(
+                where,
+                f"stage {stage!r} is gated: its items are the ones its gate lets through from "
+                "an earlier stage, so it takes no materials of its own",
+                row=row,
             )
 
     existing = {

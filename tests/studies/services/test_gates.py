@@ -4,15 +4,18 @@ coherent, and adjudicate coherence on the items whose lay raters were not unanim
 Items enter as soon as decided, never leave; a rejected deciding batch leaves the
 decision standing (flagged); a rule changes only before the gated stage has work."""
 
+import json
 from datetime import timedelta
 
 import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from studies.datafiles.materials import MaterialsImportError, materials_import
 from studies.errors import ErrorCode
 from studies.models import (
     Assignment,
+    Batch,
     GateDecision,
     Reflection,
     StageGate,
@@ -39,7 +42,13 @@ from studies.services import (
     assignment_submit,
     judgement_record,
 )
-from studies.services.gates import gate_change_validate, gate_decisions_make, gate_rule_changed
+from studies.services.gates import (
+    gate_change_validate,
+    gate_decisions_make,
+    gate_rule_changed,
+    gate_validate,
+)
+from tests.conftest import materials_doc
 from tests.studies.gate_fixtures import T0, batch_of, gated, items_of, lay_judge  # noqa: F401
 from tests.studies.likert_fixtures import make_likert
 from tests.studies.services.test_assignments import consented
@@ -269,3 +278,29 @@ def test_the_rule_comparing_groups_waits_for_both_groups_ratings(gated):
         c2.pk: False,
     }
     assert len(good.decisions.get(reflection=c1).judgements) == 6
+
+
+def test_a_gated_stage_decides_no_gate_and_takes_no_materials(gated):
+    """A gate decides on a stage with materials of its own: not on a gated stage, and
+    not into a stage holding imported batches; a materials file naming a gated stage is
+    refused whole."""
+    adjudication = StageGate.objects.get(stage__position=3)
+    adjudication.source_stage = gated.stages.get(position=2)
+    with pytest.raises(ValidationError, match="Good reflection is gated itself"):
+        gate_validate(gate=adjudication)
+    doc = materials_doc(n_contexts=1, stages=("Lay stage", "Good reflection"))
+    with pytest.raises(MaterialsImportError, match="stage 'Good reflection' is gated"):
+        materials_import(study=gated, content=json.dumps(doc), fmt="json")
+    assert not Batch.objects.filter(stage__position=2).exists()
+    StageGate.objects.filter(stage__position=3).delete()
+    third = gated.stages.get(position=3)
+    doc = materials_doc(n_contexts=1, stages=("Lay stage", "Adjudication"))
+    materials_import(study=gated, content=json.dumps(doc), fmt="json")
+    fresh = StageGate(
+        stage=third,
+        source_stage=gated.stages.get(position=1),
+        rule=GATE_NOT_UNANIMOUS,
+        deciding_group=gated.groups.get(name="Layperson"),
+    )
+    with pytest.raises(ValidationError, match="Adjudication has batches of its own"):
+        gate_validate(gate=fresh)

@@ -7,6 +7,7 @@ import json
 from datetime import timedelta
 
 import pytest
+from django.core import mail
 from django.core.exceptions import ValidationError
 from django.utils import timezone
 
@@ -19,12 +20,14 @@ from studies.selectors import (
     annotators_stage_states,
     study_progress,
 )
+from studies.selectors.stages import stage_tutorial_due
 from studies.services import (
     NoWorkAvailable,
     StageLocked,
     assignment_claim,
     assignment_create,
     study_create,
+    unlock_notifications_send,
 )
 from studies.services.stages import stage_groups_validate
 from tests.conftest import materials_doc
@@ -207,3 +210,32 @@ def test_every_stage_skipped_means_done(three_stages):
     with pytest.raises(NoWorkAvailable) as none:
         assignment_claim(annotator=lay, now=T0)
     assert none.value.code == ErrorCode.STAGES_COMPLETED
+
+
+def test_a_stage_with_its_own_tutorial_after_a_skipped_one_asks_for_it_first(three_stages):
+    """The layperson skips the experts' stage: the last stage's own tutorial is the one
+    due, read before its first batch (not a dead end)."""
+    Stage.objects.filter(study=three_stages, position=3).update(
+        tutorial_intro="How the last stage works."
+    )
+    (lay,) = consented(three_stages, "Layperson")
+    finished = finish_stage(lay, T0).submitted_at
+    later = finished + timedelta(days=1)
+    states = annotator_stage_states(annotator=lay, now=later)
+    assert states[2].status == StageStatus.OPEN
+    assert stage_tutorial_due(annotator=lay, states=states).position == 3
+
+
+def test_the_unlock_email_follows_a_groups_own_wait(three_stages):
+    """The last stage opens at once for experts, after two hours for laypeople (their
+    own wait): laypeople are mailed when theirs ends, experts not at all."""
+    last = three_stages.stages.get(position=3)
+    Stage.objects.filter(pk=last.pk).update(min_wait=timedelta(0))
+    StageGroupWait.objects.create(
+        stage=last, group=three_stages.groups.get(name="Layperson"), min_wait=timedelta(hours=2)
+    )
+    (lay,) = consented(three_stages, "Layperson", email="lay@example.org")
+    finished = finish_stage(lay, T0).submitted_at
+    assert unlock_notifications_send(now=finished + timedelta(hours=1)) == 0
+    assert unlock_notifications_send(now=finished + timedelta(hours=3)) == 1
+    assert [m.to for m in mail.outbox] == [["lay@example.org"]]
