@@ -81,7 +81,7 @@ def test_each_account_gets_the_role_matching_what_it_could_do(before_roles):
         "creator": "viewer",
     }
     slugs = set(Study.objects.values_list("slug", flat=True))
-    assert slugs == {"demo", "demo-likert", "demo-comparisons", "second"}
+    assert slugs == {"demo", "demo-likert", "demo-comparisons", "demo-gated", "second"}
     assert _roles() == {
         (user, slug): role for user, role in expected_role.items() for slug in slugs
     }
@@ -109,7 +109,7 @@ def test_without_an_account_that_could_delete_a_study_is_left_without_owner(befo
     get_user_model().objects.filter(username="head").update(is_active=False)
     migration.roles_from_permissions(apps, None)
     assert not StudyRole.objects.filter(role="owner").exists()
-    assert Study.objects.without_owner().count() == Study.objects.count() == 4
+    assert Study.objects.without_owner().count() == Study.objects.count() == 5
 
 
 def test_reversing_removes_the_roles_and_brings_the_coders_group_back(before_roles):
