@@ -92,6 +92,11 @@ RANKING_COLUMNS = (
     ANNOTATOR_COLUMN,
     RANK_COLUMN,
 )
+# Which gate let the item in (a gated stage's rows; ``StageGate.describe``): a column
+# of any export covering a gated stage, before the description; the full export adds
+# when the item's decision was made.
+GATE_COLUMN = "gate"
+GATE_DECIDED_COLUMN = "gate_decided_at"
 # The primary coder's codes of the description: the full export's last column, in a
 # study whose descriptions were coded.
 PRIMARY_CODES_COLUMN = "description_codes"
@@ -155,6 +160,8 @@ RESERVED_COLUMN_NAMES = frozenset(
         *PUBLISHED_COLUMNS,
         *PUBLISHED_OPTIONAL_COLUMNS,
         PRIMARY_CODES_COLUMN,
+        GATE_COLUMN,
+        GATE_DECIDED_COLUMN,
         *ANNOTATOR_QUALITY_COLUMNS,
     }
     - set(PUBLISHED_CATEGORY_COLUMNS)

@@ -15,18 +15,20 @@ from collections.abc import Iterator
 from django.db.models import F, Q
 from django.db.models.functions import Collate, Greatest, Least
 
-from ..columns import PAIRWISE_COLUMNS, RANKING_COLUMNS
+from ..columns import GATE_COLUMN, PAIRWISE_COLUMNS, RANKING_COLUMNS
 from ..datafiles.published.columns import GROUP_COLUMN
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import Judgement, Reflection, Stage, Study
 from .contexts import CHUNK_SIZE, published_contexts
+from .gates import gate_labels
 from .likert import groups_follow_pseudonyms
 from .options import ExportOptions
 
 
-def _header(columns, *, study: Study, options: ExportOptions) -> list[str]:
+def _header(columns, *, study: Study, options: ExportOptions, instrument: str) -> list[str]:
     group = options.extended or not groups_follow_pseudonyms(study)
-    return [*columns, *([GROUP_COLUMN] if group else [])]
+    gated = gate_labels(study=study, options=options, instrument=instrument)
+    return [*columns, *([GROUP_COLUMN] if group else []), *([GATE_COLUMN] if gated else [])]
 
 
 def _judgements(*, study: Study, options: ExportOptions, instrument: str):
@@ -55,7 +57,9 @@ _ORDER = (
 
 
 def pairwise_export_header(*, study: Study, options: ExportOptions) -> list[str]:
-    return _header(PAIRWISE_COLUMNS, study=study, options=options)
+    return _header(
+        PAIRWISE_COLUMNS, study=study, options=options, instrument=Stage.Instrument.PAIRWISE
+    )
 
 
 def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
@@ -64,6 +68,7 @@ def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = pairwise_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
+    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.PAIRWISE)
     yield header
     contexts = published_contexts(study)
     first, second = Collate("reflection__text", "C"), Collate("opponent__text", "C")
@@ -100,11 +105,15 @@ def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
         ]
         if with_group:
             cells.append(text_cell(group))
+        if gates:
+            cells.append(text_cell(gates.get(stage, "")))
         yield cells
 
 
 def ranking_export_header(*, study: Study, options: ExportOptions) -> list[str]:
-    return _header(RANKING_COLUMNS, study=study, options=options)
+    return _header(
+        RANKING_COLUMNS, study=study, options=options, instrument=Stage.Instrument.RANKING
+    )
 
 
 def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
@@ -112,6 +121,7 @@ def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[lis
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = ranking_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
+    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.RANKING)
     yield header
     contexts = published_contexts(study)
     rows = (
@@ -143,4 +153,6 @@ def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[lis
         ]
         if with_group:
             cells.append(text_cell(group))
+        if gates:
+            cells.append(text_cell(gates.get(stage, "")))
         yield cells

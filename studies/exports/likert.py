@@ -11,11 +11,12 @@ from collections.abc import Iterator
 
 from django.db.models import F
 
-from ..columns import LIKERT_COLUMNS, NO, SLIDER_SCALE, YES
+from ..columns import GATE_COLUMN, LIKERT_COLUMNS, NO, SLIDER_SCALE, YES
 from ..datafiles.published.columns import GROUP_COLUMN
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import LikertRating, Reflection, Stage, Study
 from .contexts import CHUNK_SIZE, published_contexts
+from .gates import gate_labels
 from .options import ExportOptions
 
 _FIELDS = (
@@ -41,7 +42,8 @@ def groups_follow_pseudonyms(study: Study) -> bool:
 
 def likert_export_header(*, study: Study, options: ExportOptions) -> list[str]:
     group = options.extended or not groups_follow_pseudonyms(study)
-    return [*LIKERT_COLUMNS, *([GROUP_COLUMN] if group else [])]
+    gated = gate_labels(study=study, options=options, instrument=Stage.Instrument.LIKERT)
+    return [*LIKERT_COLUMNS, *([GROUP_COLUMN] if group else []), *([GATE_COLUMN] if gated else [])]
 
 
 def _queryset(*, study: Study, options: ExportOptions):
@@ -74,6 +76,7 @@ def likert_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = likert_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
+    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.LIKERT)
     yield header
     contexts = published_contexts(study)
     for row in _queryset(study=study, options=options).iterator(chunk_size=CHUNK_SIZE):
@@ -95,4 +98,6 @@ def likert_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list
         ]
         if with_group:
             cells.append(text_cell(group))
+        if gates:
+            cells.append(text_cell(gates.get(stage, "")))
         yield cells

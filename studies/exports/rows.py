@@ -6,7 +6,13 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 
-from ..columns import FULL_COLUMNS_HEAD, FULL_COLUMNS_TAIL, PRIMARY_CODES_COLUMN
+from ..columns import (
+    FULL_COLUMNS_HEAD,
+    FULL_COLUMNS_TAIL,
+    GATE_COLUMN,
+    GATE_DECIDED_COLUMN,
+    PRIMARY_CODES_COLUMN,
+)
 from ..datafiles.published.columns import (
     DESCRIPTION_COLUMN,
     EMPATHY_COLUMN,
@@ -31,6 +37,7 @@ from ..protocol import category_selected
 from .annotator_columns import annotator_cells, annotator_columns
 from .codes import primary_codes_by_judgement
 from .contexts import CHUNK_SIZE, published_contexts
+from .gates import gate_decision_times, gate_labels
 from .options import ExportOptions, export_instruments
 
 
@@ -67,15 +74,29 @@ def _has_codings(study: Study) -> bool:
 def export_header(*, study: Study, options: ExportOptions) -> list[str]:
     slugs = [slug for slug, _ in _categories(study)]
     described = [DESCRIPTION_COLUMN] if _has_descriptions(study) else []
+    gated = (
+        [GATE_COLUMN]
+        if gate_labels(study=study, options=options, instrument=Stage.Instrument.COHERENCE)
+        else []
+    )
     if options.fmt == "full":
         coded = [PRIMARY_CODES_COLUMN] if described and _has_codings(study) else []
         per_annotator = [name for columns in annotator_columns() for name in columns.names]
-        return [*FULL_COLUMNS_HEAD, *slugs, *FULL_COLUMNS_TAIL, *per_annotator, *described, *coded]
+        gated += [GATE_DECIDED_COLUMN] if gated else []
+        return [
+            *FULL_COLUMNS_HEAD,
+            *slugs,
+            *FULL_COLUMNS_TAIL,
+            *per_annotator,
+            *gated,
+            *described,
+            *coded,
+        ]
     extra = [s for s in slugs if s not in PUBLISHED_CATEGORY_COLUMNS]
     header = [*PUBLISHED_COLUMNS, *extra]
     if options.extended:
         header += [GROUP_COLUMN, MOST_EVIDENT_COLUMN, EMPATHY_COLUMN]
-    return header + described
+    return header + gated + described
 
 
 _FIELDS = (
@@ -189,6 +210,12 @@ def export_rows(
     scale = study.empathy_scale
     header = export_header(study=study, options=options)
     described = DESCRIPTION_COLUMN in header
+    gates = (
+        gate_labels(study=study, options=options, instrument=Stage.Instrument.COHERENCE)
+        if GATE_COLUMN in header
+        else None
+    )
+    decided = gate_decision_times(study=study) if GATE_DECIDED_COLUMN in header else {}
     coded = primary_codes_by_judgement(study=study) if PRIMARY_CODES_COLUMN in header else None
     yield header
     contexts = published_contexts(study) if options.fmt == "published" else {}
@@ -225,6 +252,11 @@ def export_rows(
             description,
         ) = row[: len(_FIELDS)]
         tail = [text_cell(description)] if described else []
+        if gates is not None:
+            gate = [text_cell(gates.get(stage, ""))]
+            if options.fmt == "full":
+                gate.append(_iso(decided.get((stage, reflection_id))))
+            tail = gate + tail
         chosen = [
             YES if bit is not None and category_selected(flags, bit) else ""
             for _, bit in column_categories

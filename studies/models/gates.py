@@ -168,6 +168,33 @@ class StageGate(models.Model):
     def __str__(self) -> str:
         return f"{self.stage.name}: {self.get_rule_display()}"
 
+    def describe(self) -> str:
+        """The rule in words, with its settings ("Lay coherence: Laypeople's majority
+        said Yes (at least 2 of its raters)"): the dashboard's and the exports' one
+        description of a gate."""
+        group = self.deciding_group.name
+        said = {
+            GATE_MAJORITY_COHERENT: f"{group}'s majority said Yes",
+            GATE_MAJORITY_INCOHERENT: f"{group}'s majority said No",
+            GATE_MAJORITY_CATEGORY: f"{group}'s majority flagged "
+            f"{self.category.label if self.category_id else 'a category'}",
+            GATE_SCORE_AT_LEAST: f"at least {self.threshold:g} of {group}'s answers were Yes"
+            if self.threshold is not None
+            else "",
+            GATE_NOT_UNANIMOUS: f"{group}'s raters were not unanimous",
+            GATE_MAJORITIES_DIFFER: f"{group}'s and "
+            f"{self.other_group.name if self.other_group_id else 'another group'}'s "
+            "majorities differ",
+            GATE_LIKERT_MEAN_AT_LEAST: f"{group}'s mean "
+            f"{self.dimension.name if self.dimension_id else ''} rating was at least "
+            f"{self.threshold:g}"
+            if self.threshold is not None
+            else "",
+        }[self.rule]
+        if self.min_votes:
+            said += f" (at least {self.min_votes} of its raters)"
+        return f"{self.source_stage.name}: {said}"
+
     @property
     def groups_deciding(self) -> list[int]:
         """The ids of the deciding group(s): every one's k ratings decide an item."""

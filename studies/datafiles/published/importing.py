@@ -43,6 +43,7 @@ from ...services import (
 from .. import DataFileError, Problem, Problems
 from .parsed import Parsed, Row
 from .parsing import published_parse
+from .summary import AnnotationsImportSummary
 
 TITLE_MAX_LENGTH = Study._meta.get_field("title").max_length
 SLUG_MAX_LENGTH = Study._meta.get_field("slug").max_length
@@ -52,37 +53,6 @@ BULK_BATCH_SIZE = 5000
 
 class AnnotationsImportError(DataFileError):
     pass
-
-
-@dataclass(frozen=True)
-class AnnotationsImportSummary:
-    study_slug: str
-    stages: int
-    groups: int
-    annotators: int
-    contexts: int
-    reflections: int
-    batches: int
-    assignments: int
-    judgements: int
-    overlap_k: int
-    batches_per_stage: int
-    ignored_columns: tuple[str, ...] = ()
-    #: The Likert format's ratings (its judgements each hold one per dimension rated).
-    ratings: int | None = None
-
-    def __str__(self) -> str:
-        text = (
-            f'Created the closed study "{self.study_slug}": {self.stages} stages, '
-            f"{self.groups} groups, {self.annotators} annotators, {self.contexts} contexts, "
-            f"{self.reflections} reflections, {self.batches} batches, "
-            f"{self.assignments} assignments, {self.judgements} judgements"
-            + (f" with {self.ratings} Likert ratings" if self.ratings is not None else "")
-            + f" (k = {self.overlap_k}, m = {self.batches_per_stage})."
-        )
-        if self.ignored_columns:
-            text += f" Ignored columns: {', '.join(self.ignored_columns)}."
-        return text
 
 
 @dataclass
