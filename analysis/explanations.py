@@ -250,6 +250,8 @@ EXPLANATIONS: dict[str, str] = {
     "group answered.",
     "gated_strength_answers": "The group's answers to the coherence question on those items.",
     "gated_yes_rate": "The share of those answers that said Yes.",
+    "gated_item_answers": "The gated group's answers to the coherence question on this item.",
+    "gated_item_yes": "How many of those answers said Yes.",
     "gated_agreement": "The share of items, among those both groups have a majority on, "
     "where the gated group's majority equals the deciding group's.",
     "agreement_items": "Items both groups have a majority on.",

@@ -39,7 +39,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 10
+REPORT_VERSION = 11
 
 
 @dataclass(frozen=True)

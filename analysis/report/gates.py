@@ -12,7 +12,13 @@ decision).
 * ``by_strength``: per gated group and deciding majority ("2 of 3", "3 of 3"), the
   items, the group's answers to the coherence question and their Yes rate;
 * ``agreement``: per gated group, the items both it and the deciding group have a
-  majority on, and the share on which the two majorities agree.
+  majority on, and the share on which the two majorities agree;
+* ``adjudicated``: per item of the gated stage and gated group that answered it, the
+  deciding group's majority (and the second group's, for the rule comparing two)
+  beside the gated group's own (its adjudicated label), with its answers and Yes.
+
+A majority here takes a lone rater's answer as the group's label (``min_raters`` 1), as
+the between-group agreement does: a gated stage often has one expert per item.
 """
 
 from __future__ import annotations
@@ -24,7 +30,17 @@ import pandas as pd
 
 from ..metrics.protocol.items import NO_MAJORITY, majority_label
 
-DECISION_COLUMNS = ["reflection", "passed", "flagged", "raters", "yes"]
+DECISION_COLUMNS = [
+    "reflection",
+    "dialogue",
+    "source",
+    "passed",
+    "flagged",
+    "raters",
+    "yes",
+    "other_raters",
+    "other_yes",
+]
 GATED_ANSWER_COLUMNS = ["group", "reflection", "coherent"]
 
 
@@ -69,6 +85,7 @@ def _gate_entry(gate: GateData) -> dict:
         "judgements_saved": not_passed * gate.k * len(gate.gated_groups),
         "by_strength": [],
         "agreement": [],
+        "adjudicated": [],
     }
     answers = gate.answers
     if decisions.empty or answers.empty:
@@ -101,6 +118,7 @@ def _gate_entry(gate: GateData) -> dict:
         majority_label(votes=counts["sum"], raters=counts["count"], min_raters=1),
         index=counts.index,
     )
+    entry["adjudicated"] = _adjudicated(gate, deciding, deciding_label, counts, labels)
     theirs = (
         deciding_label.reindex(labels.index.get_level_values("reflection"))
         .fillna(NO_MAJORITY)
@@ -119,3 +137,57 @@ def _gate_entry(gate: GateData) -> dict:
             }
         )
     return entry
+
+
+def _majority_text(label: str, yes: int, raters: int) -> str:
+    return f"{label} ({yes} of {raters} Yes)"
+
+
+def _adjudicated(
+    gate: GateData,
+    deciding: pd.DataFrame,
+    deciding_label: pd.Series,
+    counts: pd.DataFrame,
+    labels: pd.Series,
+) -> list[dict]:
+    """Per (gated group, item) answered: the deciding majorities beside the gated
+    group's label, in dialogue, source and item order."""
+    rows = (
+        counts.rename(columns={"sum": "n_yes", "count": "n_answers"})
+        .join(labels.rename("label"))
+        .reset_index()
+    )
+    rows = rows[rows["reflection"].isin(deciding.index)]
+    other_label = majority_label(
+        votes=deciding["other_yes"], raters=deciding["other_raters"], min_raters=1
+    )
+    said = deciding.assign(
+        text=[
+            _majority_text(label, yes, raters)
+            for label, yes, raters in zip(
+                deciding_label, deciding["yes"], deciding["raters"], strict=True
+            )
+        ],
+        other_text=[
+            _majority_text(label, yes, raters) if raters else None
+            for label, yes, raters in zip(
+                other_label, deciding["other_yes"], deciding["other_raters"], strict=True
+            )
+        ],
+    )
+    rows = rows.join(said[["dialogue", "source", "text", "other_text"]], on="reflection")
+    rows = rows.sort_values(["dialogue", "source", "reflection", "group"], kind="stable")
+    return [
+        {
+            "dialogue": row.dialogue,
+            "source": row.source,
+            "reflection": int(row.reflection),
+            "deciding": row.text,
+            "other": row.other_text,
+            "group": row.group,
+            "label": row.label,
+            "n_answers": int(row.n_answers),
+            "yes": int(row.n_yes),
+        }
+        for row in rows.itertuples(index=False)
+    ]

@@ -28,9 +28,24 @@ def gate_data(*, study_id: int, include_expired: bool = False) -> list[GateData]
         flagged = set(gate_flagged_decisions(gate))
         decisions = pd.DataFrame.from_records(
             [
-                (reflection_id, passed, pk in flagged, *_deciding_votes(summary))
-                for pk, reflection_id, passed, summary in gate.decisions.values_list(
-                    "pk", "reflection_id", "passed", "summary"
+                (
+                    reflection_id,
+                    dialogue,
+                    source,
+                    passed,
+                    pk in flagged,
+                    *_deciding_votes(summary, 0),
+                    *_deciding_votes(summary, 1),
+                )
+                for pk, reflection_id, dialogue, source, passed, summary in (
+                    gate.decisions.order_by().values_list(
+                        "pk",
+                        "reflection_id",
+                        "reflection__context__external_id",
+                        "reflection__source",
+                        "passed",
+                        "summary",
+                    )
                 )
             ],
             columns=DECISION_COLUMNS,
@@ -68,7 +83,9 @@ def gate_data(*, study_id: int, include_expired: bool = False) -> list[GateData]
     return result
 
 
-def _deciding_votes(summary: dict) -> tuple[int, int]:
-    """The deciding group's raters and Yes answers, as the decision recorded them."""
-    first = (summary.get("groups") or [{}])[0]
-    return first.get("raters", 0), first.get("yes", 0)
+def _deciding_votes(summary: dict, which: int) -> tuple[int, int]:
+    """The deciding group's (``which`` 0) or the second group's (1) raters and Yes
+    answers, as the decision recorded them (0, 0 for a gate of one group)."""
+    groups = summary.get("groups") or []
+    found = groups[which] if which < len(groups) else {}
+    return found.get("raters", 0), found.get("yes", 0)

@@ -91,7 +91,56 @@ def gated_answers_table(report: dict) -> Table:
     )
 
 
+ITEM = Key(
+    "Item",
+    ("dialogue", "source", "reflection"),
+    show=lambda dialogue, source, reflection: f"{dialogue} · {source} · #{reflection}",
+)
+DECIDING_MAJORITY = Key(
+    "Deciding majority",
+    ("deciding", "other"),
+    show=lambda deciding, other: deciding + (f"; second group: {other}" if other else ""),
+    header=False,
+)
+ADJUDICATED = Key("Adjudicated label", ("label",), header=False)
+
+
+def gated_items_table(report: dict) -> Table:
+    entries = [
+        (
+            (
+                gate["stage"],
+                row["dialogue"],
+                row["source"],
+                row["reflection"],
+                row["deciding"],
+                row["other"],
+                row["group"],
+                row["label"],
+            ),
+            row,
+        )
+        for gate in _entries(report)
+        for row in gate.get("adjudicated") or []
+    ]
+    return build_table(
+        slug="gated-items",
+        caption="Gated stages: each item's adjudicated label beside the deciding majority",
+        keys=[STAGE, ITEM, DECIDING_MAJORITY, GROUP, ADJUDICATED],
+        measures=[
+            Measure("n_answers", "Answers", "gated_item_answers", at("n_answers"), "count"),
+            Measure("yes", "Yes", "gated_item_yes", at("yes"), "count"),
+        ],
+        entries=entries,
+        note="Per item of a gated stage, the deciding group's majority (how many of its "
+        "raters said Yes) beside the gated group's own majority on the coherence question, "
+        "the adjudicated label. A lone rater's answer is the group's label; a tie is no "
+        "majority.",
+        empty="No answers in a gated stage yet.",
+    )
+
+
 def gated_tables(report: dict) -> list[Table]:
     if not _entries(report):
         return []
-    return [gated_table(report), gated_answers_table(report)]
+    return [gated_table(report), gated_answers_table(report), gated_items_table(report)]

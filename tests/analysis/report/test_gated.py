@@ -86,3 +86,55 @@ def test_a_run_of_the_analysis_holds_the_gated_block(gated):
         ("Good reflection", 2, 3),
         ("Adjudication", 2, 3),
     ]
+
+
+def test_the_adjudicated_label_stands_beside_the_deciding_majority(gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    for n, p in enumerate(laypeople):
+        lay_judge(p, batch_of(gated, 1, "dlg-1"), n)
+        lay_judge(p, batch_of(gated, 1, "dlg-2"), n)  # no Yes: no item passes
+    human, c1, c2 = items_of(batch_of(gated, 1, "dlg-1"))[:3]  # 3, 2 and 1 Yes of 3
+    (expert,) = consented(gated, "Expert")
+    expert_answers(expert, {human.text}, T0 + timedelta(hours=1))  # good reflection
+    expert_answers(expert, {c2.text}, T0 + timedelta(hours=2))  # adjudication: c1, c2
+
+    good, adjudication = gates_build(gate_data(study_id=gated.pk))["stages"]
+
+    def rows(entry):
+        return {
+            row["reflection"]: (row["deciding"], row["other"], row["group"], row["label"])
+            for row in entry["adjudicated"]
+        }
+
+    assert rows(adjudication) == {
+        c1.pk: ("coherent (2 of 3 Yes)", None, "Expert", "incoherent"),
+        c2.pk: ("incoherent (1 of 3 Yes)", None, "Expert", "coherent"),
+    }
+    assert rows(good) == {
+        human.pk: ("coherent (3 of 3 Yes)", None, "Expert", "coherent"),
+        c1.pk: ("coherent (2 of 3 Yes)", None, "Expert", "incoherent"),
+    }
+    row = next(r for r in adjudication["adjudicated"] if r["reflection"] == c2.pk)
+    assert (row["dialogue"], row["source"], row["n_answers"], row["yes"]) == (
+        "dlg-1",
+        c2.source,
+        1,
+        1,
+    )
+    order = [(r["dialogue"], r["source"], r["reflection"]) for r in adjudication["adjudicated"]]
+    assert order == sorted(order)
+
+    table = {t.slug: t for t in report_tables({"gated": {"stages": [good, adjudication]}})}[
+        "gated-items"
+    ]
+    texts = [[cell.text for cell in row] for row in table.rows]
+    assert [
+        "Adjudication",
+        f"dlg-1 · {c2.source} · #{c2.pk}",
+        "incoherent (1 of 3 Yes)",
+        "Expert",
+        "coherent",
+        "1",
+        "1",
+    ] in texts
+    assert len(texts) == 4
