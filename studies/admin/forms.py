@@ -21,7 +21,7 @@ from ..services import (
     error_category_next_bit,
 )
 from ..services.crowd import stage_codes_validate
-from ..services.gates import RULE_FIELDS, gate_change_validate, gate_validate
+from ..services.gates import RULE_FIELDS, gate_change_validate, gate_validate, stage_gates_validate
 from ..services.in_use import error_category_delete_validate, locked_reason, stage_is_locked
 from ..services.stages import stage_categories_validate, stage_groups_validate
 from ..validators import validate_likert_labels
@@ -157,8 +157,23 @@ class StageForm(LockedOnceUsedForm):
                 raise ValidationError(exc.message_dict["groups"]) from None
         return groups
 
+    def chosen_groups(self) -> dict[int, list[int]]:
+        """The groups the saved stage will have (by its id), when the form edits them."""
+        if self.instance.pk is None or "groups" not in self.cleaned_data:
+            return {}
+        return {self.instance.pk: [g.pk for g in self.cleaned_data["groups"]]}
+
+    def gate_problems_add(self, problems: dict[str, list[str]]) -> None:
+        """``stage_gates_validate``'s problems, on their fields (or the form's, for a
+        field the page does not show)."""
+        for name, errors in problems.items():
+            self.add_error(name if name in self.fields else None, errors)
+
     def _post_clean(self):
         super()._post_clean()
+        if self.codes_against_stored and self.instance.pk and not self.errors:
+            problems = stage_gates_validate(stages=[self.instance], groups=self.chosen_groups())
+            self.gate_problems_add(problems.get(self.instance.pk, {}))
         if self.codes_against_stored and self.instance.study_id and not self.errors:
             others = Stage.objects.filter(study_id=self.instance.study_id).exclude(
                 pk=self.instance.pk
@@ -206,6 +221,14 @@ class StageFormSet(forms.BaseInlineFormSet):
             if self.instance.pk
             else []
         )
+        # The gates between the stages, as the save will leave them.
+        saved = [f for f in kept if f.instance.pk]
+        problems = stage_gates_validate(
+            stages=[f.instance for f in saved],
+            groups={k: v for f in saved for k, v in f.chosen_groups().items()},
+        )
+        for form in saved:
+            form.gate_problems_add(problems.get(form.instance.pk, {}))
         for form in kept:
             others = [f.instance for f in kept if f is not form] + stored
             try:

@@ -19,6 +19,7 @@ batches made of the items that passed.
 """
 
 import logging
+from collections.abc import Iterable, Mapping
 from datetime import datetime
 
 from django.contrib.postgres.aggregates import ArrayAgg
@@ -138,6 +139,12 @@ def gate_validate(*, gate: StageGate) -> None:
             errors["dimension"] = f"Choose a dimension of {source.name}."
         if gate.category is not None and gate.category.study_id != stage.study_id:
             errors["category"] = "Choose a category of this study."
+    k = source.k if source.study_id == stage.study_id else None
+    if gate.min_votes and k is not None and gate.min_votes > k:
+        errors["min_votes"] = (
+            f"{source.name} has {k} raters per item (k): a majority of {gate.min_votes} "
+            "could never be reached."
+        )
     if gate.pk is None and Batch.objects.filter(stage_id=stage.pk).exists():
         errors[NON_FIELD_ERRORS] = (
             f"{stage.name} has batches of its own (imported materials): a gated stage takes "
@@ -145,6 +152,59 @@ def gate_validate(*, gate: StageGate) -> None:
         )
     if errors:
         raise ValidationError(errors)
+
+
+def stage_gates_validate(
+    *, stages: Iterable[Stage], groups: Mapping[int, Iterable[int]] | None = None
+) -> dict[int, dict[str, list[str]]]:
+    """What a change to saved stages would do to the gates between them: ``stages``
+    as they will be saved (their ``position`` and ``overlap_k``; stages not given as
+    stored), ``groups`` the groups each will have (by stage id; none: every group; a
+    stage not given keeps its own). A gate's deciding stage stays before its gated
+    stage, keeps the deciding groups taking part and keeps at least the gate's
+    majority of raters per item. Returns the problems by stage id and field."""
+    given = {stage.pk: stage for stage in stages if stage.pk is not None}
+    if not given:
+        return {}
+    gates = StageGate.objects.filter(
+        Q(stage_id__in=given) | Q(source_stage_id__in=given)
+    ).select_related("stage__study", "source_stage__study", "deciding_group", "other_group")
+    problems: dict[int, dict[str, list[str]]] = {}
+
+    def refuse(stage_id: int, field: str, message: str) -> None:
+        problems.setdefault(stage_id, {}).setdefault(field, []).append(message)
+
+    for gate in gates:
+        gated = given.get(gate.stage_id, gate.stage)
+        source = given.get(gate.source_stage_id, gate.source_stage)
+        if source.position >= gated.position:
+            at = gate.stage_id if gate.stage_id in given else gate.source_stage_id
+            refuse(
+                at,
+                "position",
+                f"The gate of {gated.name} decides on {source.name}'s answers: "
+                f"{source.name} stays before {gated.name}.",
+            )
+        if source.pk not in given:
+            continue
+        chosen = set((groups or {}).get(source.pk, ()))
+        if groups is not None and source.pk in groups and chosen:
+            for group in (gate.deciding_group, gate.other_group):
+                if group is not None and group.pk not in chosen:
+                    refuse(
+                        source.pk,
+                        "groups",
+                        f"{group.name} decides the gate of {gated.name}, so it keeps "
+                        f"taking part in {source.name}.",
+                    )
+        if gate.min_votes and source.k < gate.min_votes:
+            refuse(
+                source.pk,
+                "overlap_k",
+                f"The gate of {gated.name} needs a majority of {gate.min_votes} raters: "
+                f"{source.name} keeps at least {gate.min_votes} per item.",
+            )
+    return problems
 
 
 @transaction.atomic

@@ -133,3 +133,68 @@ def test_a_gate_is_locked_once_its_stage_has_a_claimed_batch(admin_client, gated
     gate.refresh_from_db()
     assert gate.rule == "majority_coherent"
     assert list(gate.decisions.values_list("pk", "passed")) == decisions
+
+
+def _refusal(response) -> str:
+    assert response.status_code == 200
+    return response.content.decode().replace("&#x27;", "'")
+
+
+def test_a_change_that_would_undo_a_gate_is_refused_and_nothing_changes(admin_client, gated):
+    lay_stage = gated.stages.get(position=1)
+    expert = gated.groups.get(name="Expert")
+    StageGate.objects.filter(stage__position=2).update(min_votes=2)
+
+    moved = _refusal(_post(admin_client, lay_stage, position=4))
+    assert (
+        "The gate of Good reflection decides on Lay stage's answers: Lay stage stays "
+        "before Good reflection." in moved
+    )
+    others = _refusal(_post(admin_client, lay_stage, groups=[expert.pk]))
+    assert (
+        "Layperson decides the gate of Good reflection, so it keeps taking part in "
+        "Lay stage." in others
+    )
+    fewer = _refusal(_post(admin_client, lay_stage, overlap_k=1))
+    assert (
+        "The gate of Good reflection needs a majority of 2 raters: Lay stage keeps at "
+        "least 2 per item." in fewer
+    )
+    gated_stage = gated.stages.get(position=3)
+    # The study's page, where every stage's row is saved at once.
+    url = reverse("admin:studies_study_change", args=[gated.pk])
+    data = form_data(admin_client.get(url))
+    row = next(
+        key.removesuffix("-id")
+        for key, value in data.items()
+        if key.startswith("stages-") and key.endswith("-id") and str(value) == str(lay_stage.pk)
+    )
+    data[f"{row}-position"] = 9
+    on_study_page = _refusal(admin_client.post(url, data))
+    assert "Lay stage stays before Good reflection." in on_study_page
+
+    lay_stage.refresh_from_db()
+    assert (lay_stage.position, lay_stage.overlap_k) == (1, 3)
+    assert list(lay_stage.groups.values_list("name", flat=True)) == ["Layperson"]
+    assert gated.stages.get(pk=gated_stage.pk).position == 3
+
+
+def test_a_majority_no_deciding_stage_can_reach_is_refused(admin_client, gated):
+    StageGate.objects.filter(stage__position=2).delete()
+    stage = gated.stages.get(position=2)
+    lay = gated.groups.get(name="Layperson")
+    response = _post(
+        admin_client,
+        stage,
+        **_gate_fields(
+            source_stage=gated.stages.get(position=1).pk,
+            rule="majority_coherent",
+            deciding_group=lay.pk,
+            min_votes=4,
+        ),
+    )
+    assert (
+        "Lay stage has 3 raters per item (k): a majority of 4 could never be reached."
+        in _refusal(response)
+    )
+    assert not StageGate.objects.filter(stage=stage).exists()
