@@ -1,19 +1,92 @@
-"""A gated study walked in a real browser: the last layperson judges coherence, which
-decides the context's items at once; an expert, told until then that more work may
-come, answers "Is this a good reflection?" on exactly the items the lay majority found
-coherent, then adjudicates the items whose laypeople were not unanimous."""
+"""A gated study built in the admin and walked in a real browser. A researcher sets,
+on each stage's page, the groups taking part, k, the gated stage's own question and
+categories, and the gates. Then the last layperson judges coherence, which decides the
+context's items at once; an expert, told until then that more work may come, answers
+"Is this a good reflection?" on exactly the items the lay majority found coherent, then
+adjudicates the items whose laypeople were not unanimous."""
 
 import re
 
+import pytest
+from django.contrib.auth import get_user_model
 from playwright.sync_api import expect
 
-from studies.models import Assignment, Reflection, Stage, StageGate
+from studies.models import Assignment, Reflection, StageGate
+from studies.protocol import GATE_MAJORITY_COHERENT, GATE_NOT_UNANIMOUS
 from studies.services import annotators_create, assignment_create
 from tests.browser.test_annotation_flow import DESKTOP, _expect_item, _save
-from tests.studies.gate_fixtures import LAY_ANSWERS, T0, batch_of, gated, items_of, lay_judge  # noqa: F401
+from tests.studies.gate_fixtures import (
+    LAY_ANSWERS,
+    batch_of,
+    gated_study_unbuilt,
+    items_of,
+    lay_judge,
+)
 from tests.studies.services.test_assignments import consented
 
 GOOD_QUESTION = "Is this a good reflection by counselling standards?"
+GOOD_CATEGORIES = {"off_topic", "parroting", "malformed"}
+PASSWORD = "pw-for-tests-only"
+
+
+@pytest.fixture
+def built_in_admin(transactional_db, browser, live_server):
+    """The gated study's stages set on their admin pages, in the browser, as a
+    researcher would: laypeople (k = 3) in the lay stage; experts in the two gated
+    stages, the first with its own question and categories."""
+    study = gated_study_unbuilt()
+    get_user_model().objects.create_superuser("researcher", password=PASSWORD)
+    page = browser.new_context(viewport=DESKTOP).new_page()
+    page.goto(f"{live_server.url}/admin/login/")
+    page.get_by_label("Username").fill("researcher")
+    page.get_by_label("Password").fill(PASSWORD)
+    page.get_by_role("button", name="Log in").click()
+    lay, expert = (study.groups.get(name=n) for n in ("Layperson", "Expert"))
+    first, good, adjudication = study.stages.order_by("position")
+
+    def stage_page(stage, group, *, k=None):
+        page.goto(f"{live_server.url}/admin/studies/stage/{stage.pk}/change/")
+        page.locator(f"input[name=groups][value='{group.pk}']").check()
+        if k is not None:
+            page.locator("input[name=overlap_k]").fill(str(k))
+
+    def gate(rule):
+        page.locator("#gate-group .add-row a").click()
+        page.locator("select[name=gate-0-source_stage]").select_option(str(first.pk))
+        page.locator("select[name=gate-0-rule]").select_option(rule)
+        page.locator("select[name=gate-0-deciding_group]").select_option(str(lay.pk))
+
+    def save():
+        page.locator("input[name=_save]").click()
+        expect(page.locator(".messagelist .success")).to_be_visible()
+
+    stage_page(first, lay, k=3)
+    save()
+    stage_page(good, expert)
+    page.locator("[name=coherence_question]").fill(GOOD_QUESTION)
+    for box in page.locator("input[name=categories]").all():
+        slug = study.categories.get(pk=int(box.get_attribute("value"))).slug
+        box.set_checked(slug in GOOD_CATEGORIES)
+    gate(GATE_MAJORITY_COHERENT)
+    save()
+    stage_page(adjudication, expert)
+    gate(GATE_NOT_UNANIMOUS)
+    save()
+    page.context.close()
+
+    first.refresh_from_db()
+    assert first.k == 3 and list(first.groups.all()) == [lay]
+    for stage, rule in ((good, GATE_MAJORITY_COHERENT), (adjudication, GATE_NOT_UNANIMOUS)):
+        assert list(stage.groups.all()) == [expert]
+        assert (stage.gate.source_stage, stage.gate.rule, stage.gate.deciding_group) == (
+            first,
+            rule,
+            lay,
+        )
+    good.refresh_from_db()
+    assert good.coherence_question == GOOD_QUESTION
+    assert set(good.categories.values_list("slug", flat=True)) == GOOD_CATEGORIES
+    return study
 
 
 def consent_and_tutorial(page, url: str) -> None:
@@ -52,8 +125,8 @@ def answer_batch(page, yes_texts: set[str], *, question: str | None = None) -> l
     return shown
 
 
-def test_an_expert_sees_only_what_the_laypeople_let_through(browser, gated, live_server):
-    Stage.objects.filter(study=gated, position=2).update(coherence_question=GOOD_QUESTION)
+def test_an_expert_sees_only_what_the_laypeople_let_through(browser, built_in_admin, live_server):
+    gated = built_in_admin
     laypeople = consented(gated, "Layperson", count=2)
     dlg1 = batch_of(gated, 1, "dlg-1")
     human, c1, c2, check = items_of(dlg1)

@@ -30,11 +30,10 @@ LAY_ANSWERS = {
 }
 
 
-@pytest.fixture
-def gated(db):
-    """A lay stage (k = 3 laypeople per batch), then two experts' stages gated on it:
-    "good reflection" takes the items the lay majority found coherent, "adjudication"
-    those whose lay raters were not unanimous."""
+def gated_study_unbuilt() -> Study:
+    """The study's three stages, open, with the lay stage's materials, before its
+    groups, k and gates are set (``gated_study_build``; the admin's browser walk sets
+    them on the stages' pages)."""
     study = study_create(
         slug="gated",
         title="Gated",
@@ -54,6 +53,13 @@ def gated(db):
         status=Study.Status.OPEN, overlap_k=1, batches_per_stage=2
     )
     study.refresh_from_db()
+    return study
+
+
+def gated_study_build(study: Study) -> Study:
+    """Three laypeople per lay batch; experts only in the gated stages: "good
+    reflection" takes the items the lay majority found coherent, "adjudication" those
+    whose lay raters were not unanimous."""
     lay, expert = (study.groups.get(name=n) for n in ("Layperson", "Expert"))
     first, good, adjudication = study.stages.order_by("position")
     Stage.objects.filter(pk=first.pk).update(overlap_k=3)
@@ -67,6 +73,13 @@ def gated(db):
         stage=adjudication, source_stage=first, rule=GATE_NOT_UNANIMOUS, deciding_group=lay
     )
     return study
+
+
+@pytest.fixture
+def gated(db):
+    """A lay stage (k = 3 laypeople per batch), then two experts' stages gated on it
+    (``gated_study_build``)."""
+    return gated_study_build(gated_study_unbuilt())
 
 
 def items_of(batch) -> list[Reflection]:
