@@ -3,7 +3,10 @@ stages more batches may still come to (``studies.services.gates`` decides)."""
 
 from collections import defaultdict
 
-from ..models import Assignment, Batch, BatchItem, Judgement, Reflection, StageGate
+from django.db.models import Count, F, OuterRef, Subquery
+from django.db.models.functions import Coalesce
+
+from ..models import Assignment, BatchItem, GateDecision, Judgement, Reflection, StageGate
 
 
 def gate_items(gate: StageGate):
@@ -25,15 +28,43 @@ def gate_decided_contexts(gate: StageGate) -> set[int]:
     return {c for c, reflections in items.items() if reflections <= decided}
 
 
+def gates_pending(gates=None):
+    """The gates (of ``gates``, a queryset; default all) some of whose items are not
+    decided yet, so some context is not: one query. A gate has at most one decision
+    per item, so it has decided every context once it has as many decisions as items."""
+    items = (
+        BatchItem.objects.filter(batch__stage_id=OuterRef("source_stage_id"))
+        .exclude(reflection__kind=Reflection.Kind.ATTENTION_CHECK)
+        .order_by()
+        .values("batch__stage_id")
+        .annotate(n=Count("reflection_id", distinct=True))
+        .values("n")
+    )
+    decided = (
+        GateDecision.objects.filter(gate_id=OuterRef("pk"))
+        .order_by()
+        .values("gate_id")
+        .annotate(n=Count("pk"))
+        .values("n")
+    )
+    return (
+        (StageGate.objects.all() if gates is None else gates)
+        .annotate(
+            n_items=Coalesce(Subquery(items), 0),
+            n_decided=Coalesce(Subquery(decided), 0),
+        )
+        .filter(n_decided__lt=F("n_items"))
+    )
+
+
 def gate_pending_stage_ids(*, study_id: int) -> set[int]:
-    """The study's gated stages some of whose contexts are not decided yet: more
-    batches may still come to them."""
-    pending: set[int] = set()
-    for gate in StageGate.objects.filter(stage__study_id=study_id):
-        contexts = Batch.objects.filter(stage_id=gate.source_stage_id).count()
-        if len(gate_decided_contexts(gate)) < contexts:
-            pending.add(gate.stage_id)
-    return pending
+    """The study's gated stages more batches may still come to (``gates_pending``):
+    one query, which the home page, claims and progress make."""
+    return set(
+        gates_pending(StageGate.objects.filter(stage__study_id=study_id)).values_list(
+            "stage_id", flat=True
+        )
+    )
 
 
 def gate_flagged_decisions(gate: StageGate) -> list[int]:

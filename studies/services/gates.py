@@ -46,7 +46,7 @@ from ..protocol import (
     GateVotes,
     gate_passes,
 )
-from ..selectors.gates import gate_decided_contexts, gate_items
+from ..selectors.gates import gate_decided_contexts, gate_items, gates_pending
 
 logger = logging.getLogger(__name__)
 
@@ -72,14 +72,17 @@ def gate_decisions_make(
 ) -> int:
     """Decide every item whose ratings are all in, and form the batches of contexts
     now fully decided, for each gate of the study (or fed by the deciding stage
-    ``source_stage_id``). Returns how many items were decided now."""
+    ``source_stage_id``). Only gates with items still undecided are looked at
+    (``gates_pending``): a gate decides its items and forms their batches in one
+    transaction, so one with every item decided has every batch it will have.
+    Returns how many items were decided now."""
     gates = StageGate.objects.all()
     if study_id is not None:
         gates = gates.filter(stage__study_id=study_id)
     if source_stage_id is not None:
         gates = gates.filter(source_stage_id=source_stage_id)
     decided = 0
-    for gate_id in gates.values_list("pk", flat=True):
+    for gate_id in gates_pending(gates).values_list("pk", flat=True):
         try:
             decided += _gate_decide(gate_id=gate_id, now=now or timezone.now())
         except DatabaseError:

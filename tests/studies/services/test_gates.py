@@ -32,7 +32,7 @@ from studies.protocol import (
     gate_passes,
 )
 from studies.selectors import StageStatus, annotator_stage_states
-from studies.selectors.gates import gate_flagged_decisions
+from studies.selectors.gates import gate_flagged_decisions, gate_pending_stage_ids
 from studies.services import (
     Answer,
     NoWorkAvailable,
@@ -54,7 +54,9 @@ from tests.studies.likert_fixtures import make_likert
 from tests.studies.services.test_assignments import consented
 
 
-def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(gated):
+def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(
+    gated, django_assert_num_queries
+):
     laypeople = consented(gated, "Layperson", count=3)
     (expert,) = consented(gated, "Expert")
     first = gated.stages.get(position=1)
@@ -72,6 +74,9 @@ def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(gated)
         assignment_claim(annotator=expert, now=T0)
     assert waiting.value.code == ErrorCode.STAGE_AWAITING_ITEMS
 
+    gated_stages = {s.pk for s in gated.stages.filter(position__gt=1)}
+    with django_assert_num_queries(1):
+        assert gate_pending_stage_ids(study_id=gated.pk) == gated_stages
     lay_judge(laypeople[2], dlg1, 2)  # the third rating: dlg-1 is decided at once
     human, c1, c2 = items_of(dlg1)[:3]
     good, adjudication = (StageGate.objects.get(stage__position=p) for p in (2, 3))
@@ -106,7 +111,9 @@ def test_items_enter_the_gated_stages_as_soon_as_their_context_is_decided(gated)
     assert (assignment.stage.position, assignment.batch.context.external_id) == (2, "dlg-1")
 
 
-def test_a_context_with_too_few_passed_items_gets_no_batch_and_the_stage_ends(gated):
+def test_a_context_with_too_few_passed_items_gets_no_batch_and_the_stage_ends(
+    gated, django_assert_num_queries
+):
     laypeople = consented(gated, "Layperson", count=3)
     (expert,) = consented(gated, "Expert")
     for context in ("dlg-1", "dlg-2"):
@@ -114,6 +121,10 @@ def test_a_context_with_too_few_passed_items_gets_no_batch_and_the_stage_ends(ga
             lay_judge(person, batch_of(gated, 1, context), number)
     assert GateDecision.objects.filter(gate__stage__position=2).count() == 6
     assert batch_of(gated, 2, "dlg-2") is None  # every item failed
+    # Every item decided: nothing is pending, and the job looks at no gate (one query).
+    assert gate_pending_stage_ids(study_id=gated.pk) == set()
+    with django_assert_num_queries(1):
+        assert gate_decisions_make(study_id=gated.pk) == 0
     assert batch_of(gated, 3, "dlg-2") is None  # unanimous: nothing to adjudicate
     # The expert does the one batch of each gated stage, then has finished: every
     # context is decided and no batch is left (though m is 2).

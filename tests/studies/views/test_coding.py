@@ -103,7 +103,11 @@ def test_within_a_dialogue_the_order_is_drawn_from_the_seed(coding_stage):
     materials list the candidates in a fixed order): within a dialogue the order comes
     from the study's seed, not from the import order."""
     orders = set()
-    for seed in range(1, 9):
+    # Two descriptions of the first dialogue: eight seeds all drawing one order happened
+    # (1 in 128, as the ids vary between runs); by 40 seeds it is 1 in 2^39.
+    for seed in range(1, 41):
+        if len(orders) > 1:
+            break
         Study.objects.filter(pk=coding_stage.study_id).update(seed=seed)
         coding_stage.study.refresh_from_db()
         selected = list(stage_descriptions(stage=coding_stage).values_list("pk", flat=True))
