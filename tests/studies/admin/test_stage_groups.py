@@ -108,3 +108,23 @@ def test_a_group_with_batches_in_the_stage_cannot_be_taken_out(admin_client, loa
     both = _post(admin_client, stage, groups=[expert.pk, lay.group_id])
     assert both.status_code == 302
     assert Stage.objects.get(pk=stage.pk).groups.count() == 2
+
+
+def test_a_group_listed_twice_among_the_waits_is_refused(admin_client, loaded_study):
+    stage = loaded_study.stages.get(position=2)
+    before = _stored(stage)
+    expert = loaded_study.groups.get(name="Expert")
+    response = _post(
+        admin_client,
+        stage,
+        **{
+            "group_waits-TOTAL_FORMS": 2,
+            "group_waits-0-group": expert.pk,
+            "group_waits-0-min_wait": "1 hour",
+            "group_waits-1-group": expert.pk,
+            "group_waits-1-min_wait": "2 hours",
+        },
+    )
+    assert response.status_code == 200
+    assert "Please correct the duplicate data for group" in response.content.decode()
+    assert _stored(stage) == before
