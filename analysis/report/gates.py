@@ -17,6 +17,10 @@ decision).
   deciding group's majority (and the second group's, for the rule comparing two)
   beside the gated group's own (its adjudicated label), with its answers and Yes.
 
+Behind the Likert rule the deciding group rated the items rather than said Yes or No:
+``by_strength`` and ``agreement`` are empty, and ``adjudicated`` gives the group's
+mean rating ("mean 3.67") as the deciding side.
+
 A majority here takes a lone rater's answer as the group's label (``min_raters`` 1), as
 the between-group agreement does: a gated stage often has one expert per item.
 """
@@ -27,6 +31,8 @@ from dataclasses import dataclass
 
 import numpy as np
 import pandas as pd
+
+from studies.protocol import GATE_LIKERT_MEAN_AT_LEAST
 
 from ..metrics.protocol.items import NO_MAJORITY, majority_label
 
@@ -40,6 +46,7 @@ DECISION_COLUMNS = [
     "yes",
     "other_raters",
     "other_yes",
+    "mean",  # the Likert rule's: the deciding group's mean rating of the dimension
 ]
 GATED_ANSWER_COLUMNS = ["group", "reflection", "coherent"]
 
@@ -91,6 +98,15 @@ def _gate_entry(gate: GateData) -> dict:
     if decisions.empty or answers.empty:
         return entry
     deciding = decisions.set_index("reflection")
+    counts = answers.groupby(["group", "reflection"])["coherent"].agg(["sum", "count"])
+    labels = pd.Series(
+        majority_label(votes=counts["sum"], raters=counts["count"], min_raters=1),
+        index=counts.index,
+    )
+    if gate.rule == GATE_LIKERT_MEAN_AT_LEAST:
+        # The deciding group rated the items, not Yes or No: no majority to set beside.
+        entry["adjudicated"] = _adjudicated(gate, deciding, None, counts, labels)
+        return entry
     joined = answers.join(deciding[["raters", "yes"]], on="reflection", how="inner")
     larger = np.maximum(joined["yes"], joined["raters"] - joined["yes"])
     joined["strength"] = larger.astype(str) + " of " + joined["raters"].astype(str)
@@ -112,11 +128,6 @@ def _gate_entry(gate: GateData) -> dict:
     deciding_label = pd.Series(
         majority_label(votes=deciding["yes"], raters=deciding["raters"], min_raters=1),
         index=deciding.index,
-    )
-    counts = answers.groupby(["group", "reflection"])["coherent"].agg(["sum", "count"])
-    labels = pd.Series(
-        majority_label(votes=counts["sum"], raters=counts["count"], min_raters=1),
-        index=counts.index,
     )
     entry["adjudicated"] = _adjudicated(gate, deciding, deciding_label, counts, labels)
     theirs = (
@@ -146,12 +157,13 @@ def _majority_text(label: str, yes: int, raters: int) -> str:
 def _adjudicated(
     gate: GateData,
     deciding: pd.DataFrame,
-    deciding_label: pd.Series,
+    deciding_label: pd.Series | None,
     counts: pd.DataFrame,
     labels: pd.Series,
 ) -> list[dict]:
     """Per (gated group, item) answered: the deciding majorities beside the gated
-    group's label, in dialogue, source and item order."""
+    group's label, in dialogue, source and item order; for the Likert rule
+    (``deciding_label`` None), the deciding group's mean rating instead."""
     rows = (
         counts.rename(columns={"sum": "n_yes", "count": "n_answers"})
         .join(labels.rename("label"))
@@ -162,7 +174,9 @@ def _adjudicated(
         votes=deciding["other_yes"], raters=deciding["other_raters"], min_raters=1
     )
     said = deciding.assign(
-        text=[
+        text=[f"mean {mean:.2f}" if pd.notna(mean) else "no rating" for mean in deciding["mean"]]
+        if deciding_label is None
+        else [
             _majority_text(label, yes, raters)
             for label, yes, raters in zip(
                 deciding_label, deciding["yes"], deciding["raters"], strict=True

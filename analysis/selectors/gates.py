@@ -36,6 +36,7 @@ def gate_data(*, study_id: int, include_expired: bool = False) -> list[GateData]
                     pk in flagged,
                     *_deciding_votes(summary, 0),
                     *_deciding_votes(summary, 1),
+                    ((summary.get("groups") or [{}])[0]).get("mean"),
                 )
                 for pk, reflection_id, dialogue, source, passed, summary in (
                     gate.decisions.order_by().values_list(

@@ -226,6 +226,7 @@ class StageFormSet(forms.BaseInlineFormSet):
         problems = stage_gates_validate(
             stages=[f.instance for f in saved],
             groups={k: v for f in saved for k, v in f.chosen_groups().items()},
+            deleted=[f.instance.pk for f in self.deleted_forms if f.instance.pk],
         )
         for form in saved:
             form.gate_problems_add(problems.get(form.instance.pk, {}))

@@ -1,10 +1,11 @@
 """Dialogue contexts, reflections and batches (built by the materials import)."""
 
-from django.contrib import admin
+from django.contrib import admin, messages
+from django.contrib.admin.actions import delete_selected
 from django.db.models import Count, Exists, OuterRef
 from django.db.models.functions import Substr
 
-from ..models import Batch, BatchItem, DialogueContext, Judgement, Reflection
+from ..models import Batch, BatchItem, DialogueContext, Judgement, Reflection, StageGate
 from .common import LockedOnceUsedForm, ReadOnlyAdminMixin, is_changelist
 from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
 
@@ -126,6 +127,30 @@ class BatchAdmin(PerStudyAdminMixin, admin.ModelAdmin):
                 _judged=Exists(Judgement.objects.filter(assignment__batch=OuterRef("pk"))),
             )
         )
+
+    actions = ("delete_selected",)
+
+    @admin.action(description="Delete selected batches", permissions=["delete"])
+    def delete_selected(self, request, queryset):
+        """Django's delete action, refused (nothing deleted) while a chosen batch is a
+        gated stage's."""
+        gated = sorted(str(b) for b in queryset.filter(stage__gate__isnull=False))
+        if gated:
+            self.message_user(
+                request,
+                f"Nothing was deleted: {', '.join(gated)} came from a gate, whose decisions "
+                "never change, so a gated stage's batches stay.",
+                messages.ERROR,
+            )
+            return None
+        return delete_selected(self, request, queryset)
+
+    def has_delete_permission(self, request, obj=None):
+        """A gated stage's batch stays: its gate made it from decisions that never
+        change, and would not make it again."""
+        if obj is not None and StageGate.objects.filter(stage_id=obj.stage_id).exists():
+            return False
+        return super().has_delete_permission(request, obj)
 
     @admin.display(description="items", ordering="_n_items")
     def n_items(self, obj):

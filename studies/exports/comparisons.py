@@ -68,7 +68,11 @@ def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = pairwise_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
-    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.PAIRWISE)
+    gates = (
+        gate_labels(study=study, options=options, instrument=Stage.Instrument.PAIRWISE)
+        if GATE_COLUMN in header
+        else None
+    )
     yield header
     contexts = published_contexts(study)
     first, second = Collate("reflection__text", "C"), Collate("opponent__text", "C")
@@ -105,7 +109,7 @@ def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
         ]
         if with_group:
             cells.append(text_cell(group))
-        if gates:
+        if gates is not None:
             cells.append(text_cell(gates.get(stage, "")))
         yield cells
 
@@ -121,7 +125,11 @@ def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[lis
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = ranking_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
-    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.RANKING)
+    gates = (
+        gate_labels(study=study, options=options, instrument=Stage.Instrument.RANKING)
+        if GATE_COLUMN in header
+        else None
+    )
     yield header
     contexts = published_contexts(study)
     rows = (
@@ -153,6 +161,6 @@ def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[lis
         ]
         if with_group:
             cells.append(text_cell(group))
-        if gates:
+        if gates is not None:
             cells.append(text_cell(gates.get(stage, "")))
         yield cells

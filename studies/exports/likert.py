@@ -76,7 +76,11 @@ def likert_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
     header = likert_export_header(study=study, options=options)
     with_group = GROUP_COLUMN in header
-    gates = gate_labels(study=study, options=options, instrument=Stage.Instrument.LIKERT)
+    gates = (
+        gate_labels(study=study, options=options, instrument=Stage.Instrument.LIKERT)
+        if GATE_COLUMN in header
+        else None
+    )
     yield header
     contexts = published_contexts(study)
     for row in _queryset(study=study, options=options).iterator(chunk_size=CHUNK_SIZE):
@@ -98,6 +102,6 @@ def likert_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list
         ]
         if with_group:
             cells.append(text_cell(group))
-        if gates:
+        if gates is not None:
             cells.append(text_cell(gates.get(stage, "")))
         yield cells

@@ -28,6 +28,11 @@ from .stages import Stage
 from .study import AnnotatorGroup
 
 
+def possessive(name: str) -> str:
+    """``Layperson's``, ``Experts'``."""
+    return f"{name}'" if name.endswith("s") else f"{name}'s"
+
+
 class StageGate(models.Model):
     """The rule that lets an earlier stage's items into a stage (``stage``)."""
 
@@ -170,22 +175,21 @@ class StageGate(models.Model):
 
     def describe(self) -> str:
         """The rule in words, with its settings ("Lay coherence: Laypeople's majority
-        said Yes (at least 2 of its raters)"): the dashboard's and the exports' one
-        description of a gate."""
-        group = self.deciding_group.name
+        said Yes (at least 2 of its raters)"): the exports' ``gate`` column."""
+        group = possessive(self.deciding_group.name)
         said = {
-            GATE_MAJORITY_COHERENT: f"{group}'s majority said Yes",
-            GATE_MAJORITY_INCOHERENT: f"{group}'s majority said No",
-            GATE_MAJORITY_CATEGORY: f"{group}'s majority flagged "
+            GATE_MAJORITY_COHERENT: f"{group} majority said Yes",
+            GATE_MAJORITY_INCOHERENT: f"{group} majority said No",
+            GATE_MAJORITY_CATEGORY: f"{group} majority flagged "
             f"{self.category.label if self.category_id else 'a category'}",
-            GATE_SCORE_AT_LEAST: f"at least {self.threshold:g} of {group}'s answers were Yes"
+            GATE_SCORE_AT_LEAST: f"at least {self.threshold:g} of {group} answers were Yes"
             if self.threshold is not None
             else "",
-            GATE_NOT_UNANIMOUS: f"{group}'s raters were not unanimous",
-            GATE_MAJORITIES_DIFFER: f"{group}'s and "
-            f"{self.other_group.name if self.other_group_id else 'another group'}'s "
-            "majorities differ",
-            GATE_LIKERT_MEAN_AT_LEAST: f"{group}'s mean "
+            GATE_NOT_UNANIMOUS: f"{group} raters were not unanimous",
+            GATE_MAJORITIES_DIFFER: f"{group} and "
+            f"{possessive(self.other_group.name) if self.other_group_id else 'another group'}"
+            " majorities differ",
+            GATE_LIKERT_MEAN_AT_LEAST: f"{group} mean "
             f"{self.dimension.name if self.dimension_id else ''} rating was at least "
             f"{self.threshold:g}"
             if self.threshold is not None

@@ -111,10 +111,11 @@ def gate_change_validate(*, gate: StageGate, changed) -> None:
 
 
 def gate_validate(*, gate: StageGate) -> None:
-    """What a gate's rows cannot say for themselves (the database's trigger refuses it
-    too): its deciding stage is an earlier stage of the same study, of the instrument
-    the rule reads; its groups take part in that stage; its category is offered there
-    and its dimension is that stage's. Raises ``ValidationError`` by field."""
+    """What a gate's rows cannot say for themselves: its deciding stage is an earlier
+    stage of the same study, of the instrument the rule reads; its groups take part in
+    that stage; its category is offered there and its dimension is that stage's (the
+    database's trigger refuses a later stage and another study's rows too); its
+    majority of n raters is within that stage's k. Raises ``ValidationError`` by field."""
     errors: dict[str, str] = {}
     stage, source = gate.stage, gate.source_stage
     if source.study_id != stage.study_id or source.position >= stage.position:
@@ -158,19 +159,25 @@ def gate_validate(*, gate: StageGate) -> None:
 
 
 def stage_gates_validate(
-    *, stages: Iterable[Stage], groups: Mapping[int, Iterable[int]] | None = None
+    *,
+    stages: Iterable[Stage],
+    groups: Mapping[int, Iterable[int]] | None = None,
+    deleted: Iterable[int] = (),
 ) -> dict[int, dict[str, list[str]]]:
     """What a change to saved stages would do to the gates between them: ``stages``
     as they will be saved (their ``position`` and ``overlap_k``; stages not given as
     stored), ``groups`` the groups each will have (by stage id; none: every group; a
     stage not given keeps its own). A gate's deciding stage stays before its gated
     stage, keeps the deciding groups taking part and keeps at least the gate's
-    majority of raters per item. Returns the problems by stage id and field."""
+    majority of raters per item. The gates of stages ``deleted`` in the same save go
+    with them. Returns the problems by stage id and field."""
     given = {stage.pk: stage for stage in stages if stage.pk is not None}
     if not given:
         return {}
-    gates = StageGate.objects.filter(
-        Q(stage_id__in=given) | Q(source_stage_id__in=given)
+    gates = (
+        StageGate.objects.filter(Q(stage_id__in=given) | Q(source_stage_id__in=given)).exclude(
+            stage_id__in=list(deleted)
+        )
     ).select_related("stage__study", "source_stage__study", "deciding_group", "other_group")
     problems: dict[int, dict[str, list[str]]] = {}
 

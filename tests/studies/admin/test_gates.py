@@ -2,11 +2,12 @@
 at once; every refusal says why and changes nothing; the rule is locked once the gated
 stage has a claimed batch."""
 
+import re
 from datetime import timedelta
 
 from django.urls import reverse
 
-from studies.models import GateDecision, StageGate
+from studies.models import GateDecision, StageGate, Study
 from studies.protocol import GATE_LIKERT_MEAN_AT_LEAST, GATE_MAJORITIES_DIFFER
 from studies.services import assignment_claim, assignment_reject
 from tests.conftest import form_data
@@ -135,6 +136,17 @@ def test_a_gate_is_locked_once_its_stage_has_a_claimed_batch(admin_client, gated
     assert list(gate.decisions.values_list("pk", "passed")) == decisions
 
 
+def _ready(study) -> None:
+    """The tutorial an open study's page needs before it saves (so that the only
+    refusal left is the one tested)."""
+    Study.objects.filter(pk=study.pk).update(
+        tutorial_intro="You will judge response candidates.",
+        tutorial_example_turns=[{"role": "client", "text": "I barely slept."}],
+        tutorial_example_notes="A coherent reflection.",
+        tutorial_empathy_explanation="Then say how much you agree.",
+    )
+
+
 def _refusal(response) -> str:
     assert response.status_code == 200
     return response.content.decode().replace("&#x27;", "'")
@@ -162,6 +174,7 @@ def test_a_change_that_would_undo_a_gate_is_refused_and_nothing_changes(admin_cl
     )
     gated_stage = gated.stages.get(position=3)
     # The study's page, where every stage's row is saved at once.
+    _ready(gated)
     url = reverse("admin:studies_study_change", args=[gated.pk])
     data = form_data(admin_client.get(url))
     row = next(
@@ -171,7 +184,13 @@ def test_a_change_that_would_undo_a_gate_is_refused_and_nothing_changes(admin_cl
     )
     data[f"{row}-position"] = 9
     on_study_page = _refusal(admin_client.post(url, data))
-    assert "Lay stage stays before Good reflection." in on_study_page
+    assert set(re.findall(r"<li>(The gate of .*?)</li>", on_study_page)) == {
+        "The gate of Good reflection decides on Lay stage's answers: Lay stage stays "
+        "before Good reflection.",
+        "The gate of Adjudication decides on Lay stage's answers: Lay stage stays before "
+        "Adjudication.",
+    }
+    assert "Annotators cannot start yet" not in on_study_page  # the only refusal
 
     lay_stage.refresh_from_db()
     assert (lay_stage.position, lay_stage.overlap_k) == (1, 3)
@@ -198,3 +217,46 @@ def test_a_majority_no_deciding_stage_can_reach_is_refused(admin_client, gated):
         in _refusal(response)
     )
     assert not StageGate.objects.filter(stage=stage).exists()
+
+
+def test_a_gated_stages_batch_cannot_be_deleted(admin_client, gated):
+    laypeople = consented(gated, "Layperson", count=3)
+    for number, person in enumerate(laypeople):
+        lay_judge(person, batch_of(gated, 1, "dlg-1"), number)
+    batch = batch_of(gated, 2, "dlg-1")
+    page = admin_client.get(reverse("admin:studies_batch_delete", args=[batch.pk]))
+    assert page.status_code == 403
+    listing = reverse("admin:studies_batch_changelist")
+    response = admin_client.post(
+        listing,
+        {"action": "delete_selected", "_selected_action": [batch.pk], "post": "yes"},
+        follow=True,
+    )
+    assert "Nothing was deleted" in response.content.decode()
+    assert batch_of(gated, 2, "dlg-1") is not None
+    # A batch of an ungated stage still goes, after the confirmation page.
+    plain = batch_of(gated, 1, "dlg-2")
+    response = admin_client.post(
+        listing, {"action": "delete_selected", "_selected_action": [plain.pk], "post": "yes"}
+    )
+    assert response.status_code == 302
+    assert batch_of(gated, 1, "dlg-2") is None
+
+
+def test_deleting_a_gated_stage_frees_its_deciding_stage_in_the_same_save(admin_client, gated):
+    _ready(gated)
+    url = reverse("admin:studies_study_change", args=[gated.pk])
+    data = form_data(admin_client.get(url))
+    rows = {
+        str(value): key.removesuffix("-id")
+        for key, value in data.items()
+        if key.startswith("stages-") and key.endswith("-id") and value
+    }
+    first, good, adjudication = gated.stages.order_by("position")
+    for stage in (good, adjudication):
+        data[f"{rows[str(stage.pk)]}-DELETE"] = "on"
+    data[f"{rows[str(first.pk)]}-position"] = 9
+    response = admin_client.post(url, data)
+    assert response.status_code == 302, re.findall(r"errorlist[^>]*>(.*?)</ul>", _refusal(response), re.S)
+    assert list(gated.stages.values_list("position", flat=True)) == [9]
+    assert not StageGate.objects.exists()

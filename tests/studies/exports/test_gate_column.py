@@ -110,7 +110,7 @@ def test_the_import_reads_a_gated_export_and_says_it_has_no_gates(judged):
         (
             GATE_MAJORITIES_DIFFER,
             {"other_group": True},
-            "Lay: Laypeople's and Experts's majorities differ",
+            "Lay: Laypeople's and Experts' majorities differ",
         ),
         (
             GATE_LIKERT_MEAN_AT_LEAST,

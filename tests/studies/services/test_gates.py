@@ -11,6 +11,8 @@ import pytest
 from django.core.exceptions import ValidationError
 from django.db import IntegrityError, transaction
 
+from analysis.report.gates import gates_build
+from analysis.selectors.gates import gate_data
 from studies.datafiles.materials import MaterialsImportError, materials_import
 from studies.errors import ErrorCode
 from studies.models import (
@@ -48,6 +50,7 @@ from studies.services.gates import (
     gate_rule_changed,
     gate_validate,
 )
+from tests.analysis.report.test_gated import expert_answers
 from tests.conftest import materials_doc
 from tests.studies.gate_fixtures import T0, batch_of, gated, items_of, lay_judge  # noqa: F401
 from tests.studies.likert_fixtures import make_likert
@@ -264,6 +267,15 @@ def test_the_likert_rule_reads_the_dimensions_mean_without_cannot_judge(gated):
         d.reflection_id: (d.passed, d.summary["groups"][0]["mean"]) for d in good.decisions.all()
     }
     assert decided == {human.pk: (True, 85.0), c1.pk: (False, 25.0), c2.pk: (True, 50.0)}
+    # The report sets the deciding mean, not a Yes/No majority, beside the expert's label.
+    (expert,) = consented(gated, "Expert")
+    expert_answers(expert, {human.text}, T0 + timedelta(hours=1))
+    (entry,) = gates_build(gate_data(study_id=gated.pk))["stages"]
+    assert entry["by_strength"] == [] and entry["agreement"] == []
+    assert {r["reflection"]: (r["deciding"], r["label"]) for r in entry["adjudicated"]} == {
+        human.pk: ("mean 85.00", "coherent"),
+        c2.pk: ("mean 50.00", "incoherent"),
+    }
 
 
 def test_the_rule_comparing_groups_waits_for_both_groups_ratings(gated):
