@@ -29,6 +29,7 @@ from studies.models import (
     Judgement,
     Reflection,
     Stage,
+    Study,
 )
 from studies.selectors import study_stage_categories
 
@@ -216,7 +217,9 @@ def _microseconds_since_epoch(field: str) -> Cast:
 def assignments_frame(*, study_id: int) -> pd.DataFrame:
     """Every assignment of the study, whatever its status (quality: attention checks
     failed, parts of a stage that ended early; waiting periods: submissions and
-    claims), one row each."""
+    claims), one row each. In a study whose times were not recorded
+    (``Study.times_recorded``: imported from a published file) the times are missing
+    (NaT), so every statistic of times is unknown rather than the import's zero."""
     qs = (
         Assignment.objects.filter(stage__study_id=study_id)
         .annotate(
@@ -229,8 +232,9 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(ASSIGNMENT_COLUMNS.values())
     )
+    recorded = Study.objects.filter(pk=study_id, times_recorded=True).exists()
     for column in ("assigned_at", "submitted_at"):
-        frame[column] = pd.to_datetime(frame[column], unit="us", utc=True)
+        frame[column] = pd.to_datetime(frame[column] if recorded else None, unit="us", utc=True)
     # Whether a crowd worker's part of the assignment's stage ended early: the few such
     # entries read once and matched by (annotator, stage), not a lookup per assignment.
     ended = CrowdEntry.objects.filter(

@@ -136,6 +136,7 @@ def waiting_table(report: dict) -> Table:
             Measure("max_days", "Max", "waiting_days", at("max_days"), digits=1),
         ],
         entries=entries,
-        note="From an annotator's last submission in one stage to their first batch in the next.",
+        note="From an annotator's last submission in one stage to their first batch in the "
+        "next. Unknown (—) in a study imported from a published file, which has no times.",
         empty="No annotator has gone on to a next stage yet.",
     )

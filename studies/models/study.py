@@ -185,6 +185,14 @@ class Study(models.Model):
         "assignment), so they can be reproduced for audits.",
     )
 
+    times_recorded = models.BooleanField(
+        default=True,
+        editable=False,
+        help_text="Whether the study's assignments carry when the work was done. A study "
+        "imported from a published file does not (its assignments carry the import's "
+        "time): the statistics of times, such as the waiting periods, are unknown.",
+    )
+
     purged_at = models.DateTimeField(
         null=True,
         blank=True,

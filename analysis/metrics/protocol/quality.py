@@ -169,7 +169,11 @@ def waiting_periods(
     ``assigned_at``, ``submitted_at``, timezone-aware). An annotator's wait is from
     their last submission in a stage (any batch they submitted, even one rejected
     later) to their first claim in the next; annotators without both are not counted
-    (``n``). The standard deviation is the sample one (null below 2 annotators)."""
+    (``n``). The standard deviation is the sample one (null below 2 annotators).
+
+    Without any time (a study whose times were not recorded: ``assignments_frame``
+    leaves them missing) ``n`` counts the annotators with work in both stages and
+    every statistic of days is null: unknown, not zero."""
     if assignments.empty or len(stage_order) < 2:
         return {}
     position = {str(name): i for i, name in enumerate(stage_order)}
@@ -177,7 +181,9 @@ def waiting_periods(
     per_stage = frame.groupby(["group", "annotator", "step"]).agg(
         last_submitted=("submitted_at", "max"), first_claimed=("assigned_at", "min")
     )
-    ends = per_stage["last_submitted"].dropna().reset_index()
+    times_known = assignments["assigned_at"].notna().any()
+    ends = per_stage["last_submitted"]
+    ends = (ends.dropna() if times_known else ends).reset_index()
     starts = per_stage["first_claimed"].reset_index()
     starts["step"] -= 1  # the claim in stage i + 1 ends the wait after stage i
     waits = ends.merge(starts, on=["group", "annotator", "step"])

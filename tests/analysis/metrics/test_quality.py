@@ -223,6 +223,30 @@ def test_waiting_periods_worked_example():
     assert one["Lay"][0]["mean_days"] == pytest.approx(3.5)
 
 
+def test_waiting_periods_without_recorded_times_are_unknown_not_zero():
+    """A study imported from a published file: the frame has no times. The annotators
+    who went on are counted; their waits are unknown (null), not 0.0 ± 0.0."""
+    data = assignment_rows(
+        [
+            ("Lay", "X", "s1", None, None),
+            ("Lay", "X", "s2", None, None),
+            ("Lay", "Y", "s1", None, None),
+            ("Lay", "Y", "s2", None, None),
+            ("Lay", "Z", "s1", None, None),
+        ]
+    )
+    (entry,) = waiting_periods(assignments=data, stage_order=["s1", "s2"])["Lay"]
+    assert entry == {
+        "from": "s1",
+        "to": "s2",
+        "n": 2,
+        "mean_days": None,
+        "sd_days": None,
+        "min_days": None,
+        "max_days": None,
+    }
+
+
 def test_waiting_periods_without_a_second_stage():
     data = assignment_rows([("Lay", "X", "s1", day(0), day(1))])
     assert waiting_periods(assignments=data, stage_order=["s1"]) == {}

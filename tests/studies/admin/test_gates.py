@@ -257,6 +257,8 @@ def test_deleting_a_gated_stage_frees_its_deciding_stage_in_the_same_save(admin_
         data[f"{rows[str(stage.pk)]}-DELETE"] = "on"
     data[f"{rows[str(first.pk)]}-position"] = 9
     response = admin_client.post(url, data)
-    assert response.status_code == 302, re.findall(r"errorlist[^>]*>(.*?)</ul>", _refusal(response), re.S)
+    assert response.status_code == 302, re.findall(
+        r"errorlist[^>]*>(.*?)</ul>", _refusal(response), re.S
+    )
     assert list(gated.stages.values_list("position", flat=True)) == [9]
     assert not StageGate.objects.exists()

@@ -105,7 +105,11 @@ def test_the_import_reads_a_gated_export_and_says_it_has_no_gates(judged):
             "Lay: Laypeople's majority said No (at least 2 of its raters)",
         ),
         (GATE_MAJORITY_CATEGORY, {"category": True}, "Lay: Laypeople's majority flagged Parroting"),
-        (GATE_SCORE_AT_LEAST, {"threshold": 2.0}, "Lay: at least 2 of Laypeople's answers were Yes"),
+        (
+            GATE_SCORE_AT_LEAST,
+            {"threshold": 2.0},
+            "Lay: at least 2 of Laypeople's answers were Yes",
+        ),
         (GATE_NOT_UNANIMOUS, {}, "Lay: Laypeople's raters were not unanimous"),
         (
             GATE_MAJORITIES_DIFFER,
