@@ -41,6 +41,7 @@ from .bootstrap import alpha_ci, kappa_ci, mean_ci, rate_ci
 from .protocol import (
     agreement_summary,
     annotator_consistency,
+    annotator_consistency_pooled,
     annotator_quality,
     between_group_agreement,
     binary_kappa,
@@ -79,6 +80,7 @@ __all__ = [
     "alpha_ci",
     "alpha_from_counts",
     "annotator_consistency",
+    "annotator_consistency_pooled",
     "annotator_quality",
     "between_group_agreement",
     "binary_kappa",

@@ -39,7 +39,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 11
+REPORT_VERSION = 12
 
 
 @dataclass(frozen=True)
@@ -323,6 +323,9 @@ def report_build(
                     for a, b in itertools.pairwise(group_stages)
                 ],
                 "annotators": metrics.annotator_consistency(
+                    judgements=human, stages=group_stages, recurring="is_recurring"
+                ),
+                "annotators_pooled": metrics.annotator_consistency_pooled(
                     judgements=human, stages=group_stages, recurring="is_recurring"
                 ),
             }

@@ -14,6 +14,8 @@ from .walk import (
 )
 
 KIND_LABELS = {"human": "All human", "synthetic": "All synthetic"}
+#: The per-annotator table's row pooling a group's annotators.
+POOLED_ROW = "All"
 
 
 def annotator_table(report: dict) -> Table:
@@ -44,7 +46,12 @@ def annotator_table(report: dict) -> Table:
             ),
             *per_stage,
         ],
-        entries=(((group, name), entry) for group, name, entry in annotators_by_group(report)),
+        entries=[
+            ((group, name), entry)
+            for group, name, entry in annotators_by_group(report, pooled=POOLED_ROW)
+        ],
+        note=f'"{POOLED_ROW}" pools the group\'s annotators: their recurring pairs, and their '
+        "once-only judgements per stage.",
     )
 
 

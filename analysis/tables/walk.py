@@ -72,13 +72,16 @@ def annotators_in_order(annotators: dict) -> list[str]:
     return sorted(annotators, key=_natural_key)
 
 
-def annotators_by_group(report: dict) -> list[tuple[str, str, dict]]:
-    """(group, pseudonym, consistency entry) in group order, then natural order."""
+def annotators_by_group(report: dict, *, pooled: str | None = None) -> list[tuple[str, str, dict]]:
+    """(group, pseudonym, consistency entry) in group order, then natural order; with
+    ``pooled``, each group's pooled entry last, under that name."""
     result = []
     for group in group_order(report):
         annotators = group_part(report, group, "annotators") or {}
         for name in annotators_in_order(annotators):
             result.append((group, name, annotators[name] or {}))
+        if pooled is not None and annotators:
+            result.append((group, pooled, group_part(report, group, "annotators_pooled") or {}))
     return result
 
 

@@ -18,7 +18,7 @@ slug) and an ``mee`` column holding the most evident error's slug (missing
 when the rater gave none).
 """
 
-from .annotators import annotator_consistency
+from .annotators import annotator_consistency, annotator_consistency_pooled
 from .descriptions import binary_kappa, description_summary
 from .empathy import EMPATHY_MERGED, EMPATHY_MERGED_ORDER, empathy_agreement
 from .errors import mee_agreement, mee_labels
@@ -52,6 +52,7 @@ __all__ = [
     "EMPATHY_MERGED_ORDER",
     "agreement_summary",
     "annotator_consistency",
+    "annotator_consistency_pooled",
     "annotator_quality",
     "between_group_agreement",
     "binary_kappa",

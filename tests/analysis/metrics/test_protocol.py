@@ -1067,6 +1067,35 @@ def test_annotator_consistency_rates_over_several_recurring_reflections():
     assert_strict_json(result)
 
 
+def test_annotator_consistency_pooled_hand_computed_example():
+    # The hand example above pooled: 3 recurring pairs (a changed, b and c the same)
+    # → 2/3; s1's once-only judgements: a, b, c two Yes each → 6/6; s2: d 1 + e 0 of 6.
+    pooled = metrics.annotator_consistency_pooled(judgements=SHIFT, stages=["s1", "s2"])
+    assert pooled == {
+        "recurring_identical_rate": pytest.approx(2 / 3),
+        "n_recurring": 3,
+        "nonrecurring_human_coherent_rate": {"s1": 1.0, "s2": pytest.approx(1 / 6)},
+        "n_nonrecurring": {"s1": 6, "s2": 6},
+    }
+    assert_strict_json(pooled)
+    # A pooled rate weighs annotators by their pairs, unlike the mean of their rates:
+    # a with three recurring pairs (2 the same), b with one (changed) → 2/4, not 1/3.
+    frame = shift_rows(
+        [
+            *(("s1", h, "a", "Y") for h in ("h1", "h2", "h3")),
+            ("s2", "h1", "a", "Y"),
+            ("s2", "h2", "a", "Y"),
+            ("s2", "h3", "a", "N"),
+            ("s1", "h1", "b", "Y"),
+            ("s2", "h1", "b", "N"),
+        ]
+    )
+    pooled = metrics.annotator_consistency_pooled(judgements=frame, stages=["s1", "s2"])
+    assert (pooled["recurring_identical_rate"], pooled["n_recurring"]) == (0.5, 4)
+    assert pooled["nonrecurring_human_coherent_rate"] == {"s1": None, "s2": None}
+    assert metrics.annotator_consistency_pooled(judgements=SHIFT.iloc[:0], stages=["s1"]) is None
+
+
 @pytest.mark.parametrize("seed", range(5))
 def test_annotator_consistency_matches_a_loop_on_random_data(seed):
     rng = np.random.default_rng(seed)
@@ -1077,10 +1106,16 @@ def test_annotator_consistency_matches_a_loop_on_random_data(seed):
                 rows.append((stage, f"h{h}", str(rater), "Y" if rng.random() < 0.6 else "N"))
     frame = shift_rows(rows)
     result = metrics.annotator_consistency(judgements=frame, stages=["s1", "s2", "s3"])
+    pooled = metrics.annotator_consistency_pooled(judgements=frame, stages=["s1", "s2", "s3"])
+    all_same, all_once = [], {stage: [] for stage in ("s1", "s2", "s3")}
     for rater, own in frame.groupby("rater"):
         stages_of = own.groupby("item")["stage"].nunique()
         recurring = stages_of[stages_of > 1].index
         same = [own.loc[own["item"] == h, "coherent"].nunique() == 1 for h in recurring]
+        all_same += same
+        for stage in all_once:
+            once_here = own[~own["item"].isin(recurring) & (own["stage"] == stage)]
+            all_once[stage] += list(once_here["coherent"])
         expected_rate = sum(same) / len(same) if same else None
         assert result[rater]["n_recurring"] == len(recurring)
         assert result[rater]["recurring_identical_rate"] == pytest.approx(expected_rate)
@@ -1093,6 +1128,14 @@ def test_annotator_consistency_matches_a_loop_on_random_data(seed):
                 expected
             )
     assert_strict_json(result)
+    # The pooled row: every rater's pairs and once-only judgements together.
+    assert pooled["n_recurring"] == len(all_same)
+    assert pooled["recurring_identical_rate"] == pytest.approx(sum(all_same) / len(all_same))
+    for stage, flags in all_once.items():
+        assert pooled["n_nonrecurring"][stage] == len(flags)
+        assert pooled["nonrecurring_human_coherent_rate"][stage] == pytest.approx(
+            sum(flags) / len(flags) if flags else None
+        )
 
 
 def test_annotator_consistency_of_no_judgements_is_empty():
