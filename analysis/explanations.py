@@ -181,6 +181,8 @@ EXPLANATIONS: dict[str, str] = {
     "systems both judged: 1 the same ranking, 0 unrelated, −1 reversed.",
     "mean_abs_delta_h": "Mean over every pair of common systems of |h by one group − h by "
     "the other|: how differently the groups see the gaps between systems (0 identical).",
+    "mean_abs_h": "The group's mean |Cohen's h| over every pair of the common systems: how "
+    "far apart it sees the systems (0: all alike).",
     "mean_abs_delta_d_empathy": "The same for Cohen's d on the understanding ratings, over "
     "the pairs whose d is defined for both groups.",
     "setting_items": "Items of the group in this stage whose reflection has this value.",

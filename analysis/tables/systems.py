@@ -188,8 +188,20 @@ def group_comparison_table(report: dict) -> Table:
                 "mean_abs_delta_d_empathy",
                 at("mean_abs_delta_d_empathy"),
             ),
+            Measure("mean_abs_h_a", "Mean |h| (first)", "mean_abs_h", at("mean_abs_h_a")),
+            Measure("mean_abs_h_b", "Mean |h| (second)", "mean_abs_h", at("mean_abs_h_b")),
         ],
-        entries=((group_pair(entry), entry) for entry in report.get("group_comparisons") or []),
+        entries=(
+            (
+                group_pair(entry),
+                {
+                    **entry,
+                    "mean_abs_h_a": (entry.get("mean_abs_h") or (None, None))[0],
+                    "mean_abs_h_b": (entry.get("mean_abs_h") or (None, None))[1],
+                },
+            )
+            for entry in report.get("group_comparisons") or []
+        ),
         empty="Needs two groups that judged the same systems.",
     )
 

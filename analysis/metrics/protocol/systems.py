@@ -236,7 +236,9 @@ def group_comparison(*, stats: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
     between the groups (all of each group's judgements of it); Kendall's tau-b
     between the rates (null with fewer than 3 systems or when undefined); the mean
     absolute difference of the groups' pair effect sizes (h, and d where both
-    groups' d is defined; null without such a pair)."""
+    groups' d is defined; null without such a pair), and beside it each group's own
+    mean absolute effect over those pairs (``mean_abs_h``: [first, second], the
+    evaluator-group paper's per-group mean |h|; :func:`mean_absolute_effect`)."""
     (name_a, a), (name_b, b) = stats.items()
     common = [key for key in a.index if key in b.index]
     a, b = a.loc[common], b.loc[common]
@@ -268,4 +270,5 @@ def group_comparison(*, stats: Mapping[str, pd.DataFrame]) -> dict[str, Any]:
         "kendall_p": p_tau,
         "mean_abs_delta_h": clean(delta_h.mean()) if delta_h.size else None,
         "mean_abs_delta_d_empathy": clean(delta_d.mean()) if delta_d.size else None,
+        "mean_abs_h": [mean_absolute_effect(h_a), mean_absolute_effect(h_b)],
     }

@@ -316,6 +316,24 @@ def test_group_comparison_hand_worked():
     ]
     assert result["mean_abs_delta_h"] == pytest.approx(sum(deltas) / 3)
     assert result["mean_abs_delta_d_empathy"] is None  # every pooled SD is 0
+    # Each group's own mean |h| over the common systems' pairs (D left out):
+    # lay |h| of AB, AC, BC; the expert's likewise.
+    lay_h = [abs(phi(x) - phi(y)) for x, y in itertools.combinations([0.2, 0.5, 0.8], 2)]
+    expert_h = [abs(phi(x) - phi(y)) for x, y in itertools.combinations([0.3, 0.9, 0.6], 2)]
+    assert result["mean_abs_h"] == [
+        pytest.approx(sum(lay_h) / 3),
+        pytest.approx(sum(expert_h) / 3),
+    ]
+    # Hand-worked for the lay group: φ(p) = 2 asin √p; |h| AB = 0.6435, AC = 1.2870,
+    # BC = 0.6435 (φ(0.2) = 0.9273, φ(0.5) = 1.5708, φ(0.8) = 2.2143) → mean 0.8580.
+    assert result["mean_abs_h"][0] == pytest.approx(0.8580, abs=1e-4)
+    # Cross-checked with statsmodels' Cohen's h.
+    from statsmodels.stats.proportion import proportion_effectsize
+
+    checked = [
+        abs(proportion_effectsize(x, y)) for x, y in itertools.combinations([0.3, 0.9, 0.6], 2)
+    ]
+    assert result["mean_abs_h"][1] == pytest.approx(sum(checked) / 3)
 
 
 def test_group_comparison_needs_three_systems_for_kendall():
@@ -326,6 +344,7 @@ def test_group_comparison_needs_three_systems_for_kendall():
     assert result["mean_abs_delta_h"] is not None
     lone = metrics.group_comparison(stats={"lay": lay.iloc[:1], "expert": expert.iloc[:1]})
     assert lone["mean_abs_delta_h"] is None
+    assert lone["mean_abs_h"] == [None, None]  # no pair of systems
 
 
 def test_group_comparison_mean_abs_delta_d_over_pairs_defined_for_both():
