@@ -240,6 +240,17 @@ EXPLANATIONS: dict[str, str] = {
     "(ties left out): the higher, the more often the system is preferred; a small ridge is "
     "added when a system never wins or never loses.",
     "pairwise_n_answers": "Pairwise answers that count (the attention pair left out).",
+    # workload
+    "workload_annotators": "Annotators of the group with judgements in the stage.",
+    "workload_batches": "Batches judged in the stage (one per context).",
+    "workload_assignments": "Batches done: each annotator's of each batch.",
+    "workload_batches_per_annotator": "Batches each annotator did in the stage.",
+    "workload_raters_per_reflection": "The group's raters of each reflection in the stage.",
+    "workload_synthetic_per_batch": "Synthetic reflections judged in each batch.",
+    "workload_human": "Human reflections judged.",
+    "workload_synthetic": "Synthetic reflections judged.",
+    "workload_seconds_item": "The median time on one item, over the items with a recorded time.",
+    "workload_seconds_batch": "The median time from a batch's claim to its submission.",
     # gated stages
     "gated_items": "Items of the deciding stage the gate decides (attention checks left out).",
     "gated_passed": "Items the rule let into the gated stage.",

@@ -70,6 +70,7 @@ from .protocol import (
     system_pairs,
     system_stats,
     waiting_periods,
+    workload,
 )
 
 __all__ = [
@@ -127,4 +128,5 @@ __all__ = [
     "system_stats",
     "waiting_periods",
     "wilcoxon_paired",
+    "workload",
 ]

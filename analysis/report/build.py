@@ -39,7 +39,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 12
+REPORT_VERSION = 13
 
 
 @dataclass(frozen=True)
@@ -370,6 +370,9 @@ def report_build(
         **systems,
         "quality": quality,
         "waiting_periods": waits,
+        "workload": metrics.workload(judgements=data, assignments=assignments)
+        if data is not None
+        else [],
         **questionnaires_build(questionnaires),
         "codebook": codebook_entries(codings),
         "descriptions": descriptions,

@@ -196,6 +196,7 @@ def description_codings(*, study_id: int) -> Codings:
 
 
 ASSIGNMENT_COLUMNS = {
+    "id": "assignment_id",
     "group__name": "group",
     "annotator__pseudonym": "annotator",
     "stage__name": "stage",

@@ -40,7 +40,7 @@ from .likert import (
 )
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .preferences import preference_tables
-from .quality import quality_table, waiting_table
+from .quality import quality_table, waiting_table, workload_table
 from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
@@ -71,6 +71,7 @@ def report_tables(report: dict) -> list[Table]:
         label_distribution_table(report),
         quality_table(report),
         waiting_table(report),
+        workload_table(report),
     ]
     if report.get("questionnaires"):
         tables.append(questionnaire_table(report))
@@ -139,4 +140,5 @@ __all__ = [
     "system_tables",
     "systems_table",
     "waiting_table",
+    "workload_table",
 ]

@@ -1,11 +1,11 @@
-"""The report's annotator-quality and waiting-period tables."""
+"""The report's annotator-quality, waiting-period and workload tables."""
 
 from __future__ import annotations
 
 from collections.abc import Mapping
 
 from ..metrics.protocol.quality import FLAG_BELOW_FLOOR, FLAG_FAST, FLAG_OUTLIER
-from .model import GROUP, Cell, Column, Key, Measure, Part, Table, at, build_table
+from .model import GROUP, STAGE, Cell, Column, Key, Measure, Part, Table, at, build_table
 from .walk import annotators_in_order, group_order
 
 FLAG_LABELS = {
@@ -139,4 +139,64 @@ def waiting_table(report: dict) -> Table:
         note="From an annotator's last submission in one stage to their first batch in the "
         "next. Unknown (—) in a study imported from a published file, which has no times.",
         empty="No annotator has gone on to a next stage yet.",
+    )
+
+
+def workload_table(report: dict) -> Table:
+    entries = [((e["group"], e["stage"]), e) for e in report.get("workload") or []]
+    spread = [
+        Measure(f"{name}_{stat}", f"{label} ({stat})", key, at(name, stat), digits=digits)
+        for name, label, key in (
+            ("batches_per_annotator", "Batches per annotator", "workload_batches_per_annotator"),
+            ("raters_per_reflection", "Raters per reflection", "workload_raters_per_reflection"),
+            ("synthetic_per_batch", "Synthetic per batch", "workload_synthetic_per_batch"),
+        )
+        for stat, digits in (("mean", 1), ("min", 0), ("max", 0))
+    ]
+    return build_table(
+        slug="workload",
+        caption="Workload per group and stage",
+        keys=[GROUP, STAGE],
+        measures=[
+            Measure(
+                "n_annotators", "Annotators", "workload_annotators", at("n_annotators"), "count"
+            ),
+            Measure("n_batches", "Batches", "workload_batches", at("n_batches"), "count"),
+            Measure(
+                "n_assignments",
+                "Batches done",
+                "workload_assignments",
+                at("n_assignments"),
+                "count",
+            ),
+            *spread,
+            Measure("n_human", "Human reflections", "workload_human", at("n_human"), "count"),
+            Measure(
+                "n_synthetic",
+                "Synthetic reflections",
+                "workload_synthetic",
+                at("n_synthetic"),
+                "count",
+            ),
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
+            Measure(
+                "median_seconds_item",
+                "Median s per item",
+                "workload_seconds_item",
+                at("median_seconds_item"),
+                digits=1,
+            ),
+            Measure(
+                "median_seconds_batch",
+                "Median s per batch",
+                "workload_seconds_batch",
+                at("median_seconds_batch"),
+                digits=0,
+            ),
+        ],
+        entries=entries,
+        note="Over the judgements the report analyses (attention checks left out). A batch's "
+        "time runs from its claim to its submission; unknown (—) in a study imported from a "
+        "published file, which has no times.",
+        empty="No judgements yet.",
     )

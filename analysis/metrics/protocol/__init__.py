@@ -46,6 +46,7 @@ from .systems import (
     system_pairs,
     system_stats,
 )
+from .workload import workload
 
 __all__ = [
     "EMPATHY_MERGED",
@@ -86,4 +87,5 @@ __all__ = [
     "system_pairs",
     "system_stats",
     "waiting_periods",
+    "workload",
 ]
