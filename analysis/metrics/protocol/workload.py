@@ -30,13 +30,13 @@ def workload(
       imported from a published file).
 
     ``judgements``: the analysed judgements (``group``, ``stage``, ``stage_position``,
-    ``rater``, ``item``, ``kind``, ``context_id``, ``assignment_id``,
+    ``rater``, ``item``, ``kind``, ``dialogue_id``, ``assignment_id``,
     ``seconds_spent``); attention checks are never among them."""
     if judgements.empty:
         return []
     keys = ["group", "stage"]
     frame = judgements[
-        [*keys, "stage_position", "rater", "item", "kind", "context_id", "assignment_id"]
+        [*keys, "stage_position", "rater", "item", "kind", "dialogue_id", "assignment_id"]
     ].assign(
         seconds=judgements["seconds_spent"].astype(float),
         synthetic=judgements["kind"] != "human",
@@ -47,7 +47,7 @@ def workload(
     table = cells.agg(
         position=("stage_position", "first"),
         n_annotators=("rater", "nunique"),
-        n_batches=("context_id", "nunique"),
+        n_batches=("dialogue_id", "nunique"),
         n_assignments=("assignment_id", "nunique"),
         n_judgements=("item", "size"),
         median_seconds_item=("seconds", "median"),
@@ -59,9 +59,9 @@ def workload(
         "batches_per_annotator": frame.groupby([*keys, "rater"])["assignment_id"].nunique(),
         "raters_per_reflection": frame.groupby([*keys, "item"])["rater"].nunique(),
         "synthetic_per_batch": frame.loc[frame["synthetic"]]
-        .groupby([*keys, "context_id"])["item"]
+        .groupby([*keys, "dialogue_id"])["item"]
         .nunique()
-        .reindex(frame.groupby([*keys, "context_id"]).size().index, fill_value=0),
+        .reindex(frame.groupby([*keys, "dialogue_id"]).size().index, fill_value=0),
     }
     for name, values in spreads.items():
         stats = values.groupby(level=keys).agg(["mean", "min", "max"])

@@ -24,7 +24,7 @@ def judgements(rows) -> pd.DataFrame:
             "rater",
             "item",
             "kind",
-            "context_id",
+            "dialogue_id",
             "assignment_id",
             "seconds_spent",
         ],
@@ -130,7 +130,7 @@ def test_workload_matches_loops_on_random_data(seed):
         per_item = [len(set(r["rater"])) for _, r in cell.groupby("item")]
         per_batch = [
             len({i for i, k in zip(r["item"], r["kind"], strict=True) if k == "synthetic"})
-            for _, r in cell.groupby("context_id")
+            for _, r in cell.groupby("dialogue_id")
         ]
         for name, values in (
             ("batches_per_annotator", per_rater),

@@ -267,10 +267,18 @@ def test_round_trip_of_a_whole_study_gives_the_same_report(annotated_study):
     # the copy's reflections have none, so it has no generation settings to report.
     assert original.pop("generation_settings")
     assert copied.pop("generation_settings") == {}
-    # Nor a column for claim and submission times: the copy's batches were all claimed
-    # and submitted at import, so its waits between stages are 0.
+    # Nor a column for claim and submission times or time spent: the copy's waits
+    # between stages and its working times are unknown (not 0), the rest of its
+    # workload the same.
     assert original.pop("waiting_periods")
-    assert all(e["max_days"] == 0 for g in copied.pop("waiting_periods").values() for e in g)
+    copied_waits = copied.pop("waiting_periods")
+    assert all(e["n"] and e["max_days"] is None for g in copied_waits.values() for e in g)
+    for entry in copied["workload"]:
+        assert entry.pop("median_seconds_item") is None
+        assert entry.pop("median_seconds_batch") is None
+    for entry in original["workload"]:
+        assert entry.pop("median_seconds_batch") is not None
+        entry.pop("median_seconds_item")
     assert_same_report(copied, original)
 
 
