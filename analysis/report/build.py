@@ -341,6 +341,7 @@ def report_build(
             generation=generation,
             resamples=resamples,
             seed=seed,
+            mee_merge=mee_merge,
         )
         systems["generation_settings"] = generation_categories_null(
             systems["generation_settings"], slugs, offered_categories

@@ -106,13 +106,19 @@ def stage_categories_null(cell: dict, slugs: Sequence[str], offered: Collection[
 
 
 def _setting_null(entry: dict, missing: Collection[str], offered: Collection[str]) -> dict:
-    return {
+    def mee_null(shares: dict) -> dict:
+        return _slugs_null(shares, missing) if offered else _null_numbers(shares)
+
+    nulled = {
         **entry,
         "label_distribution": _slugs_null(entry["label_distribution"], missing),
-        "majority_mee": _slugs_null(entry["majority_mee"], missing)
-        if offered
-        else _null_numbers(entry["majority_mee"]),
+        "majority_mee": mee_null(entry["majority_mee"]),
     }
+    if "majority_mee_variants" in entry:
+        nulled["majority_mee_variants"] = {
+            name: mee_null(shares) for name, shares in entry["majority_mee_variants"].items()
+        }
+    return nulled
 
 
 def generation_categories_null(

@@ -48,6 +48,7 @@ def _generation(
     slugs: list[str],
     stage_order: list[str],
     group_order: list[str],
+    merge: dict[str, str],
 ) -> dict:
     result: dict = {}
     if values.empty:
@@ -58,7 +59,10 @@ def _generation(
             if (group, stage) not in cells:
                 continue
             settings = metrics.generation_settings(
-                items=items.iloc[cells[(group, stage)]], values=values, categories=slugs
+                items=items.iloc[cells[(group, stage)]],
+                values=values,
+                categories=slugs,
+                mee_merge=merge,
             )
             if settings:
                 result.setdefault(group, {})[stage] = settings
@@ -75,11 +79,14 @@ def systems_build(
     generation: pd.Series | None,
     resamples: int,
     seed: int,
+    mee_merge: dict[str, list[str]] | None = None,
 ) -> dict[str, Any]:
     """The six system-level keys from the analysed judgements
     (:func:`analysis.report.build.judgements_with_categories`), the automatic scores
     and the reflections' generation metadata (JSON text indexed by reflection id,
-    :func:`analysis.selectors.judgements.generation_metadata`)."""
+    :func:`analysis.selectors.judgements.generation_metadata`). ``mee_merge`` (the
+    study's: merged label → slugs) gives the generation settings' merged majority
+    MEEs."""
     slugs = list(slugs)
     # Only the columns used here, and the grouping keys as categoricals: every slice
     # and groupby below then moves and hashes less (categories in sorted, str order).
@@ -87,7 +94,19 @@ def systems_build(
     data = data[columns].assign(
         **{key: data[key].astype("category") for key in ("stage", "group", "source")}
     )
-    items = metrics.item_table(judgements=data, categories=slugs)
+    values = metrics.generation_values(
+        generation=generation if generation is not None else pd.Series(dtype=object)
+    )
+    merge = {
+        slug: label
+        for label, merged in (mee_merge or {}).items()
+        for slug in merged
+        if slug in slugs
+    }
+    # The majority MEE's variants only where the generation settings read them.
+    items = metrics.item_table(
+        judgements=data, categories=slugs, mee_variants=None if values.empty else merge
+    )
     by_group_items = items.groupby("group", sort=False).indices
     by_group_data = data.groupby("group", sort=False).indices
     stats: dict[str, pd.DataFrame] = {}
@@ -108,9 +127,6 @@ def systems_build(
         metrics.group_comparison(stats={a: stats[a], b: stats[b]})
         for a, b in itertools.combinations(group_order, 2)
     ]
-    values = metrics.generation_values(
-        generation=generation if generation is not None else pd.Series(dtype=object)
-    )
     labelled = metrics.item_label_sums(judgements=data, items=items, categories=slugs)
     if scores is None:
         scores = pd.DataFrame(columns=["stage", "reflection_id", "evaluator", "score"])
@@ -118,7 +134,9 @@ def systems_build(
         "systems": systems,
         "system_pairs": pairs,
         "group_comparisons": comparisons,
-        "generation_settings": _generation(labelled, values, slugs, stage_order, group_order),
+        "generation_settings": _generation(
+            labelled, values, slugs, stage_order, group_order, merge
+        ),
         "automatic_evaluators_by_source": metrics.evaluators_by_source(
             items=items, scores=scores, stage_order=stage_order, group_order=group_order
         ),

@@ -356,7 +356,50 @@ def system_tables(report: dict) -> list[Table]:
         group_comparison_table(report),
         generation_settings_table(report),
         generation_mee_table(report),
+        generation_mee_variants_table(report),
     ]
     if report.get("automatic_evaluators_by_source") or report.get("automatic_evaluators_systems"):
         tables += [evaluator_source_table(report), evaluator_systems_table(report)]
     return tables
+
+
+#: The majority MEE's variants as the table names them (``MEE_VARIANTS``' order).
+MEE_VARIANT_LABELS = {
+    "consensus_adjusted": "Consensus-adjusted",
+    "hallucinatory_merged": "Merged",
+    "hallucinatory_merged_consensus_adjusted": "Merged, consensus-adjusted",
+}
+
+
+def generation_mee_variants_table(report: dict) -> Table:
+    merged = [(label, label.capitalize()) for label in report.get("most_evident_error_merge") or {}]
+    segments = [*category_labels(report), *merged, ("no_majority", "No majority")]
+    entries = [
+        ((*keys, MEE_VARIANT_LABELS.get(name, name)), shares)
+        for keys, entry in _settings_entries(report)
+        for name, shares in (entry.get("majority_mee_variants") or {}).items()
+    ]
+    return build_table(
+        slug="generation-mee-variants",
+        caption="Majority most evident error per generation setting, consensus-adjusted and merged",
+        keys=[*SETTING_KEYS, Key("Most evident error", ("variant",))],
+        measures=[
+            Measure(
+                "majority_mee_share",
+                label,
+                "majority_mee_share",
+                at(slug),
+                digits=2,
+                facet=("majority_mee", slug),
+            )
+            for slug, label in segments
+        ],
+        entries=entries,
+        note=_settings_note(
+            entries,
+            "As the table above, with each annotator's most evident error consensus-adjusted "
+            "(a category every incoherent annotator of the item selected), the merged "
+            "categories as one (the study's merge), or both. No majority is its own share.",
+        ),
+        empty=NO_SETTINGS,
+    )

@@ -6,7 +6,7 @@ distribution of majority most evident errors of the items with that value."""
 from __future__ import annotations
 
 import json
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 import pandas as pd
@@ -16,6 +16,7 @@ from .items import (
     ITEM_KEYS,
     MAJORITY_INCOHERENT,
     MEE_NO_MAJORITY,
+    MEE_VARIANTS,
     majority_coherent_counts,
 )
 
@@ -82,6 +83,7 @@ def generation_settings(
     values: pd.DataFrame,
     categories: Sequence[str],
     min_items: int = MIN_SETTING_ITEMS,
+    mee_merge: Mapping[str, str] | None = None,
 ) -> dict[str, dict[str, dict[str, Any]]]:
     """``{key: {value: entry}}`` for one group and stage.
 
@@ -93,13 +95,25 @@ def generation_settings(
     ``label_distribution`` (as the report's, over those items' judgements);
     ``majority_mee``: over the items whose majority said incoherent, the share of
     each majority most evident error and of ``"no_majority"`` (null shares without
-    such items).
+    such items); ``majority_mee_variants``, when ``items`` has the variants' columns
+    (``item_table(mee_variants=...)``, ``mee_merge`` being its merge): the same per
+    variant of :data:`~analysis.metrics.protocol.items.MEE_VARIANTS`, the merged ones
+    over the merged labels.
     """
     if items.empty or values.empty:
         return {}
     categories = list(categories)
     labels = ["coherent", *categories, INCOHERENT_UNSPECIFIED]
-    columns = ["n_raters", "coherence_score", "majority_label", "majority_mee", *labels]
+    variants = {name: column for name, (column, _, _) in MEE_VARIANTS.items() if column in items}
+    merged_labels = list(dict.fromkeys((mee_merge or {}).get(slug, slug) for slug in categories))
+    columns = [
+        "n_raters",
+        "coherence_score",
+        "majority_label",
+        "majority_mee",
+        *variants.values(),
+        *labels,
+    ]
     # The cell's row of each (item, key, value); an item is one row of the cell.
     position = pd.Index(items["item"]).get_indexer(values["item"])
     found = position >= 0
@@ -126,18 +140,17 @@ def generation_settings(
     majority = majority_coherent_counts(merged, by=keys)
     shares = merged.groupby(keys, sort=True)[labels].sum()
     incoherent = merged.loc[merged["majority_label"] == MAJORITY_INCOHERENT]
-    mee_counts = (
-        incoherent.groupby([*keys, "majority_mee"], sort=True)
-        .size()
-        .unstack("majority_mee", fill_value=0)
-        .reindex(columns=[*categories, MEE_NO_MAJORITY], fill_value=0)
-    )
+    mee_counts = _mee_counts(incoherent, keys, "majority_mee", categories)
+    variant_counts = {
+        name: _mee_counts(
+            incoherent, keys, column, merged_labels if name in MERGED_VARIANTS else categories
+        )
+        for name, column in variants.items()
+    }
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for (key, value), row in counted.iterrows():
         n_rated = int(majority.at[(key, value), "n_majority_items"])
-        mee = mee_counts.loc[(key, value)] if (key, value) in mee_counts.index else None
-        n_incoherent = int(mee.sum()) if mee is not None else 0
-        result.setdefault(key, {})[value] = {
+        entry = result.setdefault(key, {})[value] = {
             "n_items": int(row["n_items"]),
             "coherent_rate": float(row["n_coherent"] / row["n_judgements"]),
             "majority_coherent_rate": float(
@@ -149,9 +162,43 @@ def generation_settings(
                 label: float(shares.at[(key, value), label] / row["n_judgements"])
                 for label in labels
             },
-            "majority_mee": {
-                slug: float(mee[slug] / n_incoherent) if n_incoherent else None
-                for slug in [*categories, MEE_NO_MAJORITY]
-            },
+            "majority_mee": _mee_shares(mee_counts, (key, value), categories),
         }
+        if variants:
+            entry["majority_mee_variants"] = {
+                name: _mee_shares(
+                    counts,
+                    (key, value),
+                    merged_labels if name in MERGED_VARIANTS else categories,
+                )
+                for name, counts in variant_counts.items()
+            }
     return result
+
+
+#: The variants whose MEEs are merged (their shares are over the merged labels).
+MERGED_VARIANTS = frozenset(name for name, (_, _, merged) in MEE_VARIANTS.items() if merged)
+
+
+def _mee_counts(
+    incoherent: pd.DataFrame, keys: list[str], column: str, labels: Sequence[str]
+) -> pd.DataFrame:
+    """Per (key, value): how many incoherent-majority items have each majority MEE in
+    ``column`` (and no majority)."""
+    return (
+        incoherent.groupby([*keys, column], sort=True)
+        .size()
+        .unstack(column, fill_value=0)
+        .reindex(columns=[*labels, MEE_NO_MAJORITY], fill_value=0)
+    )
+
+
+def _mee_shares(counts: pd.DataFrame, at: tuple, labels: Sequence[str]) -> dict:
+    """Each label's (and no majority's) share of the (key, value)'s incoherent-majority
+    items, null shares without any."""
+    mee = counts.loc[at] if at in counts.index else None
+    n_incoherent = int(mee.sum()) if mee is not None else 0
+    return {
+        slug: float(mee[slug] / n_incoherent) if n_incoherent else None
+        for slug in [*labels, MEE_NO_MAJORITY]
+    }

@@ -109,11 +109,25 @@ def majority_coherent_counts(items: pd.DataFrame, *, by: Sequence[str]) -> pd.Da
     )
 
 
+#: The majority MEE's variants (``item_table(mee_variants=...)``): the column, and
+#: whether its raters' MEEs are consensus-adjusted and merged (``mee_labels``).
+MEE_VARIANTS = {
+    "consensus_adjusted": ("majority_mee_consensus_adjusted", True, False),
+    "hallucinatory_merged": ("majority_mee_hallucinatory_merged", False, True),
+    "hallucinatory_merged_consensus_adjusted": (
+        "majority_mee_hallucinatory_merged_consensus_adjusted",
+        True,
+        True,
+    ),
+}
+
+
 def item_table(
     *,
     judgements: pd.DataFrame,
     categories: Sequence[str],
     offered: Mapping[str, Sequence[str]] | None = None,
+    mee_variants: Mapping[str, str] | None = None,
 ) -> pd.DataFrame:
     """One row per (stage, item, group) of the analysed judgements.
 
@@ -138,6 +152,11 @@ def item_table(
       the majority label is ``"incoherent"``;
     * ``empathy_mean``: mean of the item's empathy ratings (NaN when none);
     * ``n_descriptions``: the group's answers of the item with a description.
+
+    With ``mee_variants`` (the merge: category slug → merged label, e.g. the three
+    hallucination categories → ``hallucinatory``), one more column per
+    :data:`MEE_VARIANTS`: the majority MEE with the raters' MEEs consensus-adjusted,
+    merged, or both (:func:`~analysis.metrics.protocol.errors.mee_labels`).
     """
     if judgements.empty:
         return pd.DataFrame({column: pd.Series(dtype=object) for column in ITEM_COLUMNS})
@@ -174,14 +193,28 @@ def item_table(
             n_descriptions=n_descriptions,
         )
     )
+    variants = []
+    if mee_variants is not None:
+        for column, consensus, merged in MEE_VARIANTS.values():
+            table[column] = _majority_mee(
+                judgements,
+                categories,
+                codes,
+                label,
+                n_raters - score,
+                consensus=consensus,
+                merge=mee_variants if merged else None,
+            )
+            variants.append(column)
     without_categories = [stage for stage, slugs in (offered or {}).items() if not slugs]
     if without_categories:
-        table.loc[table["stage"].isin(without_categories), "majority_mee"] = None
+        for column in ("majority_mee", *variants):
+            table.loc[table["stage"].isin(without_categories), column] = None
     table["group_key"] = table["group"].map(str)
     table = table.sort_values(
         ["stage_position", "dialogue_id", "source", "item", "group_key"], kind="stable"
     )
-    return table[ITEM_COLUMNS].reset_index(drop=True)
+    return table[[*ITEM_COLUMNS, *variants]].reset_index(drop=True)
 
 
 def _majority_mee(
@@ -190,6 +223,9 @@ def _majority_mee(
     codes: np.ndarray,
     label: np.ndarray,
     n_incoherent: np.ndarray,
+    *,
+    consensus: bool = False,
+    merge: Mapping[str, str] | None = None,
 ) -> np.ndarray:
     """Per item code: the majority MEE (see :func:`item_table`)."""
     result = np.full(len(label), None, dtype=object)
@@ -198,11 +234,18 @@ def _majority_mee(
     rows = ~judgements["coherent"].astype(bool).to_numpy() & incoherent_items[codes]
     if not rows.any():
         return result
-    subset = judgements.loc[rows]
+    # (The consensus is among one row's raters: its item in its stage and group.)
+    subset = judgements.loc[rows].assign(_row=codes[rows])
     named = pd.DataFrame(
         {
             "code": codes[rows],
-            "mee": mee_labels(judgements=subset, categories=categories).to_numpy(),
+            "mee": mee_labels(
+                judgements=subset,
+                categories=categories,
+                item="_row",
+                consensus=consensus,
+                merge=merge,
+            ).to_numpy(),
         }
     ).dropna()
     counts = named.groupby(["code", "mee"], sort=False).size().reset_index(name="n")

@@ -15,6 +15,7 @@ import pytest
 
 from analysis import metrics
 from analysis.metrics.bootstrap import resample_weights
+from analysis.metrics.protocol.items import MEE_VARIANTS
 
 CATEGORIES = ["contra", "offtopic"]
 
@@ -437,6 +438,95 @@ def test_generation_settings_hand_worked():
     model = result["model"]["gpt2"]
     assert model["n_items"] == 7
     assert model["coherent_rate"] == pytest.approx(8 / 14)
+
+
+def test_generation_settings_majority_mee_consensus_adjusted_and_merged():
+    """Six items at p 0.9, each with two raters. Majority incoherent: item 4 (both
+    off-topic), item 5 (one contra, one off-topic) and item 8 (both selected contra
+    and off-topic; one named off-topic as most evident, the other none)."""
+    no = {"coherent": False}
+    rows = [
+        *(judgement("S1", "G", i, f"r{r}", coherent=True) for i in (1, 2, 3) for r in (0, 1)),
+        judgement("S1", "G", 4, "r0", **no, sel=["offtopic"]),
+        judgement("S1", "G", 4, "r1", **no, sel=["offtopic"]),
+        judgement("S1", "G", 5, "r0", **no, sel=["contra"]),
+        judgement("S1", "G", 5, "r1", **no, sel=["offtopic"]),
+        judgement("S1", "G", 8, "r0", **no, sel=["contra", "offtopic"]),
+        judgement("S1", "G", 8, "r1", **no, sel=["contra", "offtopic"], mee="offtopic"),
+    ]
+    frame = pd.DataFrame(rows)
+    merge = {"contra": "halluc", "offtopic": "halluc"}
+    items = metrics.item_table(judgements=frame, categories=CATEGORIES, mee_variants=merge)
+    labelled = metrics.item_label_sums(judgements=frame, items=items, categories=CATEGORIES)
+    values = metrics.generation_values(
+        generation=as_texts({i: {"p": 0.9} for i in (1, 2, 3, 4, 5, 8)})
+    )
+    (entry,) = metrics.generation_settings(
+        items=labelled, values=values, categories=CATEGORIES, mee_merge=merge
+    )["p"].values()
+    # Raw: item 4 off-topic; 5 split; 8 one MEE of two: no majority.
+    assert entry["majority_mee"] == pytest.approx(
+        {"contra": 0.0, "offtopic": 1 / 3, "no_majority": 2 / 3}
+    )
+    variants = entry["majority_mee_variants"]
+    # Consensus: item 8's raters share both categories; off-topic, named most often as
+    # most evident among them, becomes both raters' → off-topic. Item 5 shares none.
+    assert variants["consensus_adjusted"] == pytest.approx(
+        {"contra": 0.0, "offtopic": 2 / 3, "no_majority": 1 / 3}
+    )
+    # Merged: every incoherent answer is "halluc" (item 8's first rater selected one
+    # merged category, so it is their most evident error).
+    assert variants["hallucinatory_merged"] == {"halluc": 1.0, "no_majority": 0.0}
+    assert variants["hallucinatory_merged_consensus_adjusted"] == {
+        "halluc": 1.0,
+        "no_majority": 0.0,
+    }
+    # Without the variants' columns (no merge asked), no variants.
+    assert (
+        "majority_mee_variants"
+        not in settings_of(frame, {i: {"p": 0.9} for i in (1, 2, 3, 4, 5, 8)})["p"]["0.9"]
+    )
+
+
+@pytest.mark.parametrize("seed", range(3))
+def test_item_table_mee_variants_match_each_item_on_its_own(seed):
+    """Each (stage, item, group) row's variants equal the majority of ``mee_labels``
+    applied to that row's incoherent judgements alone: the consensus never crosses
+    groups or stages judging the same item."""
+    rng = np.random.default_rng(seed)
+    rows = []
+    for stage in ("S1", "S2"):
+        for group in ("lay", "expert"):
+            for item in range(8):
+                for r in range(3):
+                    sel = [c for c in CATEGORIES if rng.random() < 0.6]
+                    yes = not sel and rng.random() < 0.5
+                    mee = rng.choice(sel) if len(sel) > 1 and rng.random() < 0.5 else None
+                    row = judgement(stage, "G", item, f"{group}{r}", coherent=yes, sel=sel, mee=mee)
+                    rows.append({**row, "group": group})
+    frame = pd.DataFrame(rows)
+    merge = {"contra": "halluc"}
+    items = metrics.item_table(judgements=frame, categories=CATEGORIES, mee_variants=merge)
+    for name, (column, consensus, merged) in MEE_VARIANTS.items():
+        for _, row in items.iterrows():
+            if row["majority_label"] != "incoherent":
+                assert pd.isna(row[column]), name
+                continue
+            own = frame[
+                (frame["stage"] == row["stage"])
+                & (frame["item"] == row["item"])
+                & (frame["group"] == row["group"])
+                & ~frame["coherent"]
+            ]
+            named = metrics.mee_labels(
+                judgements=own,
+                categories=CATEGORIES,
+                consensus=consensus,
+                merge=merge if merged else None,
+            ).dropna()
+            counts = named.value_counts()
+            winner = [m for m, n in counts.items() if 2 * n > len(own)]
+            assert row[column] == (winner[0] if winner else "no_majority"), name
 
 
 def test_generation_settings_without_incoherent_majority_has_null_mee_shares():
