@@ -240,6 +240,13 @@ EXPLANATIONS: dict[str, str] = {
     "(ties left out): the higher, the more often the system is preferred; a small ridge is "
     "added when a system never wins or never loses.",
     "pairwise_n_answers": "Pairwise answers that count (the attention pair left out).",
+    # trends
+    "trend_values": "Distinct numeric values of the setting among the items.",
+    "trend_slope": "Change in the log-odds of a coherent answer per unit of the setting "
+    "(logistic regression, standard errors clustered by item), with its 95% interval.",
+    "trend_odds_ratio": "How the odds of a coherent answer multiply per unit of the setting.",
+    "trend_spearman": "Spearman's rank correlation between the setting's values and their "
+    "coherent shares.",
     # workload
     "workload_annotators": "Annotators of the group with judgements in the stage.",
     "workload_batches": "Batches judged in the stage (one per context).",

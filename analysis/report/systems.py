@@ -1,5 +1,6 @@
 """The report's system-level keys (``systems``, ``system_pairs``,
-``group_comparisons``, ``generation_settings``, ``automatic_evaluators_by_source``,
+``group_comparisons``, ``generation_settings``, ``generation_trends``,
+``automatic_evaluators_by_source``,
 ``automatic_evaluators_systems``): which system is more coherent, for which group,
 per generation setting, and whether automatic metrics agree at system level.
 
@@ -25,6 +26,7 @@ SYSTEM_REPORT_KEYS = (
     "system_pairs",
     "group_comparisons",
     "generation_settings",
+    "generation_trends",
     "automatic_evaluators_by_source",
     "automatic_evaluators_systems",
 )
@@ -37,6 +39,7 @@ def systems_empty() -> dict[str, Any]:
         "system_pairs": {},
         "group_comparisons": [],
         "generation_settings": {},
+        "generation_trends": {},
         "automatic_evaluators_by_source": [],
         "automatic_evaluators_systems": [],
     }
@@ -136,6 +139,9 @@ def systems_build(
         "group_comparisons": comparisons,
         "generation_settings": _generation(
             labelled, values, slugs, stage_order, group_order, merge
+        ),
+        "generation_trends": metrics.setting_trends(
+            judgements=data, values=values, stage_order=stage_order, group_order=group_order
         ),
         "automatic_evaluators_by_source": metrics.evaluators_by_source(
             items=items, scores=scores, stage_order=stage_order, group_order=group_order

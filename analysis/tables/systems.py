@@ -8,6 +8,7 @@ from ..explanations import explain
 from ..metrics.protocol.evaluators import MIN_SCORED_ITEMS
 from ..metrics.protocol.generation import MIN_SETTING_ITEMS, NOT_SET_VALUE
 from ..metrics.protocol.systems import SIGNIFICANCE
+from ..metrics.protocol.trends import MIN_TREND_VALUES
 from .comparisons import EVALUATOR, NO_SCORES, evaluator_measures
 from .distributions import label_share_measures
 from .format import finite
@@ -357,6 +358,7 @@ def system_tables(report: dict) -> list[Table]:
         generation_settings_table(report),
         generation_mee_table(report),
         generation_mee_variants_table(report),
+        generation_trends_table(report),
     ]
     if report.get("automatic_evaluators_by_source") or report.get("automatic_evaluators_systems"):
         tables += [evaluator_source_table(report), evaluator_systems_table(report)]
@@ -402,4 +404,36 @@ def generation_mee_variants_table(report: dict) -> Table:
             "categories as one (the study's merge), or both. No majority is its own share.",
         ),
         empty=NO_SETTINGS,
+    )
+
+
+def generation_trends_table(report: dict) -> Table:
+    trends = report.get("generation_trends") or {}
+    entries = [
+        ((group, stage, key), trend)
+        for group in report.get("group_order") or []
+        for stage in report.get("stage_order") or []
+        for key, trend in sorted(((trends.get(group) or {}).get(stage) or {}).items())
+    ]
+    return build_table(
+        slug="generation-trends",
+        caption="Coherence along a numeric generation setting",
+        keys=[GROUP, STAGE, Key("Setting", ("setting",))],
+        measures=[
+            Measure("n_values", "Values", "trend_values", at("n_values"), "count"),
+            Measure("n_items", "Items", "setting_items", at("n_items"), "count"),
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
+            Measure("slope", "Slope (log-odds)", "trend_slope", at("slope"), ci=at("slope_ci")),
+            Measure("odds_ratio", "Odds ratio", "trend_odds_ratio", at("odds_ratio")),
+            Measure("p_value", "p", "p_value", at("p_value"), "p"),
+            Measure("spearman", "Spearman ρ (rates)", "trend_spearman", at("spearman")),
+            Measure("spearman_p", "ρ p", "p_value", at("spearman_p"), "p"),
+        ],
+        entries=entries,
+        note="A logistic regression of each judgement's coherent label on the setting's "
+        "value, its standard errors clustered by item; the slope is the change in the "
+        "log-odds of coherent per unit of the setting (odds ratio: its exponent). Spearman's "
+        f"ρ ranks the values against their coherent shares. Settings with {MIN_TREND_VALUES} "
+        "or more numeric values.",
+        empty="No numeric generation setting with three or more values.",
     )

@@ -46,6 +46,7 @@ from .systems import (
     system_pairs,
     system_stats,
 )
+from .trends import setting_trends
 from .workload import workload
 
 __all__ = [
@@ -83,6 +84,7 @@ __all__ = [
     "questionnaire_summary",
     "recurrence_free",
     "screened_out_summary",
+    "setting_trends",
     "system_entries",
     "system_pairs",
     "system_stats",

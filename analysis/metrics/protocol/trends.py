@@ -1,0 +1,111 @@
+"""Trends over a numeric generation setting (the error-scheme paper relates nucleus p
+to coherence): per group and stage, a logistic regression of each judgement's
+coherent label on the setting's value, with standard errors robust to the
+judgements of one item being alike (clustered by item; statsmodels), and Spearman's
+rho between the values and their coherent rates (scipy)."""
+
+from __future__ import annotations
+
+import warnings
+from typing import Any
+
+import numpy as np
+import pandas as pd
+import statsmodels.api as sm
+from scipy import stats as scipy_stats
+from statsmodels.tools.sm_exceptions import ConvergenceWarning, PerfectSeparationWarning
+
+from .._common import clean
+
+#: A setting is numeric when every value of it parses as a number, and has a trend
+#: when it has at least this many distinct values in the cell.
+MIN_TREND_VALUES = 3
+
+
+def numeric_settings(values: pd.DataFrame) -> pd.DataFrame:
+    """The rows of :func:`~analysis.metrics.protocol.generation.generation_values` whose
+    key only ever has numeric values (``null``, i.e. not set, is left out), with
+    ``number`` the value as a float."""
+    numbers = pd.to_numeric(values["value"].astype(str), errors="coerce")
+    unset = values["value"].astype(str) == "null"
+    bad_keys = set(values.loc[numbers.isna() & ~unset, "key"].astype(str))
+    keep = numbers.notna() & ~values["key"].astype(str).isin(bad_keys)
+    return values.loc[keep, ["item", "key"]].assign(
+        key=lambda f: f["key"].astype(str), number=numbers[keep].to_numpy()
+    )
+
+
+def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
+    """One group × stage × setting: ``cell`` has a row per judgement (``item``,
+    ``coherent`` bool, ``number`` the item's setting value). None with fewer than
+    :data:`MIN_TREND_VALUES` distinct values. Otherwise ``n_judgements``,
+    ``n_items``, ``n_values``; ``slope`` (the log-odds of coherent per unit of the
+    setting), ``slope_ci`` (95 %), ``p_value``; ``odds_ratio`` (exp slope); ``spearman``
+    and ``spearman_p`` between the values and their coherent rates. The regression's
+    numbers are null where it cannot be fitted (every answer the same, or perfect
+    separation)."""
+    n_values = int(cell["number"].nunique())
+    if n_values < MIN_TREND_VALUES:
+        return None
+    result: dict[str, Any] = {
+        "n_judgements": len(cell),
+        "n_items": int(cell["item"].nunique()),
+        "n_values": n_values,
+        "slope": None,
+        "slope_ci": [None, None],
+        "p_value": None,
+        "odds_ratio": None,
+    }
+    rates = cell.groupby("number")["coherent"].mean()
+    result["spearman"] = result["spearman_p"] = None  # (undefined for equal rates)
+    if rates.nunique() > 1:
+        rho = scipy_stats.spearmanr(rates.index.to_numpy(), rates.to_numpy())
+        result["spearman"], result["spearman_p"] = clean(rho.statistic), clean(rho.pvalue)
+    y = cell["coherent"].astype(float).to_numpy()
+    if y.min() == y.max():
+        return result
+    x = sm.add_constant(cell["number"].to_numpy(dtype=float))
+    clusters = pd.factorize(cell["item"])[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (ConvergenceWarning, PerfectSeparationWarning))
+        try:
+            fit = sm.Logit(y, x).fit(disp=False, cov_type="cluster", cov_kwds={"groups": clusters})
+        except (np.linalg.LinAlgError, ValueError):
+            return result
+    if not fit.mle_retvals.get("converged", False):
+        return result
+    low, high = fit.conf_int()[1]
+    slope = clean(fit.params[1])
+    result.update(
+        slope=slope,
+        slope_ci=[clean(low), clean(high)],
+        p_value=clean(fit.pvalues[1]),
+        odds_ratio=clean(np.exp(fit.params[1])) if slope is not None else None,
+    )
+    return result
+
+
+def setting_trends(
+    *, judgements: pd.DataFrame, values: pd.DataFrame, stage_order, group_order
+) -> dict[str, dict[str, dict[str, Any]]]:
+    """``{group: {stage: {key: trend}}}`` over the judgements of the items that have a
+    numeric value of each key (:func:`numeric_settings`, :func:`setting_trend`);
+    only cells with a trend."""
+    numeric = numeric_settings(values) if not values.empty else values
+    if judgements.empty or numeric.empty:
+        return {}
+    frame = judgements[["group", "stage", "item", "coherent"]].merge(numeric, on="item")
+    frame = frame.assign(group=frame["group"].astype(str), stage=frame["stage"].astype(str))
+    cells = frame.groupby(["group", "stage", "key"], sort=False).indices
+    result: dict[str, dict[str, dict[str, Any]]] = {}
+    keys = sorted(numeric["key"].unique())
+    for group in group_order:
+        for stage in stage_order:
+            for key in keys:
+                rows = cells.get((str(group), str(stage), key))
+                if rows is None:
+                    continue
+                trend = setting_trend(frame.iloc[rows])
+                if trend is not None:
+                    result.setdefault(str(group), {}).setdefault(str(stage), {})[key] = trend
+    return result
