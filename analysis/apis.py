@@ -99,6 +99,12 @@ class AnalysisRunListApi(ResearcherApi):
             help_text="Quality: annotators agreeing with their group's majority less "
             "often are flagged. Default 0.5.",
         )
+        crossed_settings = serializers.ListField(
+            child=serializers.CharField(),
+            required=False,
+            help_text='Generation settings to cross, e.g. ["model", "p"]: the label '
+            "distribution per combination of their values (at most 4).",
+        )
 
         class Meta:
             ref_name = "AnalysisRunParameters"

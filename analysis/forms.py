@@ -1,12 +1,13 @@
 from django import forms
 from django.core.exceptions import ValidationError
 
-from studies.selectors import study_analysed_sources
+from studies.selectors import study_analysed_sources, study_generation_keys
 
 from .metrics.overlap import LABELS, METRICS
 from .parameters import (
     DEFAULT_PARAMETERS,
     MAX_BOOTSTRAP_RESAMPLES,
+    MAX_CROSSED_SETTINGS,
     analysis_parameters_clean,
 )
 
@@ -53,12 +54,22 @@ class RunParametersForm(forms.Form):
         widget=forms.NumberInput(attrs={"min": 0, "max": 1, "step": "any"}),
     )
 
+    crossed_settings = forms.MultipleChoiceField(
+        required=False,
+        widget=forms.CheckboxSelectMultiple,
+        label="Cross these generation settings",
+        help_text="The label distribution per combination of their values (e.g. model × "
+        f"prompt × p); at most {MAX_CROSSED_SETTINGS}.",
+    )
+
     def __init__(self, *args, study, initial: dict | None = None, **kwargs):
         initial = {**DEFAULT_PARAMETERS, **(initial or {})}
         super().__init__(*args, initial=initial, **kwargs)
         self.study = study
         sources = study_analysed_sources(study=study)
         self.fields["excluded_sources"].choices = [(s, s) for s in sources]
+        keys = study_generation_keys(study=study)
+        self.fields["crossed_settings"].choices = [(k, k) for k in keys]
 
     def clean(self):
         data = super().clean()
@@ -68,6 +79,7 @@ class RunParametersForm(forms.Form):
             data["parameters"] = analysis_parameters_clean(
                 {
                     "excluded_sources": list(data.get("excluded_sources") or []),
+                    "crossed_settings": list(data.get("crossed_settings") or []),
                     "include_expired": bool(data.get("include_expired")),
                     "bootstrap_resamples": data.get("bootstrap_resamples"),
                     "seed": data.get("seed"),

@@ -7,7 +7,7 @@ import math
 from django.core.exceptions import ValidationError
 
 from studies.models import Study
-from studies.selectors import study_analysed_sources
+from studies.selectors import study_analysed_sources, study_generation_keys
 
 from .metrics.protocol.quality import DEFAULT_AGREEMENT_FLOOR, DEFAULT_FAST_SECONDS
 
@@ -22,7 +22,12 @@ DEFAULT_PARAMETERS = {
     "seed": 0,
     "fast_seconds": DEFAULT_FAST_SECONDS,
     "agreement_floor": DEFAULT_AGREEMENT_FLOOR,
+    # Generation settings (keys of the reflections' metadata) to cross: the label
+    # distribution per combination of their values.
+    "crossed_settings": [],
 }
+#: Crossing more settings than this splits the items too thinly to read.
+MAX_CROSSED_SETTINGS = 4
 
 
 def analysis_parameters_clean(parameters: dict | None, *, study: Study | None = None) -> dict:
@@ -55,6 +60,26 @@ def analysis_parameters_clean(parameters: dict | None, *, study: Study | None = 
             {"bootstrap_resamples": f"At most {MAX_BOOTSTRAP_RESAMPLES:,} resamples."}
         )
     cleaned["excluded_sources"] = sorted(set(sources))
+    crossed = cleaned["crossed_settings"]
+    if not isinstance(crossed, list) or not all(isinstance(k, str) and k for k in crossed):
+        raise ValidationError({"crossed_settings": "Give a list of generation setting names."})
+    if len(set(crossed)) != len(crossed):
+        raise ValidationError({"crossed_settings": "Name each setting once."})
+    if len(crossed) > MAX_CROSSED_SETTINGS:
+        raise ValidationError(
+            {"crossed_settings": f"Cross at most {MAX_CROSSED_SETTINGS} settings."}
+        )
+    if study is not None and crossed:
+        carried = study_generation_keys(study=study)
+        unknown = [key for key in crossed if key not in carried]
+        if unknown:
+            raise ValidationError(
+                {
+                    "crossed_settings": f"Not a generation setting of this study's "
+                    f"reflections: {', '.join(unknown)} (they carry: "
+                    f"{', '.join(carried) or 'none'})."
+                }
+            )
     if study is not None:
         known = study_analysed_sources(study=study)
         unknown = [name for name in cleaned["excluded_sources"] if name not in known]

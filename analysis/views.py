@@ -89,7 +89,13 @@ def _form(study: Study, run: AnalysisRun | None) -> RunParametersForm:
     if run is not None:
         initial = {
             key: run.parameters.get(key)
-            for key in ("excluded_sources", "include_expired", "bootstrap_resamples", "seed")
+            for key in (
+                "excluded_sources",
+                "include_expired",
+                "bootstrap_resamples",
+                "seed",
+                "crossed_settings",
+            )
             if key in run.parameters
         }
     return RunParametersForm(study=study, initial=initial)

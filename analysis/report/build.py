@@ -29,6 +29,7 @@ from .comparisons import ComparisonData, comparisons_build
 from .descriptions import (
     Codings,
     codebook_entries,
+    crossed_categories_null,
     descriptions_build,
     generation_categories_null,
     stage_categories_null,
@@ -342,9 +343,13 @@ def report_build(
             resamples=resamples,
             seed=seed,
             mee_merge=mee_merge,
+            crossed=parameters.get("crossed_settings") or (),
         )
         systems["generation_settings"] = generation_categories_null(
             systems["generation_settings"], slugs, offered_categories
+        )
+        systems["generation_crossed"] = crossed_categories_null(
+            systems["generation_crossed"], slugs, offered_categories
         )
         descriptions = descriptions_build(
             data=data,

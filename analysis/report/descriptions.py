@@ -146,3 +146,20 @@ def generation_categories_null(
                 else keys
             )
     return result
+
+
+def crossed_categories_null(
+    crossed: dict, slugs: Sequence[str], offered: Mapping[str, Collection[str]]
+) -> dict:
+    """``generation_crossed`` with the same shares null as
+    :func:`generation_categories_null` nulls."""
+    result = {}
+    for group, per_stage in crossed.items():
+        result[group] = {}
+        for stage, entries in per_stage.items():
+            chosen = offered.get(stage, slugs)
+            missing = not_offered(slugs, chosen)
+            result[group][stage] = (
+                [_setting_null(entry, missing, chosen) for entry in entries] if missing else entries
+            )
+    return result

@@ -1,5 +1,6 @@
 """The report's system-level keys (``systems``, ``system_pairs``,
 ``group_comparisons``, ``generation_settings``, ``generation_trends``,
+``generation_crossed``,
 ``automatic_evaluators_by_source``,
 ``automatic_evaluators_systems``): which system is more coherent, for which group,
 per generation setting, and whether automatic metrics agree at system level.
@@ -27,6 +28,7 @@ SYSTEM_REPORT_KEYS = (
     "group_comparisons",
     "generation_settings",
     "generation_trends",
+    "generation_crossed",
     "automatic_evaluators_by_source",
     "automatic_evaluators_systems",
 )
@@ -40,6 +42,7 @@ def systems_empty() -> dict[str, Any]:
         "group_comparisons": [],
         "generation_settings": {},
         "generation_trends": {},
+        "generation_crossed": {},
         "automatic_evaluators_by_source": [],
         "automatic_evaluators_systems": [],
     }
@@ -72,6 +75,28 @@ def _generation(
     return result
 
 
+def _crossed(
+    items: pd.DataFrame,
+    values: pd.DataFrame,
+    slugs: list[str],
+    stage_order: list[str],
+    group_order: list[str],
+    merge: dict[str, str],
+    keys: list[str],
+) -> dict:
+    """``{group: {stage: [entry per combination of the settings keys]}}``."""
+    if not keys or values.empty:
+        return {}
+    crossed = metrics.crossed_values(values=values, keys=keys)
+    per_cell = _generation(items, crossed, slugs, stage_order, group_order, merge)
+    return {
+        group: {
+            stage: metrics.crossed_entries(settings, keys) for stage, settings in stages.items()
+        }
+        for group, stages in per_cell.items()
+    }
+
+
 def systems_build(
     *,
     data: pd.DataFrame,
@@ -83,13 +108,15 @@ def systems_build(
     resamples: int,
     seed: int,
     mee_merge: dict[str, list[str]] | None = None,
+    crossed: Sequence[str] = (),
 ) -> dict[str, Any]:
     """The six system-level keys from the analysed judgements
     (:func:`analysis.report.build.judgements_with_categories`), the automatic scores
     and the reflections' generation metadata (JSON text indexed by reflection id,
     :func:`analysis.selectors.judgements.generation_metadata`). ``mee_merge`` (the
     study's: merged label → slugs) gives the generation settings' merged majority
-    MEEs."""
+    MEEs; ``crossed`` (the run's ``crossed_settings``) the settings whose every
+    combination ``generation_crossed`` gives."""
     slugs = list(slugs)
     # Only the columns used here, and the grouping keys as categoricals: every slice
     # and groupby below then moves and hashes less (categories in sorted, str order).
@@ -142,6 +169,9 @@ def systems_build(
         ),
         "generation_trends": metrics.setting_trends(
             judgements=data, values=values, stage_order=stage_order, group_order=group_order
+        ),
+        "generation_crossed": _crossed(
+            labelled, values, slugs, stage_order, group_order, merge, list(crossed)
         ),
         "automatic_evaluators_by_source": metrics.evaluators_by_source(
             items=items, scores=scores, stage_order=stage_order, group_order=group_order

@@ -45,6 +45,7 @@ from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
     evaluator_systems_table,
+    generation_crossed_table,
     generation_mee_table,
     generation_mee_variants_table,
     generation_settings_table,
@@ -120,6 +121,7 @@ __all__ = [
     "format_count",
     "format_number",
     "format_p",
+    "generation_crossed_table",
     "generation_mee_table",
     "generation_mee_variants_table",
     "generation_settings_table",

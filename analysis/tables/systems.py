@@ -360,6 +360,8 @@ def system_tables(report: dict) -> list[Table]:
         generation_mee_variants_table(report),
         generation_trends_table(report),
     ]
+    if (report.get("parameters") or {}).get("crossed_settings"):
+        tables.append(generation_crossed_table(report))
     if report.get("automatic_evaluators_by_source") or report.get("automatic_evaluators_systems"):
         tables += [evaluator_source_table(report), evaluator_systems_table(report)]
     return tables
@@ -436,4 +438,49 @@ def generation_trends_table(report: dict) -> Table:
         f"ρ ranks the values against their coherent shares. Settings with {MIN_TREND_VALUES} "
         "or more numeric values.",
         empty="No numeric generation setting with three or more values.",
+    )
+
+
+def generation_crossed_table(report: dict) -> Table:
+    crossed = report.get("generation_crossed") or {}
+    keys = (report.get("parameters") or {}).get("crossed_settings") or []
+    entries = [
+        (
+            (
+                group,
+                stage,
+                ", ".join(
+                    f"{key} {_setting_shown(entry['values'].get(key, NOT_SET_VALUE))}"
+                    for key in keys
+                ),
+            ),
+            entry,
+        )
+        for group in report.get("group_order") or []
+        for stage in report.get("stage_order") or []
+        for entry in (crossed.get(group) or {}).get(stage) or []
+    ]
+    return build_table(
+        slug="generation-crossed",
+        caption="Label distribution per combination of generation settings",
+        keys=[GROUP, STAGE, Key("Settings", ("settings",))],
+        measures=[
+            Measure("n_items", "Items", "setting_items", at("n_items"), "count"),
+            Measure(
+                "majority_coherent_rate",
+                "Majority coherent",
+                "majority_coherent_rate",
+                at("majority_coherent_rate"),
+            ),
+            Measure("coherent_rate", "Coherent share", "coherent_rate", at("coherent_rate")),
+            *label_share_measures(report, "label_distribution"),
+        ],
+        entries=entries,
+        note=f"The settings crossed: {' × '.join(keys)}; each combination with at least "
+        f"{MIN_SETTING_ITEMS} of the group's items in the stage (not set: the item's "
+        "metadata lacks the setting or gives it no value)."
+        if keys
+        else "",
+        empty="No combination has enough items.",
+        not_offered=not_offered_in_row(report),
     )

@@ -241,6 +241,29 @@ def study_analysed_sources(*, study: Study) -> list[str]:
     )
 
 
+def study_generation_keys(*, study: Study) -> list[str]:
+    """The settings (keys) of the study's reflections' generation metadata that hold a
+    single value (a string, number, true/false or null) somewhere, sorted: what an
+    analysis can break its rates down by, or cross. (A study has a handful of distinct
+    metadata objects, read once each.)"""
+    keys: set[str] = set()
+    distinct = (
+        Reflection.objects.filter(context__study=study)
+        .exclude(generation={})
+        .order_by()
+        .values_list("generation", flat=True)
+        .distinct()
+    )
+    for metadata in distinct:
+        if isinstance(metadata, dict):
+            keys |= {
+                str(key)
+                for key, value in metadata.items()
+                if value is None or isinstance(value, str | int | float | bool)
+            }
+    return sorted(keys)
+
+
 def error_category_slugs(*, study_id: int) -> list[tuple[int, str]]:
     """(bit, slug) of the study's error categories in display order."""
     return list(

@@ -109,6 +109,8 @@ GENERATION = pd.Series(
     {
         rid: json.dumps(
             {"prompt_type": "zero-shot", "model": "human" if rid < 10 else f"m{rid % 2}"}
+            # A numeric setting with four values, for the trends.
+            | ({} if rid < 10 else {"p": (0.4, 0.6, 0.8, 0.95)[rid % 4]})
         )
         for rid in (1, 2, 10, 11, 12, 13, 20, 21, 22, 23)
     }
@@ -119,7 +121,9 @@ def assignments_of(frame: pd.DataFrame) -> pd.DataFrame:
     """The assignments behind a judgement frame, as ``selectors.assignments_frame``
     gives them: stage 2 claimed 3 days (plus a day per rater) after stage 1's
     submission, every attention check passed."""
-    batches = frame.drop_duplicates("assignment_id")[["group", "annotator", "stage"]]
+    batches = frame.drop_duplicates("assignment_id")[
+        ["group", "annotator", "stage", "assignment_id"]
+    ]
     position = frame.drop_duplicates("assignment_id")["stage_position"].to_numpy()
     rater = batches["annotator"].str.extract(r"(\d+)$")[0].astype(int).to_numpy()
     start = pd.Timestamp("2026-01-01", tz="UTC") + pd.to_timedelta(

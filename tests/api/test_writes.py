@@ -242,6 +242,26 @@ def test_an_analysis_excluding_a_source_the_study_lacks_is_refused(api, staff, s
     apply_async.assert_not_called()
 
 
+def test_crossing_a_setting_the_study_lacks_is_refused(api, staff, small_study):
+    with mock.patch("analysis.tasks.analysis_run_task.apply_async") as apply_async:
+        response = post(
+            api, "/api/studies/pilot/analysis-runs/", {"crossed_settings": ["model", "p"]}
+        )
+        repeated = post(
+            api, "/api/studies/pilot/analysis-runs/", {"crossed_settings": ["model", "model"]}
+        )
+    assert response.status_code == repeated.status_code == 400
+    assert response.json()["errors"] == {
+        "crossed_settings": [
+            "Not a generation setting of this study's reflections: p (they carry: decoding, "
+            "generated, model, taken_from_dialogue)."
+        ]
+    }
+    assert repeated.json()["errors"] == {"crossed_settings": ["Name each setting once."]}
+    assert not AnalysisRun.objects.exists()
+    apply_async.assert_not_called()
+
+
 def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
     api, staff, small_study, django_capture_on_commit_callbacks
 ):
@@ -269,6 +289,7 @@ def test_starting_an_analysis_queues_one_run_with_cleaned_parameters(
         "seed": 7,
         "fast_seconds": 3.0,
         "agreement_floor": 0.5,
+        "crossed_settings": [],
     }
     assert (run.trigger, run.requested_by) == (AnalysisRun.Trigger.MANUAL, staff)
     apply_async.assert_called_once()

@@ -23,6 +23,14 @@ class Command(BaseCommand):
         add_judgement_options(parser)
         parser.add_argument("--json", metavar="PATH", help="Write the JSON report to PATH.")
         parser.add_argument(
+            "--cross",
+            action="append",
+            default=[],
+            metavar="SETTING",
+            help="A generation setting to cross with the other --cross ones (repeat): the "
+            "label distribution per combination of their values.",
+        )
+        parser.add_argument(
             "--resamples",
             type=int,
             default=1000,
@@ -56,6 +64,7 @@ class Command(BaseCommand):
             "seed": options["seed"],
             "fast_seconds": options["fast_seconds"],
             "agreement_floor": options["agreement_floor"],
+            "crossed_settings": options["cross"],
         }
         try:
             run = analysis_run_compute(study=study, parameters=parameters)

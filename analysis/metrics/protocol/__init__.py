@@ -23,7 +23,13 @@ from .descriptions import binary_kappa, description_summary
 from .empathy import EMPATHY_MERGED, EMPATHY_MERGED_ORDER, empathy_agreement
 from .errors import mee_agreement, mee_labels
 from .evaluators import evaluators_by_source, evaluators_systems
-from .generation import generation_settings, generation_values, item_label_sums
+from .generation import (
+    crossed_entries,
+    crossed_values,
+    generation_settings,
+    generation_values,
+    item_label_sums,
+)
 from .groups import between_group_agreement, majority_labels
 from .items import item_table, majority_label
 from .likert import (
@@ -62,6 +68,8 @@ __all__ = [
     "cohens_h",
     "coherent_rate_test",
     "cross_stage_shift",
+    "crossed_entries",
+    "crossed_values",
     "description_summary",
     "empathy_agreement",
     "evaluators_by_source",

@@ -202,3 +202,40 @@ def _mee_shares(counts: pd.DataFrame, at: tuple, labels: Sequence[str]) -> dict:
         slug: float(mee[slug] / n_incoherent) if n_incoherent else None
         for slug in [*labels, MEE_NO_MAJORITY]
     }
+
+
+#: How a crossed cell's values are joined into one value of the crossed "setting".
+CROSS_SEPARATOR = "\x1f"
+
+
+def crossed_values(*, values: pd.DataFrame, keys: Sequence[str]) -> pd.DataFrame:
+    """:func:`generation_values` rows for the settings ``keys`` crossed: one row per
+    item carrying any of them, its ``key`` the keys joined by " × " and its ``value``
+    each key's value (:data:`NOT_SET_VALUE` where the item lacks the key) joined by
+    :data:`CROSS_SEPARATOR`, so :func:`generation_settings` reads each combination as
+    one value."""
+    keys = list(keys)
+    columns = ["item", "key", "value"]
+    chosen = values.loc[values["key"].astype(str).isin(keys)]
+    if not keys or chosen.empty:
+        return pd.DataFrame(columns=columns)
+    wide = (
+        chosen.assign(key=chosen["key"].astype(str), value=chosen["value"].astype(str))
+        .pivot(index="item", columns="key", values="value")
+        .reindex(columns=keys)
+        .fillna(NOT_SET_VALUE)
+    )
+    joined = wide[keys[0]].str.cat([wide[k] for k in keys[1:]], sep=CROSS_SEPARATOR)
+    return pd.DataFrame(
+        {"item": wide.index.to_numpy(), "key": " × ".join(keys), "value": joined.to_numpy()}
+    )[columns]
+
+
+def crossed_entries(settings: dict, keys: Sequence[str]) -> list[dict[str, Any]]:
+    """:func:`generation_settings` of :func:`crossed_values` as a list: per combination,
+    ``values`` ({key: value}) and the entry's numbers, in the combinations' order."""
+    (per_value,) = settings.values() if settings else ({},)
+    return [
+        {"values": dict(zip(keys, combination.split(CROSS_SEPARATOR), strict=True)), **entry}
+        for combination, entry in per_value.items()
+    ]

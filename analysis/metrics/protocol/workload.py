@@ -31,14 +31,17 @@ def workload(
 
     ``judgements``: the analysed judgements (``group``, ``stage``, ``stage_position``,
     ``rater``, ``item``, ``kind``, ``dialogue_id``, ``assignment_id``,
-    ``seconds_spent``); attention checks are never among them."""
-    if judgements.empty:
+    ``seconds_spent``, which may be absent); attention checks are never among them.
+    Without ``assignment_id`` (judgements not read from a study) there is no workload."""
+    if judgements.empty or "assignment_id" not in judgements:
         return []
     keys = ["group", "stage"]
     frame = judgements[
         [*keys, "stage_position", "rater", "item", "kind", "dialogue_id", "assignment_id"]
     ].assign(
-        seconds=judgements["seconds_spent"].astype(float),
+        seconds=judgements["seconds_spent"].astype(float)
+        if "seconds_spent" in judgements
+        else float("nan"),
         synthetic=judgements["kind"] != "human",
         group=judgements["group"].astype(str),
         stage=judgements["stage"].astype(str),

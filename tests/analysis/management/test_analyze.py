@@ -87,3 +87,22 @@ def test_analyze_reports_a_failed_run(loaded_study, monkeypatch):
     with pytest.raises(CommandError, match="failed: RuntimeError: boom"):
         analyze("pilot")
     assert AnalysisRun.objects.get().status == AnalysisRun.Status.FAILED
+
+
+def test_analyze_crosses_the_named_generation_settings(annotated_study):
+    output = analyze("pilot", "--resamples", "0", "--cross", "model", "--cross", "decoding")
+    run = AnalysisRun.objects.get()
+    assert run.parameters["crossed_settings"] == ["model", "decoding"]
+    crossed = run.result["generation_crossed"]["Expert"]["GPT-2 stage"]
+    # Each stage's candidates share one model and decoding: one combination, six items.
+    assert [(e["values"], e["n_items"]) for e in crossed] == [
+        ({"model": "gpt-2", "decoding": "greedy"}, 6)
+    ]
+    assert "Label distribution per combination of generation settings" in output
+    assert "model gpt-2, decoding greedy" in output
+
+
+def test_analyze_refuses_a_setting_the_study_lacks(annotated_study):
+    with pytest.raises(CommandError, match="Not a generation setting of this study's"):
+        analyze("pilot", "--cross", "temperature")
+    assert not AnalysisRun.objects.exists()

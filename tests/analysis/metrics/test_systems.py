@@ -529,6 +529,47 @@ def test_item_table_mee_variants_match_each_item_on_its_own(seed):
             assert row[column] == (winner[0] if winner else "no_majority"), name
 
 
+def test_crossed_settings_hand_worked():
+    """Items 1–5: gpt2 at p 0.4; 6–10: gpt3 at p 0.4; 11–15: gpt3 with no p. Two raters
+    each; in the first combination items 1–2 coherent twice, the rest incoherent twice
+    (off-topic); the others all coherent."""
+    rows = []
+    for item in range(1, 16):
+        yes = item > 5 or item <= 2
+        for r in (0, 1):
+            sel = [] if yes else ["offtopic"]
+            rows.append(judgement("S1", "G", item, f"r{r}", coherent=yes, sel=sel))
+    frame = pd.DataFrame(rows)
+    generation = {
+        i: {"model": "gpt2" if i <= 5 else "gpt3", **({"p": 0.4} if i <= 10 else {})}
+        for i in range(1, 16)
+    }
+    items = metrics.item_table(judgements=frame, categories=CATEGORIES)
+    labelled = metrics.item_label_sums(judgements=frame, items=items, categories=CATEGORIES)
+    values = metrics.generation_values(generation=as_texts(generation))
+    crossed = metrics.crossed_values(values=values, keys=["model", "p"])
+    assert set(crossed["key"]) == {"model × p"}
+    settings = metrics.generation_settings(items=labelled, values=crossed, categories=CATEGORIES)
+    entries = metrics.crossed_entries(settings, ["model", "p"])
+    assert [(e["values"], e["n_items"]) for e in entries] == [
+        ({"model": "gpt2", "p": "0.4"}, 5),
+        ({"model": "gpt3", "p": "0.4"}, 5),
+        ({"model": "gpt3", "p": "null"}, 5),
+    ]
+    first = entries[0]
+    assert first["coherent_rate"] == pytest.approx(4 / 10)
+    assert first["majority_coherent_rate"] == pytest.approx(2 / 5)
+    assert first["label_distribution"] == pytest.approx(
+        {"coherent": 0.4, "contra": 0.0, "offtopic": 0.6, "incoherent_unspecified": 0.0}
+    )
+    assert entries[1]["coherent_rate"] == entries[2]["coherent_rate"] == 1.0
+    # Cross-checked: the first combination's shares by hand from the rows.
+    mine = frame[frame["item"] <= 5]
+    assert first["label_distribution"]["offtopic"] == pytest.approx(mine["offtopic"].mean())
+    assert metrics.crossed_values(values=values, keys=[]).empty
+    assert metrics.crossed_values(values=values, keys=["temperature"]).empty
+
+
 def test_generation_settings_without_incoherent_majority_has_null_mee_shares():
     frame = pd.DataFrame(
         [judgement("S1", "A", i, f"r{r}", coherent=True) for i in range(5) for r in range(2)]

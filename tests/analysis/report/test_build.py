@@ -118,7 +118,7 @@ def test_report_keeps_the_contract_keys_and_is_strict_json(annotated_study):
     assert {"study", "parameters", "n_judgements", "groups", "inter_group"} <= set(report)
     assert report["parameters"] == analysis_parameters_clean(FAST)
     group = report["groups"]["Layperson"]
-    assert set(group) == {"stages", "human_cross_stage", "annotators"}
+    assert set(group) == {"stages", "human_cross_stage", "annotators", "annotators_pooled"}
     stage = group["stages"]["GPT-3 stage"]
     for key in (
         "n_items",
@@ -256,3 +256,31 @@ def test_same_seed_gives_the_same_report(annotated_study):
     other = analysis_run_compute(study=annotated_study, parameters={**FAST, "seed": 5}).result
     assert first == again
     assert first != other
+
+
+def test_the_workload_counts_what_the_database_holds(annotated_study):
+    report = analysis_run_compute(study=annotated_study, parameters=FAST).result
+    counted = counted_judgements(annotated_study)
+    assert [(e["group"], e["stage"]) for e in report["workload"]] == [
+        (group, stage)
+        for group in ("Expert", "Layperson")
+        for stage in ("GPT-2 stage", "GPT-3 stage")
+    ]
+    for entry in report["workload"]:
+        mine = [
+            j
+            for j in counted
+            if j.assignment.group.name == entry["group"]
+            and j.assignment.stage.name == entry["stage"]
+        ]
+        assert entry["n_judgements"] == len(mine)
+        assert entry["n_annotators"] == len({j.assignment.annotator_id for j in mine})
+        assert entry["n_assignments"] == len({j.assignment_id for j in mine})
+        assert entry["n_batches"] == len({j.assignment.batch_id for j in mine})
+        assert entry["n_human"] == len(
+            {j.reflection_id for j in mine if j.reflection.kind == "human"}
+        )
+        seconds = sorted(
+            (a.submitted_at - a.assigned_at).total_seconds() for a in {j.assignment for j in mine}
+        )
+        assert entry["median_seconds_batch"] == pytest.approx(float(np.median(seconds)))
