@@ -148,6 +148,8 @@ def test_a_report_without_judgements_has_empty_system_keys(loaded_study):
         "system_pairs": {},
         "group_comparisons": [],
         "generation_settings": {},
+        "generation_trends": {},
+        "generation_crossed": {},
         "automatic_evaluators_by_source": [],
         "automatic_evaluators_systems": [],
     }
