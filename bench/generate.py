@@ -260,8 +260,13 @@ def generate_study(
                     slots_kind.append("synthetic")
             slots_source.append("Attention check")
             slots_kind.append("attention_check")
+            # GPT-2's nucleus p takes the four values of the papers by context, so the
+            # report's trend along p and its crossed settings (model × p) have work.
+            nucleus = [
+                json.dumps({"model": "gpt2", "decoding": "nucleus", "p": p})
+                for p in (0.4, 0.6, 0.8, 0.95)
+            ]
             generation = {
-                "GPT-2": json.dumps({"model": "gpt2", "decoding": "nucleus", "p": 0.9}),
                 "GPT-3": json.dumps({"model": "gpt3", "decoding": "greedy"}),
                 "BART": json.dumps({"model": "bart", "decoding": "beam"}),
             }
@@ -280,7 +285,7 @@ def generate_study(
                             text,
                             source,
                             kind,
-                            generation.get(source, "{}"),
+                            nucleus[c % 4] if source == "GPT-2" else generation.get(source, "{}"),
                             now,
                             int(context_ids[c]),
                         )

@@ -245,6 +245,40 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     return frame
 
 
+def item_positions(*, study_id: int) -> pd.DataFrame:
+    """Where each annotator saw each item: one row per (``assignment_id``,
+    ``reflection_id``) of every submitted or expired assignment's shuffled order
+    (``Assignment.order``), with ``position`` (1 for the first, the attention check
+    counted) and ``kind`` (human, synthetic, attention_check). One query for the
+    orders, one for the kinds; the orders spread out in pandas."""
+    orders = pd.DataFrame.from_records(
+        Assignment.objects.filter(
+            stage__study_id=study_id,
+            status__in=[Assignment.Status.SUBMITTED, Assignment.Status.EXPIRED],
+        )
+        .order_by()
+        .values_list("id", "order")
+        .iterator(chunk_size=20_000),
+        columns=["assignment_id", "reflection_id"],
+    )
+    columns = ["assignment_id", "reflection_id", "position", "kind"]
+    if orders.empty:
+        return pd.DataFrame(columns=columns)
+    long = orders.explode("reflection_id", ignore_index=True).dropna()
+    long["reflection_id"] = long["reflection_id"].astype(np.int64)
+    long["position"] = long.groupby("assignment_id").cumcount() + 1
+    kinds = pd.Series(
+        dict(
+            Reflection.objects.filter(context__study_id=study_id)
+            .order_by()
+            .values_list("id", "kind")
+        ),
+        dtype=object,
+    )
+    long["kind"] = long["reflection_id"].map(kinds)
+    return long[columns]
+
+
 def annotator_ids_by_pseudonym(*, study_id: int) -> dict[str, int]:
     return dict(Annotator.objects.filter(study_id=study_id).values_list("pseudonym", "pk"))
 

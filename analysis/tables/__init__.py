@@ -31,6 +31,13 @@ from .descriptions import (
 from .distributions import annotator_table, label_distribution_table, label_segments
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
 from .gates import gated_tables
+from .generation import (
+    generation_crossed_table,
+    generation_mee_table,
+    generation_mee_variants_table,
+    generation_settings_table,
+    generation_trends_table,
+)
 from .likert import (
     likert_groups_table,
     likert_pairs_table,
@@ -45,11 +52,6 @@ from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
     evaluator_systems_table,
-    generation_crossed_table,
-    generation_mee_table,
-    generation_mee_variants_table,
-    generation_settings_table,
-    generation_trends_table,
     group_comparison_table,
     group_systems_table,
     system_pairs_table,

@@ -63,6 +63,8 @@ def bench_analysis_size(
                     str(count),
                     "--json",
                     str(target),
+                    # The crossed settings on, as an analyst studying decoding would.
+                    *([] if likert or pairwise else ["--cross", "model", "--cross", "p"]),
                 ],
                 env=env,
             )
