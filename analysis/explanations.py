@@ -247,6 +247,14 @@ EXPLANATIONS: dict[str, str] = {
     "trend_odds_ratio": "How the odds of a coherent answer multiply per unit of the setting.",
     "trend_spearman": "Spearman's rank correlation between the setting's values and their "
     "coherent shares.",
+    # order effects
+    "order_chi2_p": "Chi-squared test of the position an item was seen at × its label: "
+    "a small p says the answers depend on the position.",
+    "order_human_before": "The human reflection's coherent share when the annotator met it "
+    "before any synthetic candidate of the batch.",
+    "order_human_after": "The same when they met it after a synthetic candidate.",
+    "trend_position_slope": "The position's own change in log-odds per place later in the "
+    "batch, in a regression on the setting and the position together.",
     # workload
     "workload_annotators": "Annotators of the group with judgements in the stage.",
     "workload_batches": "Batches judged in the stage (one per context).",

@@ -65,6 +65,7 @@ from .protocol import (
     majority_labels,
     mee_agreement,
     mee_labels,
+    order_effects,
     questionnaire_summary,
     recurrence_free,
     screened_out_summary,
@@ -73,6 +74,7 @@ from .protocol import (
     system_pairs,
     system_stats,
     waiting_periods,
+    with_positions,
     workload,
 )
 
@@ -123,6 +125,7 @@ __all__ = [
     "mee_agreement",
     "mee_labels",
     "modal_rows",
+    "order_effects",
     "questionnaire_summary",
     "randolph_kappa",
     "rate_ci",
@@ -134,5 +137,6 @@ __all__ = [
     "system_stats",
     "waiting_periods",
     "wilcoxon_paired",
+    "with_positions",
     "workload",
 ]

@@ -227,6 +227,7 @@ def report_build(
     likert: LikertData | None = None,
     comparisons: ComparisonData | None = None,
     gates: list[GateData] | None = None,
+    positions: pd.DataFrame | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -250,7 +251,9 @@ def report_build(
     protocol's answers only), ``comparisons``
     (:func:`analysis.selectors.comparisons.comparison_data`) the ``pairwise`` and
     ``ranking`` blocks of its pairwise and ranking stages (:mod:`.comparisons`), ``gates``
-    (:func:`analysis.selectors.gates.gate_data`) the ``gated`` block (:mod:`.gates`)."""
+    (:func:`analysis.selectors.gates.gate_data`) the ``gated`` block (:mod:`.gates`),
+    ``positions`` (:func:`analysis.selectors.judgements.item_positions`) the
+    ``order_effects`` and the trends' position term."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -266,7 +269,11 @@ def report_build(
     quality: dict = {}
     waits: dict = {}
     descriptions: dict = {}
-    data = judgements_with_categories(frame, categories) if not frame.empty else None
+    data = (
+        metrics.with_positions(judgements_with_categories(frame, categories), positions)
+        if not frame.empty
+        else None
+    )
     if assignments is not None and not assignments.empty:
         waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
         quality = quality_block(
@@ -379,6 +386,11 @@ def report_build(
         "workload": metrics.workload(judgements=data, assignments=assignments)
         if data is not None
         else [],
+        "order_effects": metrics.order_effects(
+            judgements=data, stage_order=stage_order, group_order=group_order
+        )
+        if data is not None
+        else {},
         **questionnaires_build(questionnaires),
         "codebook": codebook_entries(codings),
         "descriptions": descriptions,

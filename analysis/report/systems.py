@@ -120,7 +120,7 @@ def systems_build(
     slugs = list(slugs)
     # Only the columns used here, and the grouping keys as categoricals: every slice
     # and groupby below then moves and hashes less (categories in sorted, str order).
-    columns = [*ITEM_TABLE_INPUT, *slugs]
+    columns = [*ITEM_TABLE_INPUT, *slugs, *(["position"] if "position" in data else [])]
     data = data[columns].assign(
         **{key: data[key].astype("category") for key in ("stage", "group", "source")}
     )

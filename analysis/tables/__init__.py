@@ -47,7 +47,7 @@ from .likert import (
 )
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .preferences import preference_tables
-from .quality import quality_table, waiting_table, workload_table
+from .quality import order_tables, quality_table, waiting_table, workload_table
 from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
@@ -77,6 +77,7 @@ def report_tables(report: dict) -> list[Table]:
         quality_table(report),
         waiting_table(report),
         workload_table(report),
+        *order_tables(report),
     ]
     if report.get("questionnaires"):
         tables.append(questionnaire_table(report))
@@ -140,6 +141,7 @@ __all__ = [
     "likert_tables",
     "majority_table",
     "nothing_counted",
+    "order_tables",
     "preference_tables",
     "quality_table",
     "questionnaire_table",

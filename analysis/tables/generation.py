@@ -169,6 +169,13 @@ def generation_trends_table(report: dict) -> Table:
             Measure("slope", "Slope (log-odds)", "trend_slope", at("slope"), ci=at("slope_ci")),
             Measure("odds_ratio", "Odds ratio", "trend_odds_ratio", at("odds_ratio")),
             Measure("p_value", "p", "p_value", at("p_value"), "p"),
+            Measure(
+                "position_slope",
+                "Position slope",
+                "trend_position_slope",
+                at("position_slope"),
+            ),
+            Measure("position_p", "Position p", "p_value", at("position_p"), "p"),
             Measure("spearman", "Spearman ρ (rates)", "trend_spearman", at("spearman")),
             Measure("spearman_p", "ρ p", "p_value", at("spearman_p"), "p"),
         ],

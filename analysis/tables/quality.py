@@ -1,4 +1,4 @@
-"""The report's annotator-quality, waiting-period and workload tables."""
+"""The report's annotator-quality, waiting-period, workload and order-effect tables."""
 
 from __future__ import annotations
 
@@ -200,3 +200,63 @@ def workload_table(report: dict) -> Table:
         "published file, which has no times.",
         empty="No judgements yet.",
     )
+
+
+def order_tables(report: dict) -> list[Table]:
+    """Order effects: the coherent share by position, and per group and stage the
+    tests (none for a report from before they existed)."""
+    effects = report.get("order_effects")
+    if effects is None:
+        return []
+    cells = [
+        (group, stage, (effects.get(group) or {}).get(stage))
+        for group in report.get("group_order") or []
+        for stage in report.get("stage_order") or []
+    ]
+    cells = [(g, s, c) for g, s, c in cells if c]
+    by_position = build_table(
+        slug="order-positions",
+        caption="Coherent share by the position an item was seen at",
+        keys=[GROUP, STAGE, Key("Position", ("position",))],
+        measures=[
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
+            Measure("coherent_rate", "Coherent share", "coherent_rate", at("coherent_rate")),
+        ],
+        entries=[
+            ((group, stage, row["position"]), row)
+            for group, stage, cell in cells
+            for row in cell.get("positions") or []
+        ],
+        note="Positions in each annotator's shuffled batch, 1 first; the attention check "
+        "takes its place in the order but is not counted here.",
+        empty="No recorded order yet.",
+    )
+    tests = build_table(
+        slug="order-effects",
+        caption="Order effects",
+        keys=[GROUP, STAGE],
+        measures=[
+            Measure("chi2_p", "Position × label p", "order_chi2_p", at("chi2_p"), "p"),
+            Measure(
+                "human_before",
+                "Human first: coherent",
+                "order_human_before",
+                at("human", "before", "coherent_rate"),
+                count=("n_human_before", at("human", "before", "n_judgements")),
+            ),
+            Measure(
+                "human_after",
+                "Human after a synthetic: coherent",
+                "order_human_after",
+                at("human", "after", "coherent_rate"),
+                count=("n_human_after", at("human", "after", "n_judgements")),
+            ),
+            Measure("human_chi2_p", "Before × after p", "p_value", at("human", "chi2_p"), "p"),
+        ],
+        entries=[((group, stage), cell) for group, stage, cell in cells],
+        note="A chi-squared test of position × coherent/incoherent; the human reflection's "
+        "coherent share when the annotator met it before any synthetic candidate of the "
+        "batch, and after one.",
+        empty="No recorded order yet.",
+    )
+    return [by_position, tests]

@@ -39,6 +39,7 @@ from .likert import (
     likert_groups_compared,
     likert_system_pairs,
 )
+from .order import order_effects, with_positions
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
@@ -89,6 +90,7 @@ __all__ = [
     "majority_labels",
     "mee_agreement",
     "mee_labels",
+    "order_effects",
     "questionnaire_summary",
     "recurrence_free",
     "screened_out_summary",
@@ -97,5 +99,6 @@ __all__ = [
     "system_pairs",
     "system_stats",
     "waiting_periods",
+    "with_positions",
     "workload",
 ]

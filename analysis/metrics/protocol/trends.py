@@ -43,7 +43,9 @@ def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
     setting), ``slope_ci`` (95 %), ``p_value``; ``odds_ratio`` (exp slope); ``spearman``
     and ``spearman_p`` between the values and their coherent rates. The regression's
     numbers are null where it cannot be fitted (every answer the same, or perfect
-    separation)."""
+    separation). With a ``position`` column (where each item was seen), also the
+    position's own slope and p-value in a regression on both (``position_slope``,
+    ``position_p``; null otherwise)."""
     n_values = int(cell["number"].nunique())
     if n_values < MIN_TREND_VALUES:
         return None
@@ -55,6 +57,8 @@ def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
         "slope_ci": [None, None],
         "p_value": None,
         "odds_ratio": None,
+        "position_slope": None,
+        "position_p": None,
     }
     rates = cell.groupby("number")["coherent"].mean()
     result["spearman"] = result["spearman_p"] = None  # (undefined for equal rates)
@@ -64,15 +68,9 @@ def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
     y = cell["coherent"].astype(float).to_numpy()
     if y.min() == y.max():
         return result
-    x = sm.add_constant(cell["number"].to_numpy(dtype=float))
     clusters = pd.factorize(cell["item"])[0]
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", (ConvergenceWarning, PerfectSeparationWarning))
-        try:
-            fit = sm.Logit(y, x).fit(disp=False, cov_type="cluster", cov_kwds={"groups": clusters})
-        except (np.linalg.LinAlgError, ValueError):
-            return result
-    if not fit.mle_retvals.get("converged", False):
+    fit = _logit(y, [cell["number"]], clusters)
+    if fit is None:
         return result
     low, high = fit.conf_int()[1]
     slope = clean(fit.params[1])
@@ -82,7 +80,26 @@ def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
         p_value=clean(fit.pvalues[1]),
         odds_ratio=clean(np.exp(fit.params[1])) if slope is not None else None,
     )
+    # With where each item was seen (order effects), the position's own term beside it.
+    if "position" in cell and cell["position"].notna().all() and cell["position"].nunique() > 1:
+        both = _logit(y, [cell["number"], cell["position"]], clusters)
+        if both is not None:
+            result["position_slope"] = clean(both.params[2])
+            result["position_p"] = clean(both.pvalues[2])
     return result
+
+
+def _logit(y: np.ndarray, columns: list[pd.Series], clusters: np.ndarray):
+    """statsmodels' ``Logit`` of ``y`` on a constant and ``columns``, standard errors
+    clustered by item; None when it cannot be fitted or does not converge."""
+    x = sm.add_constant(np.column_stack([c.to_numpy(dtype=float) for c in columns]))
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", (ConvergenceWarning, PerfectSeparationWarning))
+        try:
+            fit = sm.Logit(y, x).fit(disp=False, cov_type="cluster", cov_kwds={"groups": clusters})
+        except (np.linalg.LinAlgError, ValueError):
+            return None
+    return fit if fit.mle_retvals.get("converged", False) else None
 
 
 def setting_trends(
@@ -94,7 +111,9 @@ def setting_trends(
     numeric = numeric_settings(values) if not values.empty else values
     if judgements.empty or numeric.empty:
         return {}
-    frame = judgements[["group", "stage", "item", "coherent"]].merge(numeric, on="item")
+    columns = ["group", "stage", "item", "coherent"]
+    columns += ["position"] if "position" in judgements else []
+    frame = judgements[columns].merge(numeric, on="item")
     frame = frame.assign(group=frame["group"].astype(str), stage=frame["stage"].astype(str))
     cells = frame.groupby(["group", "stage", "key"], sort=False).indices
     result: dict[str, dict[str, dict[str, Any]]] = {}

@@ -102,3 +102,23 @@ def test_setting_trends_per_group_and_stage():
         judgements=frame, values=values, stage_order=["S1"], group_order=["lay"]
     )
     assert trends["lay"]["S1"]["p"]["slope"] == pytest.approx(2 * math.log(2), abs=1e-6)
+
+
+def test_the_position_term_beside_the_setting_matches_statsmodels_glm():
+    rng = np.random.default_rng(5)
+    groups = {
+        p: [[bool(rng.random() < 0.3 + 0.5 * p) for _ in range(3)] for _ in range(12)]
+        for p in (0.4, 0.6, 0.8, 0.95)
+    }
+    frame = cell(groups)
+    frame["position"] = rng.integers(1, 6, size=len(frame)).astype(float)
+    trend = setting_trend(frame)
+    glm = sm.GLM(
+        frame["coherent"].astype(float),
+        sm.add_constant(frame[["number", "position"]].astype(float)),
+        family=sm.families.Binomial(),
+    ).fit(cov_type="cluster", cov_kwds={"groups": frame["item"].to_numpy()})
+    assert trend["position_slope"] == pytest.approx(glm.params["position"], rel=1e-5)
+    assert trend["position_p"] == pytest.approx(glm.pvalues["position"], rel=1e-4)
+    # Without positions the term is null.
+    assert setting_trend(frame.drop(columns="position"))["position_slope"] is None

@@ -284,3 +284,20 @@ def test_the_workload_counts_what_the_database_holds(annotated_study):
             (a.submitted_at - a.assigned_at).total_seconds() for a in {j.assignment for j in mine}
         )
         assert entry["median_seconds_batch"] == pytest.approx(float(np.median(seconds)))
+
+
+def test_order_effects_read_each_annotators_shuffled_order(annotated_study):
+    report = analysis_run_compute(study=annotated_study, parameters=FAST).result
+    counted = counted_judgements(annotated_study)
+    for group in ("Expert", "Layperson"):
+        for stage in ("GPT-2 stage", "GPT-3 stage"):
+            entry = report["order_effects"][group][stage]
+            by_position = defaultdict(list)
+            for j in counted:
+                if j.assignment.group.name == group and j.assignment.stage.name == stage:
+                    by_position[j.assignment.order.index(j.reflection_id) + 1].append(j.coherent)
+            assert [(p["position"], p["n_judgements"]) for p in entry["positions"]] == sorted(
+                (p, len(v)) for p, v in by_position.items()
+            )
+            for row in entry["positions"]:
+                assert row["coherent_rate"] == pytest.approx(np.mean(by_position[row["position"]]))
