@@ -255,6 +255,17 @@ EXPLANATIONS: dict[str, str] = {
     "order_human_after": "The same when they met it after a synthetic candidate.",
     "trend_position_slope": "The position's own change in log-odds per place later in the "
     "batch, in a regression on the setting and the position together.",
+    # pay
+    "pay_batches": "Submitted batches of the group in the stage: the ones paid.",
+    "pay_hours": "Their working time, from each batch's claim to its submission.",
+    "pay_total": "What the batches cost: the pay × batches, or × hours for pay per hour.",
+    "pay_per_judgement": "The cost ÷ the judgements analysed.",
+    "pay_hourly": "The median hourly rate earned over the batches (pay per batch ÷ its "
+    "working time).",
+    "pay_hourly_q1": "The lower quartile of the hourly rate earned.",
+    "pay_hourly_q3": "The upper quartile of the hourly rate earned.",
+    "pay_minimum": "The least hourly rate set with the pay.",
+    "pay_below_minimum": "The share of batches that earned less an hour than that.",
     # workload
     "workload_annotators": "Annotators of the group with judgements in the stage.",
     "workload_batches": "Batches judged in the stage (one per context).",

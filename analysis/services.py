@@ -32,6 +32,7 @@ from .selectors.judgements import (
     stage_offered_slugs,
 )
 from .selectors.likert import likert_data
+from .selectors.pay import pay_rates
 from .selectors.questionnaires import questionnaire_data
 
 logger = logging.getLogger(__name__)
@@ -329,6 +330,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             generation=generation_metadata(study_id=run.study_id),
             assignments=assignments_frame(study_id=run.study_id),
             positions=item_positions(study_id=run.study_id),
+            pay=pay_rates(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
             questionnaires=questionnaire_data(study_id=run.study_id),
             codings=description_codings(study_id=run.study_id),

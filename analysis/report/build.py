@@ -228,6 +228,7 @@ def report_build(
     comparisons: ComparisonData | None = None,
     gates: list[GateData] | None = None,
     positions: pd.DataFrame | None = None,
+    pay: pd.DataFrame | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -253,7 +254,8 @@ def report_build(
     ``ranking`` blocks of its pairwise and ranking stages (:mod:`.comparisons`), ``gates``
     (:func:`analysis.selectors.gates.gate_data`) the ``gated`` block (:mod:`.gates`),
     ``positions`` (:func:`analysis.selectors.judgements.item_positions`) the
-    ``order_effects`` and the trends' position term."""
+    ``order_effects`` and the trends' position term, ``pay``
+    (:func:`analysis.selectors.pay.pay_rates`) the ``pay`` block."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -386,6 +388,13 @@ def report_build(
         "workload": metrics.workload(judgements=data, assignments=assignments)
         if data is not None
         else [],
+        "pay": metrics.pay_summary(
+            rates=pay if pay is not None else pd.DataFrame(),
+            assignments=assignments,
+            judgements=data,
+            stage_order=list(stages) or stage_order,
+            group_order=group_order,
+        ),
         "order_effects": metrics.order_effects(
             judgements=data, stage_order=stage_order, group_order=group_order
         )

@@ -47,7 +47,7 @@ from .likert import (
 )
 from .model import Cell, Column, Key, Measure, Part, Record, Stat, Table, collector_paused
 from .preferences import preference_tables
-from .quality import order_tables, quality_table, waiting_table, workload_table
+from .quality import order_tables, pay_table, quality_table, waiting_table, workload_table
 from .questionnaires import questionnaire_table
 from .systems import (
     evaluator_source_table,
@@ -79,6 +79,8 @@ def report_tables(report: dict) -> list[Table]:
         workload_table(report),
         *order_tables(report),
     ]
+    if (report.get("pay") or {}).get("cells"):
+        tables.append(pay_table(report))
     if report.get("questionnaires"):
         tables.append(questionnaire_table(report))
     if report.get("automatic_evaluators"):
@@ -142,6 +144,7 @@ __all__ = [
     "majority_table",
     "nothing_counted",
     "order_tables",
+    "pay_table",
     "preference_tables",
     "quality_table",
     "questionnaire_table",

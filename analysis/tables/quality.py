@@ -260,3 +260,65 @@ def order_tables(report: dict) -> list[Table]:
         empty="No recorded order yet.",
     )
     return [by_position, tests]
+
+
+def pay_table(report: dict) -> Table:
+    pay = report.get("pay") or {}
+    totals = pay.get("totals") or {}
+    return build_table(
+        slug="pay",
+        caption="Pay: cost and hourly rate earned",
+        keys=[
+            GROUP,
+            STAGE,
+            Key(
+                "Pay",
+                ("amount", "currency", "unit"),
+                show=lambda amount, currency, unit: f"{amount:.2f} {currency} per {unit}",
+            ),
+        ],
+        measures=[
+            Measure("n_batches", "Batches paid", "pay_batches", at("n_batches"), "count"),
+            Measure("hours", "Hours", "pay_hours", at("hours"), digits=1),
+            Measure("total_cost", "Cost", "pay_total", at("total_cost"), digits=2),
+            Measure(
+                "cost_per_judgement",
+                "Per judgement",
+                "pay_per_judgement",
+                at("cost_per_judgement"),
+                digits=3,
+            ),
+            Measure(
+                "hourly_median",
+                "Hourly (median)",
+                "pay_hourly",
+                at("hourly_rate", "median"),
+                digits=2,
+            ),
+            Measure("hourly_q1", "Hourly (Q1)", "pay_hourly_q1", at("hourly_rate", "q1"), digits=2),
+            Measure("hourly_q3", "Hourly (Q3)", "pay_hourly_q3", at("hourly_rate", "q3"), digits=2),
+            Measure(
+                "minimum_hourly_rate",
+                "Least hourly",
+                "pay_minimum",
+                at("minimum_hourly_rate"),
+                digits=2,
+            ),
+            Measure(
+                "share_below_minimum",
+                "Below it",
+                "pay_below_minimum",
+                at("share_below_minimum"),
+                digits=2,
+            ),
+        ],
+        entries=[
+            ((c["group"], c["stage"], c["amount"], c["currency"], c["unit"]), c)
+            for c in pay.get("cells") or []
+        ],
+        note="Batches paid are the submitted ones; a batch's working time runs from its claim "
+        "to its submission. Amounts are in each row's currency; totals: "
+        + (", ".join(f"{cost:.2f} {currency}" for currency, cost in totals.items()) or "none")
+        + ".",
+        empty="No pay set (a stage's page sets each group's pay).",
+    )

@@ -45,7 +45,7 @@ from .forms import (
     StageInlineForm,
 )
 from .per_study import PerStudyAdminMixin, PerStudyInlineMixin
-from .stage_rules import StageGateInline, StageGroupWaitInline
+from .stage_rules import StageGateInline, StageGroupWaitInline, StagePayInline
 
 
 class StageInline(PerStudyInlineMixin, admin.StackedInline):
@@ -301,7 +301,12 @@ class StageAdmin(PerStudyAdminMixin, PageRequestMixin, admin.ModelAdmin):
             return ()
         likert = obj.instrument == Stage.Instrument.LIKERT or obj.dimensions.exists()
         gate = (StageGateInline,) if obj.position > 1 else ()
-        return (StageGroupWaitInline, *gate, *((LikertDimensionInline,) if likert else ()))
+        return (
+            StageGroupWaitInline,
+            StagePayInline,
+            *gate,
+            *((LikertDimensionInline,) if likert else ()),
+        )
 
     def save_formset(self, request, form, formset, change):
         """A gate added or changed (before its stage has work) decides its items

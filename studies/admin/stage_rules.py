@@ -1,9 +1,10 @@
-"""A stage's page, on who works in it and on which items: the groups' own waits, and
-the gate that lets an earlier stage's items into it (``studies.services.gates``)."""
+"""A stage's page, on who works in it, for what and on which items: the groups' own
+waits, their pay, and the gate that lets an earlier stage's items into it
+(``studies.services.gates``)."""
 
 from django.contrib import admin
 
-from ..models import StageGate, StageGroupWait
+from ..models import StageGate, StageGroupWait, StagePay
 from ..selectors.gates import gate_flagged_decisions
 from .common import HUMAN_DURATIONS
 from .forms import StageGateForm, StageGateFormSet
@@ -26,6 +27,28 @@ class StageGroupWaitInline(PerStudyInlineMixin, admin.TabularInline):
     def get_formset(self, request, obj=None, **kwargs):
         """The stage's own study's groups to choose from (the form class is made anew
         for each page)."""
+        formset = super().get_formset(request, obj, **kwargs)
+        group = formset.form.base_fields.get("group")
+        if obj is not None and group is not None:
+            group.queryset = group.queryset.filter(study_id=obj.study_id)
+        return formset
+
+
+class StagePayInline(PerStudyInlineMixin, admin.TabularInline):
+    """What each group is paid for the stage, on the stage's page (the report's pay
+    block reads it)."""
+
+    model = StagePay
+    study_path = "stage__study"
+    extra = 0
+    fields = ("group", "unit", "amount", "currency", "minimum_hourly_rate")
+    verbose_name_plural = (
+        "Pay (per group: per submitted batch or per hour of working time, in one currency; "
+        "the report gives the cost and the hourly rate earned)"
+    )
+
+    def get_formset(self, request, obj=None, **kwargs):
+        """The stage's own study's groups to choose from."""
         formset = super().get_formset(request, obj, **kwargs)
         group = formset.form.base_fields.get("group")
         if obj is not None and group is not None:

@@ -10,7 +10,7 @@ Split by aggregate: ``study`` (configuration), ``stages``, ``categories`` (error
 ``materials``, ``people`` (annotators and their sessions), ``work`` (assignments and
 judgements, with the querysets that define which of them count), ``coding`` (the
 codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz),
-``privacy`` (the purge log), ``roles`` (who may do what in a study); ``messages`` gives every check constraint its message.
+``pay`` (what each group is paid for a stage), ``privacy`` (the purge log), ``roles`` (who may do what in a study); ``messages`` gives every check constraint its message.
 """
 
 from .categories import ErrorCategory, stage_offered_categories
@@ -19,6 +19,7 @@ from .gates import GateDecision, StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import Batch, BatchItem, DialogueContext, Reflection
 from .messages import CHECK_MESSAGES
+from .pay import StagePay
 from .people import (
     Annotator,
     AnnotatorSession,
@@ -99,6 +100,7 @@ __all__ = [
     "Stage",
     "StageGate",
     "StageGroupWait",
+    "StagePay",
     "StageTutorial",
     "StageUnlockNotice",
     "StageWording",

@@ -10,6 +10,7 @@ from .coding import Code
 from .gates import StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import DialogueContext, Reflection
+from .pay import StagePay
 from .people import Annotator, CrowdEntry, WaitExemption
 from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
@@ -45,6 +46,10 @@ CHECK_MESSAGES = {
     "stage_batches_per_stage_positive": "Each annotator needs at least one batch in the "
     "stage (empty: the study's m).",
     "stage_group_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
+    "stage_pay_positive": "Pay more than 0.",
+    "stage_pay_currency_code": 'Give the currency as its three-letter ISO 4217 code in '
+    'capitals, e.g. "GBP".',
+    "stage_pay_minimum_not_negative": "The least hourly rate cannot be negative.",
     "gate_rule_valid": "Choose one of the gate rules.",
     "gate_category_for_its_rule": "The rule on an error category needs the category; the "
     "other rules take none.",
@@ -147,6 +152,7 @@ for _model in (
     ConsentVersion,
     Stage,
     StageGroupWait,
+    StagePay,
     StageGate,
     AnnotatorGroup,
     ErrorCategory,

@@ -40,6 +40,7 @@ from .likert import (
     likert_system_pairs,
 )
 from .order import order_effects, with_positions
+from .pay import pay_summary
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
@@ -91,6 +92,7 @@ __all__ = [
     "mee_agreement",
     "mee_labels",
     "order_effects",
+    "pay_summary",
     "questionnaire_summary",
     "recurrence_free",
     "screened_out_summary",

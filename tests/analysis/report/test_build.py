@@ -301,3 +301,31 @@ def test_order_effects_read_each_annotators_shuffled_order(annotated_study):
             )
             for row in entry["positions"]:
                 assert row["coherent_rate"] == pytest.approx(np.mean(by_position[row["position"]]))
+
+
+def test_pay_reads_the_stages_pay_and_the_submitted_batches(annotated_study):
+    from decimal import Decimal
+
+    from studies.models import StagePay
+
+    stage = annotated_study.stages.get(position=1)
+    lay = annotated_study.groups.get(name="Layperson")
+    StagePay.objects.create(
+        stage=stage, group=lay, unit="batch", amount=Decimal("1.50"), currency="GBP"
+    )
+    report = analysis_run_compute(study=annotated_study, parameters=FAST).result
+    (cell,) = report["pay"]["cells"]
+    submitted = Assignment.objects.filter(
+        stage=stage, group=lay, status=Assignment.Status.SUBMITTED
+    )
+    assert (cell["group"], cell["stage"], cell["n_batches"]) == (
+        "Layperson",
+        stage.name,
+        submitted.count(),
+    )
+    assert cell["total_cost"] == pytest.approx(1.5 * submitted.count())
+    hourly = sorted(
+        1.5 / ((a.submitted_at - a.assigned_at).total_seconds() / 3600) for a in submitted
+    )
+    assert cell["hourly_rate"]["median"] == pytest.approx(float(np.median(hourly)))
+    assert report["pay"]["totals"] == {"GBP": pytest.approx(1.5 * submitted.count())}

@@ -4,6 +4,7 @@ changes nothing."""
 
 from datetime import timedelta
 
+import pytest
 from django.urls import reverse
 
 from studies.models import Stage, StageGroupWait
@@ -128,3 +129,55 @@ def test_a_group_listed_twice_among_the_waits_is_refused(admin_client, loaded_st
     assert response.status_code == 200
     assert "Please correct the duplicate data for group" in response.content.decode()
     assert _stored(stage) == before
+
+
+def test_a_groups_pay_is_set_on_the_stage_page_and_bad_values_are_refused(
+    admin_client, loaded_study
+):
+    from studies.models import StagePay
+
+    stage = loaded_study.stages.get(position=1)
+    expert = loaded_study.groups.get(name="Expert")
+
+    def pay(**values):
+        fields = {"pay-TOTAL_FORMS": 1, "pay-INITIAL_FORMS": 0, "pay-0-group": expert.pk}
+        fields.update({f"pay-0-{name}": value for name, value in values.items()})
+        return _post(admin_client, stage, **fields)
+
+    for values, message in (
+        ({"unit": "batch", "amount": "2.50", "currency": "gbp"}, "three-letter ISO 4217 code"),
+        ({"unit": "batch", "amount": "0", "currency": "GBP"}, "Pay more than 0."),
+        (
+            {"unit": "hour", "amount": "12", "currency": "GBP", "minimum_hourly_rate": "-1"},
+            "The least hourly rate cannot be negative.",
+        ),
+    ):
+        refused = pay(**values)
+        assert refused.status_code == 200
+        assert message in refused.content.decode()
+    assert not StagePay.objects.exists()
+    response = pay(unit="batch", amount="2.50", currency="GBP", minimum_hourly_rate="12.21")
+    assert response.status_code == 302, response.content.decode()[:2000]
+    stored = StagePay.objects.get()
+    assert (stored.group, stored.unit, str(stored.amount), stored.currency) == (
+        expert,
+        "batch",
+        "2.50",
+        "GBP",
+    )
+
+
+def test_the_database_refuses_pay_for_another_studys_group(loaded_study):
+    from django.db import IntegrityError, transaction
+
+    from studies.models import StagePay
+
+    other = study_create(
+        slug="other-pay", title="Other", stages=[("S", timedelta(0))], groups=["X"]
+    )
+    refused = pytest.raises(IntegrityError, match="a group's pay is for a stage of its own study")
+    with refused, transaction.atomic():
+        StagePay.objects.create(
+            stage=loaded_study.stages.first(), group=other.groups.get(), amount=1, currency="GBP"
+        )
+    assert not StagePay.objects.exists()
