@@ -253,6 +253,8 @@ EXPLANATIONS: dict[str, str] = {
     "order_human_before": "The human reflection's coherent share when the annotator met it "
     "before any synthetic candidate of the batch.",
     "order_human_after": "The same when they met it after a synthetic candidate.",
+    "n_human_before": "Judgements of the human reflection met before any synthetic candidate.",
+    "n_human_after": "Judgements of the human reflection met after a synthetic candidate.",
     "trend_position_slope": "The position's own change in log-odds per place later in the "
     "batch, in a regression on the setting and the position together.",
     # pay

@@ -218,8 +218,8 @@ def _microseconds_since_epoch(field: str) -> Cast:
 def assignments_frame(*, study_id: int) -> pd.DataFrame:
     """Every assignment of the study, whatever its status (quality: attention checks
     failed, parts of a stage that ended early; waiting periods: submissions and
-    claims), one row each. In a study whose times were not recorded
-    (``Study.times_recorded``: imported from a published file) the times are missing
+    claims), one row each. In a study whose work was not recorded
+    (``Study.work_recorded``: imported from a published file) the times are missing
     (NaT), so every statistic of times is unknown rather than the import's zero."""
     qs = (
         Assignment.objects.filter(stage__study_id=study_id)
@@ -233,7 +233,7 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
     frame = pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(ASSIGNMENT_COLUMNS.values())
     )
-    recorded = Study.objects.filter(pk=study_id, times_recorded=True).exists()
+    recorded = Study.objects.filter(pk=study_id, work_recorded=True).exists()
     for column in ("assigned_at", "submitted_at"):
         frame[column] = pd.to_datetime(frame[column] if recorded else None, unit="us", utc=True)
     # Whether a crowd worker's part of the assignment's stage ended early: the few such
@@ -247,13 +247,15 @@ def assignments_frame(*, study_id: int) -> pd.DataFrame:
 
 def item_positions(*, study_id: int) -> pd.DataFrame:
     """Where each annotator saw each item: one row per (``assignment_id``,
-    ``reflection_id``) of every submitted or expired assignment's shuffled order
+    ``reflection_id``) of every submitted or expired coherence assignment's shuffled order
     (``Assignment.order``), with ``position`` (1 for the first, the attention check
     counted) and ``kind`` (human, synthetic, attention_check). One query for the
-    orders, one for the kinds; the orders spread out in pandas."""
+    orders, one for the kinds; the orders spread out in pandas. None in a study whose
+    work was not recorded (``Study.work_recorded``: imported, its orders made up)."""
     orders = pd.DataFrame.from_records(
         Assignment.objects.filter(
             stage__study_id=study_id,
+            stage__instrument=Stage.Instrument.COHERENCE,  # (the others order pairs)
             status__in=[Assignment.Status.SUBMITTED, Assignment.Status.EXPIRED],
         )
         .order_by()
@@ -262,7 +264,7 @@ def item_positions(*, study_id: int) -> pd.DataFrame:
         columns=["assignment_id", "reflection_id"],
     )
     columns = ["assignment_id", "reflection_id", "position", "kind"]
-    if orders.empty:
+    if orders.empty or not Study.objects.filter(pk=study_id, work_recorded=True).exists():
         return pd.DataFrame(columns=columns)
     long = orders.explode("reflection_id", ignore_index=True).dropna()
     long["reflection_id"] = long["reflection_id"].astype(np.int64)

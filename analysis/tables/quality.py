@@ -204,9 +204,9 @@ def workload_table(report: dict) -> Table:
 
 def order_tables(report: dict) -> list[Table]:
     """Order effects: the coherent share by position, and per group and stage the
-    tests (none for a report from before they existed)."""
+    tests (none for a report from before they existed, or without recorded orders)."""
     effects = report.get("order_effects")
-    if effects is None:
+    if not effects:  # a report from before them, or no recorded order
         return []
     cells = [
         (group, stage, (effects.get(group) or {}).get(stage))

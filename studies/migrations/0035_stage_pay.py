@@ -26,7 +26,7 @@ DROP FUNCTION IF EXISTS studies_stagepay_rule();
 
 class Migration(migrations.Migration):
     dependencies = [
-        ("studies", "0034_study_times_recorded"),
+        ("studies", "0034_study_work_recorded"),
     ]
 
     operations = [

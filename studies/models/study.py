@@ -185,12 +185,13 @@ class Study(models.Model):
         "assignment), so they can be reproduced for audits.",
     )
 
-    times_recorded = models.BooleanField(
+    work_recorded = models.BooleanField(
         default=True,
         editable=False,
-        help_text="Whether the study's assignments carry when the work was done. A study "
-        "imported from a published file does not (its assignments carry the import's "
-        "time): the statistics of times, such as the waiting periods, are unknown.",
+        help_text="Whether the study's assignments carry when and in what order the work "
+        "was done. A study imported from a published file does not (its assignments carry "
+        "the import's time and a made-up order): the statistics of times and of order, "
+        "such as the waiting periods and the order effects, are unknown.",
     )
 
     purged_at = models.DateTimeField(

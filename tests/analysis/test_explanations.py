@@ -5,6 +5,7 @@ from analysis.metrics.agreement import MIN_MAJORITY_RATERS
 from analysis.metrics.protocol.evaluators import MIN_SCORED_ITEMS
 from analysis.metrics.protocol.generation import MIN_SETTING_ITEMS
 from analysis.metrics.protocol.systems import SIGNIFICANCE
+from analysis.tables import generation as generation_tables
 from analysis.tables import systems as system_tables
 from studies.protocol import EMPATHY_SCALE
 
@@ -21,7 +22,7 @@ def test_thresholds_are_quoted_from_their_constants():
     assert f"at least {MIN_MAJORITY_RATERS} annotators" in EXPLANATIONS["n_items_flagged"]
     assert f"at least {MIN_MAJORITY_RATERS} annotators" in UNDEFINED["majority_agreement"]
     assert f"{MIN_MAJORITY_RATERS} or more" in UNDEFINED["majority_coherent_rate"]
-    assert f"{MIN_SETTING_ITEMS} items" in system_tables.NO_SETTINGS
+    assert f"{MIN_SETTING_ITEMS} items" in generation_tables.NO_SETTINGS
     table = system_tables.evaluator_source_table({})
     assert f"{MIN_SCORED_ITEMS} scored items" in table.note
 

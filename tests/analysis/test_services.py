@@ -42,6 +42,7 @@ def test_parameters_get_defaults_and_sorted_sources():
         "seed": 0,
         "fast_seconds": 3.0,
         "agreement_floor": 0.5,
+        "crossed_settings": [],
     }
 
 

@@ -311,6 +311,7 @@ def test_an_analysis_without_parameters_uses_the_defaults(api, small_study):
         "seed": 0,
         "fast_seconds": 3.0,
         "agreement_floor": 0.5,
+        "crossed_settings": [],
     }
 
 

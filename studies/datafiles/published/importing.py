@@ -435,7 +435,7 @@ def annotations_import(
                 title=title,
                 stages=[(name, timedelta(0)) for name in parsed.stages],
                 status=Study.Status.CLOSED,
-                times_recorded=False,
+                work_recorded=False,
                 overlap_k=overlap_k,
                 batches_per_stage=batches_per_stage,
             )

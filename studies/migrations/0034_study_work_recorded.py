@@ -11,7 +11,7 @@ def imported_studies_mark(apps, schema_editor):
     Study.objects.filter(
         Exists(of_study),
         ~Exists(of_study.exclude(submitted_at=F("assigned_at"))),
-    ).update(times_recorded=False)
+    ).update(work_recorded=False)
 
 
 class Migration(migrations.Migration):
@@ -22,14 +22,15 @@ class Migration(migrations.Migration):
     operations = [
         migrations.AddField(
             model_name="study",
-            name="times_recorded",
+            name="work_recorded",
             field=models.BooleanField(
                 default=True,
                 editable=False,
-                help_text="Whether the study's assignments carry when the work was done. A "
-                "study imported from a published file does not (its assignments carry the "
-                "import's time): the statistics of times, such as the waiting periods, are "
-                "unknown.",
+                help_text="Whether the study's assignments carry when and in what order the "
+                "work was done. A study imported from a published file does not (its "
+                "assignments carry the import's time and a made-up order): the statistics "
+                "of times and of order, such as the waiting periods and the order effects, "
+                "are unknown.",
             ),
         ),
         migrations.RunPython(imported_studies_mark, migrations.RunPython.noop),
