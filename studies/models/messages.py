@@ -47,7 +47,7 @@ CHECK_MESSAGES = {
     "stage (empty: the study's m).",
     "stage_group_wait_not_negative": "The minimum wait cannot be negative (0 is allowed).",
     "stage_pay_positive": "Pay more than 0.",
-    "stage_pay_currency_code": 'Give the currency as its three-letter ISO 4217 code in '
+    "stage_pay_currency_code": "Give the currency as its three-letter ISO 4217 code in "
     'capitals, e.g. "GBP".',
     "stage_pay_minimum_not_negative": "The least hourly rate cannot be negative.",
     "gate_rule_valid": "Choose one of the gate rules.",
