@@ -261,7 +261,8 @@ EXPLANATIONS: dict[str, str] = {
     "pay_batches": "Submitted batches of the group in the stage: the ones paid.",
     "pay_hours": "Their working time, from each batch's claim to its submission.",
     "pay_total": "What the batches cost: the pay × batches, or × hours for pay per hour.",
-    "pay_per_judgement": "The cost ÷ the judgements analysed.",
+    "pay_per_judgement": "The cost ÷ the judgements analysed (the cost is every submitted "
+    "batch's, so leaving sources out raises it).",
     "pay_hourly": "The median hourly rate earned over the batches (pay per batch ÷ its "
     "working time).",
     "pay_hourly_q1": "The lower quartile of the hourly rate earned.",

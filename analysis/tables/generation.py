@@ -214,6 +214,7 @@ def generation_crossed_table(report: dict) -> Table:
         keys=[GROUP, STAGE, Key("Settings", ("settings",))],
         measures=[
             Measure("n_items", "Items", "setting_items", at("n_items"), "count"),
+            Measure("n_judgements", "Judgements", "n_judgements", at("n_judgements"), "count"),
             Measure(
                 "majority_coherent_rate",
                 "Majority coherent",

@@ -318,7 +318,13 @@ def pay_table(report: dict) -> Table:
         ],
         note="Batches paid are the submitted ones; a batch's working time runs from its claim "
         "to its submission. Amounts are in each row's currency; totals: "
-        + (", ".join(f"{cost:.2f} {currency}" for currency, cost in totals.items()) or "none")
+        + (
+            ", ".join(
+                f"{cost:.2f} {currency}" if cost is not None else f"unknown in {currency}"
+                for currency, cost in totals.items()
+            )
+            or "none"
+        )
         + ".",
         empty="No pay set (a stage's page sets each group's pay).",
     )

@@ -56,7 +56,8 @@ def mee_labels(
     flags = merged.to_numpy(dtype=bool)
     named = judgements[mee]
     if merge:
-        named = named.map(lambda slug: merge.get(slug, slug), na_action="ignore")
+        mapped = named.map(merge)  # (a dict: vectorised, unlike a function per row)
+        named = mapped.where(mapped.notna(), named)
     if named.notna().any():
         unknown = set(pd.unique(named.dropna())) - set(labels)
         if unknown:

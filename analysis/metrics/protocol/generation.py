@@ -89,7 +89,7 @@ def generation_settings(
 
     ``items``: the cell's rows of :func:`item_label_sums`; ``values``:
     :func:`generation_values`. A (key, value) with fewer than ``min_items`` of the
-    cell's items is left out. Per entry: ``n_items``; ``coherent_rate`` (coherent ÷
+    cell's items is left out. Per entry: ``n_items``, ``n_judgements``; ``coherent_rate`` (coherent ÷
     judgements of those items); ``majority_coherent_rate`` (share of the items with
     at least 2 raters whose majority said coherent, null without such items);
     ``label_distribution`` (as the report's, over those items' judgements);
@@ -152,6 +152,7 @@ def generation_settings(
         n_rated = int(majority.at[(key, value), "n_majority_items"])
         entry = result.setdefault(key, {})[value] = {
             "n_items": int(row["n_items"]),
+            "n_judgements": int(row["n_judgements"]),
             "coherent_rate": float(row["n_coherent"] / row["n_judgements"]),
             "majority_coherent_rate": float(
                 majority.at[(key, value), "n_majority_coherent"] / n_rated

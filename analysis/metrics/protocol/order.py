@@ -54,12 +54,14 @@ def order_effects(
     if placed.empty:
         return {}
     frame = placed[["group", "stage", "position", "first_synthetic", "coherent", "kind"]].assign(
-        group=placed["group"].astype(str),
-        stage=placed["stage"].astype(str),
-        position=placed["position"].astype(int),
-        coherent=placed["coherent"].astype(bool),
+        position=placed["position"].astype(int), coherent=placed["coherent"].astype(bool)
     )
-    cells = frame.groupby(["group", "stage"], sort=False).indices
+    cells = {
+        (str(group), str(stage)): rows
+        for (group, stage), rows in frame.groupby(
+            ["group", "stage"], sort=False, observed=True
+        ).indices.items()
+    }
     result: dict[str, dict[str, dict[str, Any]]] = {}
     for group in group_order:
         for stage in stage_order:

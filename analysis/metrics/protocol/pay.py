@@ -38,7 +38,9 @@ def pay_summary(
     ``cost_per_judgement``; ``hourly_rate`` {median, q1, q3} over the batches (per
     batch: amount ÷ its hours; per hour: the amount); ``share_below_minimum`` (of the
     batches, earning less an hour than the minimum; null without a minimum or
-    times). ``totals``: the cost per currency over the cells whose cost is known."""
+    times). ``totals``: the cost per currency, null when one of its cells' is unknown;
+    ``cost_per_judgement`` divides the cost of every submitted batch by the judgements
+    the report analyses (fewer with sources left out)."""
     if rates.empty:
         return {"cells": [], "totals": {}}
     paid = (
@@ -55,9 +57,12 @@ def pay_summary(
         hours=hours, group=paid["group"].astype(str), stage=paid["stage"].astype(str)
     )
     counted = (
-        judgements.groupby([judgements["group"].astype(str), judgements["stage"].astype(str)])
-        .size()
-        .to_dict()
+        {
+            (str(group), str(stage)): n
+            for (group, stage), n in judgements.groupby(["group", "stage"], observed=True)
+            .size()
+            .items()
+        }
         if judgements is not None and not judgements.empty
         else {}
     )
@@ -80,7 +85,7 @@ def pay_summary(
         else:
             total = rate.amount * worked.sum() if known else None
             earned = np.full(len(worked), rate.amount) if len(worked) else np.array([])
-        earned = earned[np.isfinite(earned)]
+        # (A batch of no recorded duration earned without bound: inf, kept.)
         cell = {
             "group": key[0],
             "stage": key[1],
@@ -96,7 +101,7 @@ def pay_summary(
             if total is not None and n_judgements
             else None,
             "hourly_rate": {
-                name: clean(np.quantile(earned, q)) if earned.size else None
+                name: clean(_quantile(earned, q)) if earned.size else None
                 for name, q in (("median", 0.5), ("q1", 0.25), ("q3", 0.75))
             },
             "share_below_minimum": clean(np.mean(earned < minimum))
@@ -104,6 +109,23 @@ def pay_summary(
             else None,
         }
         cells.append(cell)
-        if cell["total_cost"] is not None:
-            totals[rate.currency] = clean(totals.get(rate.currency, 0.0) + cell["total_cost"])
+        # A currency's total is unknown (null) as soon as one of its costs is.
+        if rate.currency not in totals or totals[rate.currency] is not None:
+            so_far = totals.get(rate.currency, 0.0)
+            totals[rate.currency] = (
+                None if cell["total_cost"] is None else clean(so_far + cell["total_cost"])
+            )
     return {"cells": cells, "totals": dict(sorted(totals.items()))}
+
+
+def _quantile(values: np.ndarray, q: float) -> float:
+    """numpy's (linear) quantile, where an unbounded value (a batch of no recorded
+    duration) counts as one: infinite when the quantile reaches it, never NaN."""
+    ordered = np.sort(values)
+    at = q * (len(ordered) - 1)
+    low, high = int(np.floor(at)), int(np.ceil(at))
+    if low == high or ordered[low] == ordered[high]:
+        return float(ordered[low])
+    if np.isinf(ordered[high]):
+        return float("inf")
+    return float(ordered[low] + (at - low) * (ordered[high] - ordered[low]))

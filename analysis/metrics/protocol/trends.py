@@ -26,8 +26,13 @@ def numeric_settings(values: pd.DataFrame) -> pd.DataFrame:
     """The rows of :func:`~analysis.metrics.protocol.generation.generation_values` whose
     key only ever has numeric values (``null``, i.e. not set, is left out), with
     ``number`` the value as a float."""
-    numbers = pd.to_numeric(values["value"].astype(str), errors="coerce")
-    unset = values["value"].astype(str) == "null"
+    # Each distinct value parsed once (a handful), read back through its code.
+    codes, distinct = pd.factorize(values["value"])
+    parsed = pd.to_numeric(pd.Series(distinct).astype(str), errors="coerce").to_numpy(float)
+    numbers = pd.Series(parsed[codes], index=values.index)
+    unset = pd.Series(
+        (pd.Series(distinct).astype(str) == "null").to_numpy()[codes], index=values.index
+    )
     bad_keys = set(values.loc[numbers.isna() & ~unset, "key"].astype(str))
     keep = numbers.notna() & ~values["key"].astype(str).isin(bad_keys)
     return values.loc[keep, ["item", "key"]].assign(
@@ -61,10 +66,9 @@ def setting_trend(cell: pd.DataFrame) -> dict[str, Any] | None:
         "position_p": None,
     }
     rates = cell.groupby("number")["coherent"].mean()
-    result["spearman"] = result["spearman_p"] = None  # (undefined for equal rates)
-    if rates.nunique() > 1:
-        rho = scipy_stats.spearmanr(rates.index.to_numpy(), rates.to_numpy())
-        result["spearman"], result["spearman_p"] = clean(rho.statistic), clean(rho.pvalue)
+    result["spearman"], result["spearman_p"] = spearman_exact(
+        rates.index.to_numpy(dtype=float), rates.to_numpy(dtype=float)
+    )
     y = cell["coherent"].astype(float).to_numpy()
     if y.min() == y.max():
         return result
@@ -102,6 +106,31 @@ def _logit(y: np.ndarray, columns: list[pd.Series], clusters: np.ndarray):
     return fit if fit.mle_retvals.get("converged", False) else None
 
 
+#: Up to this many values, Spearman's p-value comes from every ordering (exact).
+EXACT_SPEARMAN_VALUES = 8
+
+
+def spearman_exact(x: np.ndarray, y: np.ndarray) -> tuple[float | None, float | None]:
+    """Spearman's rho of ``x`` and ``y`` and its two-sided p-value; both null when
+    either is constant. With a few values (the settings' usual 3 to 8) scipy's
+    large-sample p-value is far off (0 for any monotone 3 or 4 values), so the p-value
+    is exact there: the share of all orderings of ``y`` with a rho at least as far
+    from 0 (``scipy.stats.permutation_test``); beyond, scipy's."""
+    if len(x) < 2 or np.unique(x).size < 2 or np.unique(y).size < 2:
+        return None, None
+    result = scipy_stats.spearmanr(x, y)
+    if len(x) > EXACT_SPEARMAN_VALUES:
+        return clean(result.statistic), clean(result.pvalue)
+    exact = scipy_stats.permutation_test(
+        (y,),
+        lambda ys: scipy_stats.spearmanr(x, ys).statistic,
+        permutation_type="pairings",
+        n_resamples=np.inf,
+        alternative="two-sided",
+    )
+    return clean(result.statistic), clean(exact.pvalue)
+
+
 def setting_trends(
     *, judgements: pd.DataFrame, values: pd.DataFrame, stage_order, group_order
 ) -> dict[str, dict[str, dict[str, Any]]]:
@@ -114,8 +143,14 @@ def setting_trends(
     columns = ["group", "stage", "item", "coherent"]
     columns += ["position"] if "position" in judgements else []
     frame = judgements[columns].merge(numeric, on="item")
-    frame = frame.assign(group=frame["group"].astype(str), stage=frame["stage"].astype(str))
-    cells = frame.groupby(["group", "stage", "key"], sort=False).indices
+    # (Grouped by the categoricals, named after: turning a million names into text is
+    # the slow part.)
+    cells = {
+        (str(group), str(stage), key): rows
+        for (group, stage, key), rows in frame.groupby(
+            ["group", "stage", "key"], sort=False, observed=True
+        ).indices.items()
+    }
     result: dict[str, dict[str, dict[str, Any]]] = {}
     keys = sorted(numeric["key"].unique())
     for group in group_order:

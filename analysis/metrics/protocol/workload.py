@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import Any
 
+import numpy as np
 import pandas as pd
 
 from .._common import clean
@@ -35,42 +36,56 @@ def workload(
     Without ``assignment_id`` (judgements not read from a study) there is no workload."""
     if judgements.empty or "assignment_id" not in judgements:
         return []
-    keys = ["group", "stage"]
-    frame = judgements[
-        [*keys, "stage_position", "rater", "item", "kind", "dialogue_id", "assignment_id"]
-    ].assign(
-        seconds=judgements["seconds_spent"].astype(float)
-        if "seconds_spent" in judgements
-        else float("nan"),
-        synthetic=judgements["kind"] != "human",
-        group=judgements["group"].astype(str),
-        stage=judgements["stage"].astype(str),
+    # Integer codes throughout: distinct rows then sizes (``nunique``, or hashing text,
+    # on a million rows costs several times more).
+    group_codes, group_names = pd.factorize(judgements["group"])
+    stage_codes, stage_names = pd.factorize(judgements["stage"])
+    cell = group_codes.astype(np.int64) * len(stage_names) + stage_codes
+    frame = pd.DataFrame(
+        {
+            "cell": cell,
+            "rater": pd.factorize(judgements["rater"])[0],
+            "item": judgements["item"].to_numpy(),
+            "dialogue": pd.factorize(judgements["dialogue_id"])[0],
+            "assignment": judgements["assignment_id"].to_numpy(),
+            "synthetic": (judgements["kind"] != "human").to_numpy(),
+            "position": judgements["stage_position"].to_numpy(),
+            "seconds": judgements["seconds_spent"].astype(float).to_numpy()
+            if "seconds_spent" in judgements
+            else np.nan,
+        }
     )
-    cells = frame.groupby(keys, sort=False)
-    table = cells.agg(
-        position=("stage_position", "first"),
-        n_annotators=("rater", "nunique"),
-        n_batches=("dialogue_id", "nunique"),
-        n_assignments=("assignment_id", "nunique"),
+
+    def distinct(*columns: str) -> pd.DataFrame:
+        return frame[["cell", *columns]].drop_duplicates()
+
+    def per_cell(rows: pd.DataFrame) -> pd.Series:
+        return rows.groupby("cell", sort=False).size()
+
+    table = frame.groupby("cell", sort=False).agg(
+        position=("position", "first"),
         n_judgements=("item", "size"),
         median_seconds_item=("seconds", "median"),
     )
-    kinds = frame.drop_duplicates([*keys, "item"]).groupby(keys)["synthetic"].agg(["sum", "size"])
-    table["n_synthetic"] = kinds["sum"]
-    table["n_human"] = kinds["size"] - kinds["sum"]
+    raters, done = distinct("rater", "assignment"), distinct("assignment")
+    items, batches = distinct("item", "synthetic", "dialogue"), distinct("dialogue")
+    table["n_annotators"] = per_cell(raters[["cell", "rater"]].drop_duplicates())
+    table["n_batches"] = per_cell(batches)
+    table["n_assignments"] = per_cell(done)
+    table["n_synthetic"] = items.groupby("cell", sort=False)["synthetic"].sum()
+    table["n_human"] = per_cell(items) - table["n_synthetic"]
     spreads = {
-        "batches_per_annotator": frame.groupby([*keys, "rater"])["assignment_id"].nunique(),
-        "raters_per_reflection": frame.groupby([*keys, "item"])["rater"].nunique(),
-        "synthetic_per_batch": frame.loc[frame["synthetic"]]
-        .groupby([*keys, "dialogue_id"])["item"]
-        .nunique()
-        .reindex(frame.groupby([*keys, "dialogue_id"]).size().index, fill_value=0),
+        "batches_per_annotator": raters.groupby(["cell", "rater"], sort=False).size(),
+        "raters_per_reflection": distinct("item", "rater").groupby(["cell", "item"]).size(),
+        "synthetic_per_batch": items.groupby(["cell", "dialogue"], sort=False)["synthetic"].sum(),
     }
     for name, values in spreads.items():
-        stats = values.groupby(level=keys).agg(["mean", "min", "max"])
+        stats = values.groupby(level="cell").agg(["mean", "min", "max"])
         for stat in ("mean", "min", "max"):
             table[f"{name}_{stat}"] = stats[stat]
-    table["median_seconds_batch"] = _batch_medians(frame, assignments).reindex(table.index)
+    table["group"] = [str(group_names[c // len(stage_names)]) for c in table.index]
+    table["stage"] = [str(stage_names[c % len(stage_names)]) for c in table.index]
+    table["median_seconds_batch"] = _batch_medians(frame, assignments)
     table = table.reset_index().sort_values(["group", "position"], kind="stable")
     return [
         {
@@ -94,13 +109,12 @@ def workload(
 
 
 def _batch_medians(frame: pd.DataFrame, assignments: pd.DataFrame | None) -> pd.Series:
-    """Per (group, stage): the median seconds from claim to submission of the batches
-    the judgements come from (NaN where no time is known)."""
-    keys = ["group", "stage"]
-    done = frame.drop_duplicates("assignment_id")[[*keys, "assignment_id"]]
+    """Per cell: the median seconds from claim to submission of the batches the
+    judgements come from (NaN where no time is known)."""
+    done = frame.drop_duplicates("assignment")[["cell", "assignment"]]
     if assignments is None or assignments.empty or "assignment_id" not in assignments:
-        return pd.Series(float("nan"), index=pd.MultiIndex.from_frame(done[keys].drop_duplicates()))
+        return pd.Series(np.nan, index=pd.Index(done["cell"].unique(), name="cell"))
     times = assignments.set_index("assignment_id")
     seconds = (times["submitted_at"] - times["assigned_at"]).dt.total_seconds()
-    done = done.assign(seconds=done["assignment_id"].map(seconds))
-    return done.groupby(keys)["seconds"].median()
+    done = done.assign(seconds=done["assignment"].map(seconds))
+    return done.groupby("cell")["seconds"].median()

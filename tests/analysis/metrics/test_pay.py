@@ -102,7 +102,8 @@ def test_pay_without_times_says_unknown():
     assert per_batch["hourly_rate"]["median"] is None and per_batch["share_below_minimum"] is None
     # Per hour, without hours the cost is unknown.
     assert per_hour["total_cost"] is None and per_hour["cost_per_judgement"] is None
-    assert result["totals"] == {"EUR": 2.0}
+    # One of the currency's costs is unknown, so its total is too.
+    assert result["totals"] == {"EUR": None}
     empty = metrics.pay_summary(
         rates=pd.DataFrame(columns=PAY_COLUMNS),
         assignments=assignments,
@@ -111,3 +112,25 @@ def test_pay_without_times_says_unknown():
         group_order=[],
     )
     assert empty == {"cells": [], "totals": {}}
+
+
+def test_a_batch_without_duration_earned_without_bound_and_is_not_dropped():
+    rates = pd.DataFrame([("Lay", "S1", "batch", 2.0, "GBP", 9.0)], columns=PAY_COLUMNS)
+    assignments = batches(
+        [
+            ("Lay", "S1", "submitted", 0),
+            ("Lay", "S1", "submitted", 20),
+            ("Lay", "S1", "submitted", 15),
+        ]
+    )
+    (cell,) = metrics.pay_summary(
+        rates=rates,
+        assignments=assignments,
+        judgements=None,
+        stage_order=["S1"],
+        group_order=["Lay"],
+    )["cells"]
+    # Rates inf, 6 and 8 an hour: median 8; two of three below 9.
+    assert cell["hourly_rate"]["median"] == 8.0
+    assert cell["share_below_minimum"] == pytest.approx(2 / 3)
+    assert cell["hourly_rate"]["q3"] is None  # (the upper quartile is unbounded)

@@ -11,7 +11,7 @@ import statsmodels.api as sm
 
 from analysis import metrics
 from analysis.metrics.protocol.generation import generation_values
-from analysis.metrics.protocol.trends import numeric_settings, setting_trend
+from analysis.metrics.protocol.trends import numeric_settings, setting_trend, spearman_exact
 
 
 def cell(groups: dict[float, list[list[bool]]]) -> pd.DataFrame:
@@ -42,8 +42,29 @@ def test_a_trend_whose_fit_is_known_exactly():
     low, high = trend["slope_ci"]
     assert low < trend["slope"] < high
     assert 0 < trend["p_value"] < 1
-    # Rates 1/3, 1/2, 2/3 rise with p: rho 1.
+    # Rates 1/3, 1/2, 2/3 rise with p: rho 1; exactly, 2 of the 6 orderings of three
+    # rates are as far from 0 (rho 1 and −1): p = 1/3.
     assert trend["spearman"] == pytest.approx(1.0)
+    assert trend["spearman_p"] == pytest.approx(1 / 3)
+
+
+def test_spearmans_p_is_exact_for_few_values():
+    # Four values: rho 0.8 for one adjacent swap; |rho| ≥ 0.8 for 8 of the 24 orderings.
+    rho, p = spearman_exact(np.array([1.0, 2, 3, 4]), np.array([0.1, 0.3, 0.2, 0.4]))
+    assert (rho, p) == (pytest.approx(0.8), pytest.approx(8 / 24))
+    rho, p = spearman_exact(np.array([1.0, 2, 3, 4]), np.array([0.4, 0.3, 0.2, 0.1]))
+    assert (rho, p) == (pytest.approx(-1.0), pytest.approx(2 / 24))
+    # Many values: scipy's own p-value.
+    x = np.arange(12.0)
+    y = np.array([3, 1, 4, 1.5, 5, 9, 2, 6, 5.5, 3.5, 8, 9.7])
+    from scipy import stats
+
+    expected = stats.spearmanr(x, y)
+    assert spearman_exact(x, y) == (
+        pytest.approx(expected.statistic),
+        pytest.approx(expected.pvalue),
+    )
+    assert spearman_exact(x[:3], np.ones(3)) == (None, None)
 
 
 def test_the_fit_matches_statsmodels_glm_with_item_clusters():
