@@ -146,6 +146,20 @@ FIGURES = {
         "resampling contexts: the higher, the more often preferred.",
         "pairwise-strengths",
     ),
+    "generation-mee": (
+        "Majority most evident error per generation setting: of each value's items whose "
+        "majority said incoherent, the share per error named most evident, and with none.",
+        "generation-mee",
+    ),
+    "generation-crossed": (
+        "Label distribution per combination of the settings the run crossed.",
+        "generation-crossed",
+    ),
+    "order-positions": (
+        "Coherent share by the position an item was seen at in the annotator's shuffled "
+        "batch: a steady share means no order effect.",
+        "order-positions",
+    ),
 }
 
 

@@ -5,6 +5,7 @@ from .figures import PLOTS as _FIGURES
 from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
 from .likert import likert_svg
 from .preferences import pairwise_strengths_svg, pairwise_wins_svg
+from .settings import generation_crossed_svg, generation_mee_svg, order_positions_svg
 from .svg import OKABE_ITO
 from .systems import systems_svg
 
@@ -16,6 +17,9 @@ PLOTS = {
     "likert": likert_svg,
     "pairwise-wins": pairwise_wins_svg,
     "pairwise-strengths": pairwise_strengths_svg,
+    "generation-mee": generation_mee_svg,
+    "generation-crossed": generation_crossed_svg,
+    "order-positions": order_positions_svg,
 }
 
 __all__ = [
@@ -24,8 +28,11 @@ __all__ = [
     "agreement_svg",
     "annotator_consistency_svg",
     "description_codes_svg",
+    "generation_crossed_svg",
+    "generation_mee_svg",
     "label_distribution_svg",
     "likert_svg",
+    "order_positions_svg",
     "pairwise_strengths_svg",
     "pairwise_wins_svg",
     "systems_svg",

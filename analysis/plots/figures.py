@@ -20,12 +20,12 @@ from ..tables import (
     label_segments,
 )
 from ..tables.walk import KINDS, stage_order
+from .shares import Bar, stacked_shares_svg
 from .svg import (
     CATEGORY_COLOURS,
     COHERENT_COLOUR,
     GRID,
     LANDIS_KOCH,
-    LIGHT_TEXT_ON,
     MEASURES,
     MUTED,
     OKABE_ITO,
@@ -35,7 +35,6 @@ from .svg import (
     empty,
     fit,
     num,
-    percents_summing_to_100,
     text_width,
 )
 
@@ -80,82 +79,36 @@ def label_distribution_svg(report: dict, *, by: str = "kind") -> str:
     if not cells:
         return empty(figure, "No judgements analysed yet.")
     parts = label_segments(report)
+    per_cell = _distribution_rows(report, by)
+    blocks = [
+        (
+            f"{group} · {stage}",
+            [
+                Bar(label, [finite(record.value("label_share", slug)) for slug, _ in parts], n)
+                for label, record, n in per_cell.get((group, stage), [])
+            ],
+        )
+        for group, stage, _ in cells
+    ]
+    return stacked_shares_svg(
+        figure,
+        segments=label_colours(parts),
+        blocks=blocks,
+        axis="Share of judgements",
+        nothing="No judgements analysed yet.",
+        undefined="undefined: no judgements",
+    )
+
+
+def label_colours(parts: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """(label, colour) of the label distribution's parts (``label_segments``): coherent,
+    each error category, incoherent without a category."""
     colours = [
         COHERENT_COLOUR,
         *(CATEGORY_COLOURS[i % len(CATEGORY_COLOURS)] for i in range(len(parts) - 2)),
         UNSPECIFIED_COLOUR,
     ]
-    segments = [(slug, label, colour) for (slug, label), colour in zip(parts, colours, strict=True)]
-    per_cell = _distribution_rows(report, by)
-
-    figure.text(16, 26, figure.title, size=15, weight="bold")
-    y = figure.legend(52, ((label, colour, "box") for _, label, colour in segments))
-    label_width, x0 = 170, 186
-    bar_width = figure.width - x0 - 70
-    bar_height, gap = 20, 6
-    y += 6
-    top = y
-    grid_at = len(figure.parts)  # gridlines go under the bars, drawn once y is known
-    for group, stage, _ in cells:
-        heading = f"{group} · {stage}"
-        figure.text(
-            16,
-            y + 12,
-            fit(heading, figure.width - 32, 12.5),
-            size=12.5,
-            weight="bold",
-            tooltip=heading,
-        )
-        y += 20
-        rows = per_cell.get((group, stage), [])
-        if not rows:
-            figure.text(x0, y + 13, "undefined: no judgements", fill=MUTED)
-            y += bar_height + gap
-        for label, record, n in rows:
-            figure.text(x0 - 8, y + 14, fit(label, label_width, 12), anchor="end", tooltip=label)
-            x = x0
-            shares = [finite(record.value("label_share", slug)) or 0.0 for slug, _, _ in segments]
-            shown = percents_summing_to_100(shares)
-            precise = percents_summing_to_100(shares, digits=1)
-            for i, (_, seg_label, colour) in enumerate(segments):
-                share = shares[i]
-                if share <= 0:
-                    continue
-                width = share * bar_width
-                tip = f"{heading} · {label}: {seg_label} {precise[i]}"
-                figure.rect(x, y, width, bar_height, fill=colour, tooltip=tip)
-                if width >= 34:
-                    ink = "#ffffff" if colour in LIGHT_TEXT_ON else "#000000"
-                    figure.text(
-                        x + width / 2,
-                        y + 14,
-                        shown[i],
-                        size=10.5,
-                        anchor="middle",
-                        fill=ink,
-                        extra=' pointer-events="none"',
-                    )
-                x += width
-            if n is not None:
-                figure.text(
-                    x0 + bar_width + 6,
-                    y + 14,
-                    f"n = {n}",
-                    size=10.5,
-                    fill=MUTED,
-                    tooltip=f"{n} judgements",
-                )
-            y += bar_height + gap
-        y += 8
-    bars = figure.parts[grid_at:]
-    del figure.parts[grid_at:]
-    for tick in (0, 0.25, 0.5, 0.75, 1):
-        x = x0 + tick * bar_width
-        figure.line(x, top - 4, x, y, stroke=GRID, extra=' stroke-dasharray="2 3"')
-        figure.text(x, y + 14, f"{tick:.0%}", size=11, anchor="middle", fill=MUTED)
-    figure.parts.extend(bars)
-    figure.text(x0 + bar_width / 2, y + 34, "Share of judgements", size=12, anchor="middle")
-    return figure.render(y + 46)
+    return [(label, colour) for (_, label), colour in zip(parts, colours, strict=True)]
 
 
 # --------------------------------------------------------------------------- agreement

@@ -14,7 +14,7 @@ from .walk import category_labels, generation_settings_in_order, not_offered_in_
 NOT_SET = "not set"
 
 
-def _setting_shown(value: str) -> str:
+def setting_shown(value: str) -> str:
     return NOT_SET if value == NOT_SET_VALUE else value
 
 
@@ -27,7 +27,7 @@ SETTING_KEYS = [
     STAGE,
     Key("Setting", ("setting",)),
     # Not "value": the tidy CSV has a column of that name for the numbers.
-    Key("Value", ("setting_value",), show=_setting_shown, title=_setting_title),
+    Key("Value", ("setting_value",), show=setting_shown, title=_setting_title),
 ]
 
 
@@ -198,7 +198,7 @@ def generation_crossed_table(report: dict) -> Table:
                 group,
                 stage,
                 ", ".join(
-                    f"{key} {_setting_shown(entry['values'].get(key, NOT_SET_VALUE))}"
+                    f"{key} {setting_shown(entry['values'].get(key, NOT_SET_VALUE))}"
                     for key in keys
                 ),
             ),

@@ -155,8 +155,24 @@ def codings_of(frame: pd.DataFrame) -> Codings:
     )
 
 
+def positions_of(frame: pd.DataFrame) -> pd.DataFrame:
+    """Where each annotator saw each item, as ``selectors.item_positions`` gives it:
+    in the frame's order within each assignment."""
+    return pd.DataFrame(
+        {
+            "assignment_id": frame["assignment_id"],
+            "reflection_id": frame["reflection_id"],
+            "position": frame.groupby("assignment_id").cumcount() + 1,
+            "kind": frame["kind"],
+        }
+    )
+
+
 def build_report(frame: pd.DataFrame, **parameters) -> dict:
-    parameters = analysis_parameters_clean({"bootstrap_resamples": 30, **parameters})
+    # Every reflection shares one prompt type: crossing it gives one filled combination.
+    parameters = analysis_parameters_clean(
+        {"bootstrap_resamples": 30, "crossed_settings": ["prompt_type"], **parameters}
+    )
     return report_build(
         frame=frame,
         study_slug="pilot",
@@ -166,6 +182,7 @@ def build_report(frame: pd.DataFrame, **parameters) -> dict:
         assignments=assignments_of(frame),
         stages=[STAGE_1, STAGE_2],
         codings=codings_of(frame),
+        positions=positions_of(frame),
     )
 
 
@@ -1002,3 +1019,24 @@ def test_the_start_page_lists_the_dashboards_a_role_may_see(client, loaded_study
         page = client.get("/").content.decode()
         assert (dashboard in page) == (Capability.SEE in EXPECTED[role]), role
         assert not leaked(page), role
+
+
+def test_the_settings_and_order_figures_show_their_tables_numbers(report):
+    from analysis.plots import generation_crossed_svg, generation_mee_svg, order_positions_svg
+    from analysis.tables import generation_crossed_table, generation_mee_table, order_tables
+
+    positions = order_tables(report)[0].records()
+    tips = " ".join(t.text for t in parse(order_positions_svg(report)).iter(f"{SVG}title"))
+    for record in positions:
+        heading = f"{record.keys['group']} · {record.keys['stage']}"
+        share = record.value("coherent_rate")
+        if share:
+            assert f"{heading} · Position {record.keys['position']}: Coherent" in tips
+    crossed = generation_crossed_table(report).records()
+    assert crossed
+    text = all_text(parse(generation_crossed_svg(report)))
+    assert all(r.keys["settings"] in text for r in crossed)
+    assert "prompt_type zero-shot" in text
+    mee = generation_mee_table(report).records()
+    text = all_text(parse(generation_mee_svg(report)))
+    assert all(f"{r.keys['group']} · {r.keys['stage']} · {r.keys['setting']}" in text for r in mee)
