@@ -10,6 +10,7 @@ above studies, so this command may use both.
 
 import json
 from datetime import timedelta
+from decimal import Decimal
 from pathlib import Path
 
 from django.conf import settings
@@ -22,7 +23,7 @@ from analysis.models import AnalysisRun
 from analysis.services import analysis_run_compute
 from studies.datafiles.materials import materials_import
 from studies.links import absolute_url
-from studies.models import LikertDimension, Stage, StageGate, Study
+from studies.models import LikertDimension, Stage, StageGate, StagePay, Study
 from studies.selectors import study_has_judgements
 from studies.services import (
     annotators_create,
@@ -38,6 +39,19 @@ RESEARCHER_PASSWORD = "demo-researcher"  # demo only; printed so the quick start
 ANNOTATORS_PER_GROUP = 4
 NEW_ANNOTATOR_GROUP = "Layperson"  # its last annotator is left to start, to try the pages
 DEMO_RESAMPLES = 200  # bootstrap resamples of the demo's analysis (seconds, not minutes)
+#: The demo run's crossed generation settings (its table: a label distribution per
+#: decoding strategy × reflection complexity).
+DEMO_CROSSED = ("decoding", "complexity")
+#: Each group's pay in each stage of the main demo study.
+DEMO_PAY = {
+    "Layperson": {
+        "unit": "batch",
+        "amount": Decimal("1.50"),
+        "currency": "GBP",
+        "minimum_hourly_rate": Decimal("12.21"),
+    },
+    "Expert": {"unit": "hour", "amount": Decimal("25.00"), "currency": "GBP"},
+}
 LIKERT_TUTORIAL_INTRO = (
     "In this task you read an excerpt of a conversation between a therapist and a client, "
     "then several responses a therapist could give next. Rate each response on every "
@@ -136,7 +150,7 @@ class Command(BaseCommand):
                 annotators_create(group=group, count=missing)
         newcomer = self._newcomer(study)
         if not no_judgements:
-            self._simulate(study, newcomer)
+            self._simulate(study, newcomer, crossed=DEMO_CROSSED)
         likert = self._likert_study(config, researcher)
         if not no_judgements:
             self._simulate(likert, self._newcomer(likert))
@@ -205,8 +219,9 @@ class Command(BaseCommand):
         """The annotator left to start, to try the pages with."""
         return study.annotators.filter(group__name=NEW_ANNOTATOR_GROUP).order_by("-number").first()
 
-    def _simulate(self, study: Study, newcomer) -> None:
-        """Simulated annotators (all but ``newcomer``) and an analysis run, once."""
+    def _simulate(self, study: Study, newcomer, *, crossed: tuple[str, ...] = ()) -> None:
+        """Simulated annotators (all but ``newcomer``) and an analysis run, once (crossing
+        the generation settings ``crossed``)."""
         if not study_has_judgements(study_id=study.pk):
             annotators = list(
                 study.annotators.exclude(pk=getattr(newcomer, "pk", None)).order_by("pk")
@@ -218,7 +233,11 @@ class Command(BaseCommand):
             )
         if not AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE).exists():
             run = analysis_run_compute(
-                study=study, parameters={"bootstrap_resamples": DEMO_RESAMPLES}
+                study=study,
+                parameters={
+                    "bootstrap_resamples": DEMO_RESAMPLES,
+                    "crossed_settings": list(crossed),
+                },
             )
             self.stdout.write(f"Analysis run #{run.pk}: {run.get_status_display().lower()}.")
 
@@ -341,6 +360,13 @@ class Command(BaseCommand):
             category.save(update_fields=["example_reflection", "example_explanation"])
         study.crowd_group = study.groups.get(name="Layperson")
         study.save(update_fields=["crowd_group"])
+        # What each group is paid (the report's pay table): laypeople per batch, with the
+        # UK's 2025 National Living Wage as the least hourly rate; experts per hour.
+        StagePay.objects.bulk_create(
+            StagePay(stage=stage, group=study.groups.get(name=group), **pay)
+            for stage in study.stages.all()
+            for group, pay in DEMO_PAY.items()
+        )
         self.stdout.write(f'Created the demo study "{study.title}".')
         return study
 

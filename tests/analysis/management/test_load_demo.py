@@ -229,3 +229,38 @@ def test_the_demo_has_a_gated_study_whose_experts_saw_only_what_passed(admin_cli
     page = admin_client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
     assert "Gated stages: the items their gates let through" in page
     assert reverse("analysis:dashboard", args=[study.slug]) in demo
+
+
+def test_every_table_of_the_papers_is_filled_on_the_demo(admin_client, demo):
+    run = AnalysisRun.objects.filter(study__slug="demo", status=AnalysisRun.Status.DONE).get()
+    report = run.result
+    assert report["parameters"]["crossed_settings"] == ["decoding", "complexity"]
+    assert report["workload"] and report["order_effects"]
+    assert all(stage for stage in report["generation_crossed"].values())
+    # GPT-2's nucleus p takes four values: a trend per group.
+    trends = {g: stages for g, stages in report["generation_trends"].items()}
+    assert all("p" in stages["GPT-2 stage"] for stages in trends.values())
+    variants = next(iter(report["generation_settings"].values()))
+    assert any(
+        "majority_mee_variants" in entry
+        for stage in variants.values()
+        for values in stage.values()
+        for entry in values.values()
+    )
+    pay = report["pay"]
+    assert {(c["group"], c["unit"]) for c in pay["cells"]} == {
+        ("Layperson", "batch"),
+        ("Expert", "hour"),
+    }
+    assert pay["totals"]["GBP"] > 0
+    assert all(group["annotators_pooled"] for group in report["groups"].values())
+    page = admin_client.get(reverse("analysis:dashboard", args=["demo"])).content.decode()
+    for caption in (
+        "Workload per group and stage",
+        "Order effects",
+        "Coherence along a numeric generation setting",
+        "Label distribution per combination of generation settings",
+        "Majority most evident error per generation setting, consensus-adjusted and merged",
+        "Pay: cost and hourly rate earned",
+    ):
+        assert caption in page, caption
