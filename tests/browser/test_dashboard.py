@@ -227,7 +227,7 @@ def test_report_tables_word_counts_bands_comparisons_and_settings_plainly(
         "Coherence per generation setting",
         "Majority most evident error per generation setting",
     ):
-        settings = page.get_by_role("table", name=caption)
+        settings = page.get_by_role("table", name=caption, exact=True)
         not_set = settings.get_by_text("not set", exact=True).first
         expect(not_set).to_be_visible()
         expect(not_set).to_have_attribute("title", EXPLANATIONS["setting_not_set"])
