@@ -79,6 +79,22 @@ def generation_settings_table(report: dict) -> Table:
     )
 
 
+def mee_share_measures(segments: list[tuple[str, str]], *path: str) -> list[Measure]:
+    """One column per majority most evident error (and no majority) at ``path`` of a
+    row's data: the raw table's and its variants'."""
+    return [
+        Measure(
+            "majority_mee_share",
+            label,
+            "majority_mee_share",
+            at(*path, slug),
+            digits=2,
+            facet=("majority_mee", slug),
+        )
+        for slug, label in segments
+    ]
+
+
 def generation_mee_table(report: dict) -> Table:
     segments = [*category_labels(report), ("no_majority", "No majority")]
     entries = _settings_entries(report)
@@ -86,17 +102,7 @@ def generation_mee_table(report: dict) -> Table:
         slug="generation-mee",
         caption="Majority most evident error per generation setting",
         keys=SETTING_KEYS,
-        measures=[
-            Measure(
-                "majority_mee_share",
-                label,
-                "majority_mee_share",
-                at("majority_mee", slug),
-                digits=2,
-                facet=("majority_mee", slug),
-            )
-            for slug, label in segments
-        ],
+        measures=mee_share_measures(segments, "majority_mee"),
         entries=entries,
         note=_settings_note(
             entries,
@@ -128,17 +134,7 @@ def generation_mee_variants_table(report: dict) -> Table:
         slug="generation-mee-variants",
         caption="Majority most evident error per generation setting, consensus-adjusted and merged",
         keys=[*SETTING_KEYS, Key("Most evident error", ("variant",))],
-        measures=[
-            Measure(
-                "majority_mee_share",
-                label,
-                "majority_mee_share",
-                at(slug),
-                digits=2,
-                facet=("majority_mee", slug),
-            )
-            for slug, label in segments
-        ],
+        measures=mee_share_measures(segments),
         entries=entries,
         note=_settings_note(
             entries,
