@@ -7,7 +7,7 @@ the admin action use, so parameters obey ``analysis_parameters_clean`` everywher
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, renderers, serializers
+from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
 from studies.api_framework import (
@@ -17,8 +17,7 @@ from studies.api_framework import (
     paginated_response,
 )
 from studies.apis.common import TAG_DATA
-from studies.apis.exports import FILE_PARAMETER, CsvRenderer, XlsxRenderer
-from studies.datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
+from studies.apis.exports import FILE_PARAMETER, FILE_RENDERERS, FILE_RESPONSES
 from studies.permissions import Capability, study_object_check
 
 from .item_export import COLUMNS as ITEM_COLUMNS
@@ -180,7 +179,7 @@ class ItemExportApi(ResearcherApi):
     report analyses (the same as `manage.py export_items`). Row-level data: needs a role
     that may read the annotation export."""
 
-    renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
+    renderer_classes = FILE_RENDERERS
     may = Capability.READ_ROWS
 
     class InputSerializer(serializers.Serializer):
@@ -222,9 +221,7 @@ class ItemExportApi(ResearcherApi):
                 description=f"RFC 4180 CSV, UTF-8, columns {', '.join(ITEM_COLUMNS)}; "
                 f"for Likert stages {', '.join(ITEM_LIKERT_COLUMNS)}.",
             ),
-            (200, XLSX_CONTENT_TYPE): OpenApiResponse(
-                OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
-            ),
+            **{key: value for key, value in FILE_RESPONSES.items() if key[1] != "text/csv"},
             **error_responses(400, 401, 403, 404),
         },
     )

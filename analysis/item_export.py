@@ -22,7 +22,7 @@ import pandas as pd
 from django.core.exceptions import ValidationError
 
 from studies.datafiles.spreadsheet import cell_escape, cell_exact
-from studies.exports import csv_chunks, file_clean
+from studies.exports import csv_chunks, file_clean, file_extension
 from studies.models import Reflection, Stage, Study
 
 from .metrics.protocol.items import item_table
@@ -80,6 +80,18 @@ LIKERT_TEXT_COLUMNS = frozenset(
     ("stage", "annomi_dialogue_id", "reflection_source", "reflection", "group", "dimension")
 )
 INSTRUMENTS = (Stage.Instrument.COHERENCE, Stage.Instrument.LIKERT)
+#: The typed files' kinds of the columns that are counts and scores (the others are
+#: text, or named in ``studies.columns``).
+KINDS = {
+    "n_raters": "integer",
+    "n_descriptions": "integer",
+    "n_cannot_judge": "integer",
+    "coherence_score": "number",
+    "empathy_mean": "number",
+    "mean": "number",
+    "sd": "number",
+    "median": "number",
+}
 
 
 #: The analysis's parameter names as the item export's page, API and command spell them.
@@ -233,6 +245,6 @@ def items_csv_chunks(*, study: Study, parameters: dict) -> Iterator[str]:
 
 
 def items_filename(*, study: Study, parameters: dict | None = None) -> str:
-    extension = "xlsx" if (parameters or {}).get("file") == "xlsx" else "csv"
+    extension = file_extension((parameters or {}).get("file") or "csv")
     likert = (parameters or {}).get("instrument") == Stage.Instrument.LIKERT
     return f"{study.slug}-items{'-likert' if likert else ''}.{extension}"

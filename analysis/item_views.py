@@ -1,6 +1,6 @@
 """The item-level export as a download (interfaces only): the dashboard's link and the
 admin export page's form (``items_csv``), and the streamed response the API sends too
-(``items_response``): CSV, spreadsheet-safe CSV or an Excel workbook, written as the
+(``items_response``): any of the annotation export's kinds of file, written as the
 annotation export writes them (``studies.views.exports.rows_response``)."""
 
 from django.core.exceptions import ValidationError
@@ -13,7 +13,7 @@ from studies.permissions import Capability
 from studies.views.common import staff_page
 from studies.views.exports import rows_response
 
-from .item_export import items_filename, items_parameters_clean, items_rows
+from .item_export import KINDS, items_filename, items_parameters_clean, items_rows
 
 
 @require_GET
@@ -21,7 +21,7 @@ from .item_export import items_filename, items_parameters_clean, items_rows
 def items_csv(request: HttpRequest, slug: str) -> HttpResponse:
     """The item-level export, streamed: ``?exclude_source=NAME`` (repeatable) and
     ``include_expired=1`` choose the judgements as the analysis parameters do;
-    ``file=csv|csv-spreadsheet-safe|xlsx`` as the annotation export;
+    ``file=`` as the annotation export (``FILES``);
     ``instrument=likert`` the Likert stages' items. Rows per item and
     group are row-level data: they need a role that may read the annotation export."""
     study = request.study
@@ -50,6 +50,7 @@ def items_response(*, study: Study, parameters: dict) -> StreamingHttpResponse |
         file=parameters["file"],
         filename=items_filename(study=study, parameters=parameters),
         sheet_name="items",
+        kinds=KINDS,
     )
 
 

@@ -170,3 +170,65 @@ RESERVED_COLUMN_NAMES = frozenset(
 #: Names no code of a codebook may take: a code may become a category (a column), and
 #: ``uninformative`` is the ``description_codes`` value of an uninformative coding.
 RESERVED_CODE_SLUGS = RESERVED_COLUMN_NAMES | {UNINFORMATIVE}
+
+#: What the typed files (JSON Lines, Parquet: ``studies.datafiles.typed``) make of a
+#: column's text. A column named here is the same kind in every export that has it;
+#: any other is text, kept exactly. ``boolean``: Yes / No (empty: null); ``integer``
+#: and ``number``: the number written (empty: null); ``timestamp``: an ISO 8601 time
+#: in UTC (empty: null). The coherence formats' category columns are booleans too,
+#: whatever their slug (the exports name them).
+INTEGER_COLUMNS = frozenset(
+    {
+        "stage_position",
+        "batch_id",
+        "reflection_id",
+        "assignment_id",
+        "item_position",
+        EMPATHY_COLUMN,
+        "annotator_n_batches",
+        "annotator_attention_failed",
+        RANK_COLUMN,
+        "attempt",
+        "attempt_right",
+        "attempt_items",
+        "practice_item",
+        "question_position",
+        "judgement_id",
+    }
+)
+NUMBER_COLUMNS = frozenset(
+    {
+        "seconds_spent",
+        "annotator_median_seconds",
+        "annotator_fast_share",
+        "annotator_yes_rate",
+        "annotator_agreement_with_group",
+        RATING_COLUMN,
+        "attempt_score",
+    }
+)
+BOOLEAN_COLUMNS = frozenset(
+    {
+        COHERENT_COLUMN,
+        *PUBLISHED_CATEGORY_COLUMNS,
+        "is_recurring",
+        "attention_check_passed",
+        CANNOT_JUDGE_COLUMN,
+        "expected_coherent",
+        "is_right",
+        "primary",
+        UNINFORMATIVE,
+    }
+)
+TIMESTAMP_COLUMNS = frozenset(
+    {
+        "judged_at",
+        "revised_at",
+        "assigned_at",
+        "submitted_at",
+        GATE_DECIDED_COLUMN,
+        "attempt_started_at",
+        "attempt_finished_at",
+        "answered_at",
+    }
+)

@@ -9,6 +9,7 @@ from rest_framework import renderers
 from rest_framework.negotiation import DefaultContentNegotiation
 
 from ..api_framework import ResearcherApi, error_responses
+from ..datafiles.typed import JSONL_CONTENT_TYPE, PARQUET_CONTENT_TYPE
 from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import FILES, FORMATS, export_options_clean
 from ..permissions import Capability
@@ -37,6 +38,47 @@ class XlsxRenderer(CsvRenderer):
     charset = None
 
 
+class JsonlRenderer(CsvRenderer):
+    """Lets a client ask for JSON Lines' media type; errors come as text."""
+
+    media_type = JSONL_CONTENT_TYPE
+    format = "jsonl"
+
+
+class ParquetRenderer(CsvRenderer):
+    """Lets a client ask for Parquet's media type; errors come as text."""
+
+    media_type = PARQUET_CONTENT_TYPE
+    format = "parquet"
+    charset = None
+
+
+#: Every kind of file an export offers, as a client may ask for it in ``Accept``.
+FILE_RENDERERS = [
+    renderers.JSONRenderer,
+    CsvRenderer,
+    XlsxRenderer,
+    JsonlRenderer,
+    ParquetRenderer,
+]
+#: The responses of a download of rows in any of the kinds of file (``FILES``).
+FILE_RESPONSES = {
+    (200, "text/csv"): OpenApiResponse(
+        OpenApiTypes.STR, description="RFC 4180 CSV, UTF-8, one row per line."
+    ),
+    (200, XLSX_CONTENT_TYPE): OpenApiResponse(
+        OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
+    ),
+    (200, JSONL_CONTENT_TYPE): OpenApiResponse(
+        OpenApiTypes.STR,
+        description="With file=jsonl: one JSON object per line, typed values.",
+    ),
+    (200, PARQUET_CONTENT_TYPE): OpenApiResponse(
+        OpenApiTypes.BINARY, description="With file=parquet: typed columns."
+    ),
+}
+
+
 class ExportNegotiation(DefaultContentNegotiation):
     """``?format=`` names the export format here (as on the download URL), not one of
     DRF's renderers, so DRF's format override is off for this view."""
@@ -61,18 +103,18 @@ def _list(name: str, what: str) -> OpenApiParameter:
 
 class AnnotationExportApi(ResearcherApi):
     """Streams the study's annotations: the published format or the full
-    audit format, as CSV (texts exactly as stored, or spreadsheet-safe) or as an Excel
-    workbook; same options as `manage.py export_annotations`. Likert, pairwise and
+    audit format, as CSV (texts exactly as stored, or spreadsheet-safe), as an Excel
+    workbook, or typed for publishing as JSON Lines or Parquet; same options as `manage.py export_annotations`. Likert, pairwise and
     ranking stages have published formats of their own: an export covering stages of
     several instruments is a zip of one file per instrument."""
 
     may = Capability.READ_ROWS
-    renderer_classes = [renderers.JSONRenderer, CsvRenderer, XlsxRenderer]
+    renderer_classes = FILE_RENDERERS
     content_negotiation_class = ExportNegotiation
 
     @extend_schema(
         tags=TAG_DATA,
-        summary="Export annotations as CSV or Excel (streamed)",
+        summary="Export annotations as CSV, Excel, JSON Lines or Parquet",
         parameters=[
             OpenApiParameter("format", str, enum=list(FORMATS), description="Default: published."),
             FILE_PARAMETER,
@@ -88,12 +130,7 @@ class AnnotationExportApi(ResearcherApi):
             ),
         ],
         responses={
-            (200, "text/csv"): OpenApiResponse(
-                OpenApiTypes.STR, description="RFC 4180 CSV, UTF-8, one row per judgement."
-            ),
-            (200, XLSX_CONTENT_TYPE): OpenApiResponse(
-                OpenApiTypes.BINARY, description="With file=xlsx: one worksheet, text cells."
-            ),
+            **FILE_RESPONSES,
             (200, "application/zip"): OpenApiResponse(
                 OpenApiTypes.BINARY,
                 description="The published format of stages using several instruments (the "

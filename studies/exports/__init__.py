@@ -10,9 +10,10 @@ columns of the study's counted judgements before the first row. ``ExportOptions.
 ``FILES``: ``csv`` (RFC 4180, ``\\r\\n``, UTF-8 without BOM; every text exactly as
 stored, so import_annotations, pandas and R read it back cell for cell),
 ``csv-spreadsheet-safe`` (formula-like cells prefixed with an apostrophe:
-``studies.datafiles.spreadsheet``) or ``xlsx`` (text cells only:
-``studies.datafiles.xlsx``). Annotators appear only by pseudonym: no e-mail,
-platform ids or link tokens.
+``studies.datafiles.spreadsheet``), ``xlsx`` (text cells only:
+``studies.datafiles.xlsx``), or, for publishing, ``jsonl`` and ``parquet`` (typed
+columns: ``studies.datafiles.typed``); ``studies.exports.files`` writes each. Annotators
+appear only by pseudonym: no e-mail, platform ids or link tokens.
 
 The published format has a file per instrument (``export_instruments``): the
 coherence protocol's, the Likert stages' (``studies.exports.likert``), and the
@@ -24,14 +25,12 @@ from __future__ import annotations
 
 import tempfile
 import zipfile
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterator
 
-from django.core.exceptions import ValidationError
-
-from ..datafiles.xlsx import ExcelLimitError, xlsx_write
-from ..models import Stage, Study
+from ..models import ErrorCategory, Stage, Study
 from .codes import CODES_COLUMNS, codes_csv_chunks, codes_filename, codes_rows
 from .csvtext import csv_chunks
+from .files import TEXT_FILES, file_extension, rows_file_write, rows_text_chunks
 from .options import (
     FILES,
     FORMATS,
@@ -47,22 +46,27 @@ __all__ = [
     "CODES_COLUMNS",
     "FILES",
     "FORMATS",
+    "TEXT_FILES",
     "ExportOptions",
     "codes_csv_chunks",
     "codes_filename",
     "codes_rows",
     "csv_chunks",
+    "export_column_kinds",
     "export_csv_chunks",
+    "export_file_write",
     "export_filename",
     "export_header",
     "export_instruments",
     "export_options_clean",
     "export_rows",
-    "export_xlsx_write",
+    "export_text_chunks",
     "export_zip_write",
     "file_clean",
+    "file_extension",
     "flag_clean",
-    "rows_xlsx_write",
+    "rows_file_write",
+    "rows_text_chunks",
 ]
 
 
@@ -71,28 +75,46 @@ def export_csv_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
     return csv_chunks(export_rows(study=study, options=options))
 
 
-def rows_xlsx_write(*, rows: Iterable[list[str]], target, sheet_name: str) -> None:
-    """Rows of text (the header first) as an Excel workbook to ``target`` (a path or a
-    binary file), in constant memory. Raises ValidationError (on ``file``) when they do
-    not fit in a worksheet; ``target`` then holds no usable workbook."""
-    try:
-        xlsx_write(rows=rows, target=target, sheet_name=sheet_name)
-    except ExcelLimitError as exc:
-        raise ValidationError({"file": f"{exc}."}) from None
+def export_column_kinds(
+    *, study: Study, options: ExportOptions, instrument: str | None = None
+) -> dict[str, str]:
+    """The typed files' kinds of the export's own columns: the coherence formats'
+    category columns (named by slug) are Yes / empty booleans; the other columns' kinds
+    are in ``studies.columns``."""
+    instrument = instrument or export_instruments(study=study, options=options)[0]
+    if options.fmt == "training" or instrument != Stage.Instrument.COHERENCE:
+        return {}
+    return {
+        slug: "boolean"
+        for slug in ErrorCategory.objects.filter(study=study).values_list("slug", flat=True)
+    }
 
 
-def export_xlsx_write(*, study: Study, options: ExportOptions, target) -> None:
-    """Write the rows as an Excel workbook to ``target`` (see ``rows_xlsx_write``)."""
-    rows_xlsx_write(
-        rows=export_rows(study=study, options=options), target=target, sheet_name="annotations"
+def export_text_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
+    """A text file's content (CSV or JSON Lines, as ``options.file``) in chunks."""
+    return rows_text_chunks(
+        export_rows(study=study, options=options),
+        file=options.file,
+        kinds=export_column_kinds(study=study, options=options),
+    )
+
+
+def export_file_write(*, study: Study, options: ExportOptions, target) -> None:
+    """Write the rows as ``options.file`` to ``target`` (see ``rows_file_write``)."""
+    rows_file_write(
+        export_rows(study=study, options=options),
+        file=options.file,
+        target=target,
+        sheet_name="annotations",
+        kinds=export_column_kinds(study=study, options=options),
     )
 
 
 def export_filename(*, study: Study, options: ExportOptions, instrument: str | None = None) -> str:
     """The download's name: ``<slug>-annotations[-full|-training][-likert|-pairwise|
-    -ranking].csv`` (or
-    ``.xlsx``); ``<slug>-annotations.zip`` for an export of several files, whose
-    ``instrument`` file is named as it would be alone."""
+    -ranking].csv`` (or ``.xlsx``, ``.jsonl``, ``.parquet``); ``<slug>-annotations.zip``
+    for an export of several files, whose ``instrument`` file is named as it would be
+    alone."""
     instruments = export_instruments(study=study, options=options)
     if instrument is None and len(instruments) > 1:
         return f"{study.slug}-annotations.zip"
@@ -100,8 +122,7 @@ def export_filename(*, study: Study, options: ExportOptions, instrument: str | N
     suffix = {"published": "", "full": "-full", "training": "-training"}[options.fmt]
     if instrument != Stage.Instrument.COHERENCE:
         suffix += f"-{instrument}"
-    extension = "xlsx" if options.file == "xlsx" else "csv"
-    return f"{study.slug}-annotations{suffix}.{extension}"
+    return f"{study.slug}-annotations{suffix}.{file_extension(options.file)}"
 
 
 def export_zip_write(*, study: Study, options: ExportOptions, target) -> None:
@@ -112,14 +133,17 @@ def export_zip_write(*, study: Study, options: ExportOptions, target) -> None:
         for instrument in export_instruments(study=study, options=options):
             name = export_filename(study=study, options=options, instrument=instrument)
             rows = export_rows(study=study, options=options, instrument=instrument)
-            if options.file == "xlsx":
-                with tempfile.TemporaryFile() as workbook:
-                    rows_xlsx_write(rows=rows, target=workbook, sheet_name="annotations")
-                    workbook.seek(0)
-                    with archive.open(name, "w") as member:
-                        while block := workbook.read(1 << 20):
-                            member.write(block)
-            else:
+            kinds = export_column_kinds(study=study, options=options, instrument=instrument)
+            if options.file in TEXT_FILES:
                 with archive.open(name, "w") as member:
-                    for chunk in csv_chunks(rows):
+                    for chunk in rows_text_chunks(rows, file=options.file, kinds=kinds):
                         member.write(chunk.encode("utf-8"))
+                continue
+            with tempfile.TemporaryFile() as built:
+                rows_file_write(
+                    rows, file=options.file, target=built, sheet_name="annotations", kinds=kinds
+                )
+                built.seek(0)
+                with archive.open(name, "w") as member:
+                    while block := built.read(1 << 20):
+                        member.write(block)

@@ -19,6 +19,7 @@ from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import Coder, DescriptionCoding, Judgement, Stage, Study
 from ..selectors.coding import description_order
 from .csvtext import csv_chunks
+from .files import file_extension
 
 CODES_COLUMNS = (
     "study",
@@ -123,9 +124,9 @@ def codes_csv_chunks(
 
 
 def codes_filename(*, study: Study, stage: Stage | None = None, file: str = "csv") -> str:
-    """``file`` is one of ``FILES``: an Excel workbook ends in .xlsx."""
+    """``file`` is one of ``FILES``, which names the extension."""
     suffix = f"-stage-{stage.position}" if stage is not None else ""
-    return f"{study.slug}-codes{suffix}.{'xlsx' if file == 'xlsx' else 'csv'}"
+    return f"{study.slug}-codes{suffix}.{file_extension(file)}"
 
 
 def primary_codes_by_judgement(*, study: Study) -> dict[int, str]:

@@ -19,6 +19,14 @@ FILES = {
         "CSV for a spreadsheet: a text starting with =, +, - or @ gets a leading apostrophe"
     ),
     "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
+    "jsonl": (
+        "JSON Lines (.jsonl), for publishing: one object per row; numbers, Yes/No and "
+        "empty cells as JSON numbers, true/false and null"
+    ),
+    "parquet": (
+        "Apache Parquet (.parquet), for publishing: typed columns (numbers, true/false, "
+        "UTC times), read by pandas, R's arrow and dataset hubs"
+    ),
 }
 
 
@@ -68,8 +76,8 @@ def file_clean(value: str | None) -> str:
     """One of ``FILES`` (empty: csv), as every download and command takes it."""
     file = (value or "csv").strip()
     if file not in FILES:
-        choices = ", ".join(f'"{name}"' for name in FILES)
-        raise ValidationError(f'Choose {choices}, not "{file}".')
+        *first, last = (f'"{name}"' for name in FILES)
+        raise ValidationError(f'Choose {", ".join(first)} or {last}, not "{file}".')
     return file
 
 

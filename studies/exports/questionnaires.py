@@ -12,6 +12,7 @@ from collections.abc import Iterator
 
 from ..datafiles.spreadsheet import cell_escape, cell_exact
 from ..models import QuestionAnswer, Study
+from .files import file_extension
 
 HEADER = [
     "study",
@@ -47,7 +48,7 @@ CHUNK_SIZE = 2_000
 
 
 def questionnaire_export_filename(*, study: Study, file: str) -> str:
-    return f"{study.slug}-questionnaires.{'xlsx' if file == 'xlsx' else 'csv'}"
+    return f"{study.slug}-questionnaires.{file_extension(file)}"
 
 
 def questionnaire_export_rows(

@@ -309,7 +309,7 @@ def coding_code_add(request: HttpRequest, slug: str, position: int) -> HttpRespo
 @staff_page(may=Capability.READ_ROWS)
 def coding_export(request: HttpRequest, slug: str) -> HttpResponse:
     """The study's codes (``?stage=POSITION`` for one stage;
-    ``?file=csv|csv-spreadsheet-safe|xlsx``, ``file_clean``)."""
+    ``?file=`` one of ``FILES``, ``file_clean``)."""
     study = request.study
     stage = None
     if request.GET.get("stage"):

@@ -1,26 +1,28 @@
-"""Staff downloads of a study's annotations (the published or the full format, as CSV
-or as an Excel workbook) and of its questionnaire answers: pseudonymous rows, for roles
+"""Staff downloads of a study's annotations (the published or the full format, as CSV,
+an Excel workbook, JSON Lines or Parquet) and of its questionnaire answers: pseudonymous rows, for roles
 that may read them (``Capability.READ_ROWS``; no platform id, e-mail or token is in
 them)."""
 
 import tempfile
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Mapping
 
 from django.core.exceptions import ValidationError
 from django.http import FileResponse, HttpResponseBadRequest, StreamingHttpResponse
 from django.views.decorators.http import require_GET
 
-from ..datafiles.xlsx import CONTENT_TYPE as XLSX_CONTENT_TYPE
 from ..exports import (
-    csv_chunks,
+    TEXT_FILES,
+    export_column_kinds,
     export_filename,
     export_instruments,
     export_options_clean,
     export_rows,
     export_zip_write,
     file_clean,
-    rows_xlsx_write,
+    rows_file_write,
+    rows_text_chunks,
 )
+from ..exports.files import CONTENT_TYPES
 from ..exports.questionnaires import questionnaire_export_filename, questionnaire_export_rows
 from ..models import Study
 from ..permissions import Capability
@@ -28,32 +30,37 @@ from .common import staff_page
 
 
 def rows_response(
-    *, rows: Callable[[], Iterable[list]], file: str, filename: str, sheet_name: str
+    *,
+    rows: Callable[[], Iterable[list]],
+    file: str,
+    filename: str,
+    sheet_name: str,
+    kinds: Mapping[str, str] | None = None,
 ) -> StreamingHttpResponse | FileResponse:
-    """A streaming download of ``rows()`` (the header first) as ``file`` (one of
-    ``FILES``; the rows are already spreadsheet-safe when asked). CSV: the first rows
-    leave while the rest are still read. Excel: the workbook is built in a temporary
-    file (constant memory: a zip archive can only be finished at its end), then
-    streamed from there. Raises ValidationError when the rows do not fit in an Excel
-    worksheet."""
-    if file == "xlsx":
+    """A download of ``rows()`` (the header first) as ``file`` (one of ``FILES``; the
+    rows are already spreadsheet-safe when asked; ``kinds``: the typed files' extra
+    column kinds). CSV and JSON Lines stream: the first rows leave while the rest are
+    still read. An Excel workbook or a Parquet file is built in a temporary file
+    (constant memory: either can only be finished at its end), then streamed from
+    there. Raises ValidationError when the rows do not fit in an Excel worksheet."""
+    if file in TEXT_FILES:
+        response = StreamingHttpResponse(
+            (chunk.encode("utf-8") for chunk in rows_text_chunks(rows(), file=file, kinds=kinds)),
+            content_type=CONTENT_TYPES[file],
+        )
+        response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    else:
         # Closed by the response once sent, or here on failure.
         target = tempfile.TemporaryFile()  # noqa: SIM115
         try:
-            rows_xlsx_write(rows=rows(), target=target, sheet_name=sheet_name)
+            rows_file_write(rows(), file=file, target=target, sheet_name=sheet_name, kinds=kinds)
         except BaseException:
             target.close()
             raise
         target.seek(0)
         response = FileResponse(
-            target, as_attachment=True, filename=filename, content_type=XLSX_CONTENT_TYPE
+            target, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[file]
         )
-    else:
-        response = StreamingHttpResponse(
-            (chunk.encode("utf-8") for chunk in csv_chunks(rows())),
-            content_type="text/csv; charset=utf-8",
-        )
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"
     return response
@@ -85,6 +92,7 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse | FileRes
         file=options.file,
         filename=export_filename(study=study, options=options),
         sheet_name="annotations",
+        kinds=export_column_kinds(study=study, options=options),
     )
 
 
@@ -98,8 +106,8 @@ def bad_request(exc: ValidationError) -> HttpResponseBadRequest:
 @require_GET
 @staff_page(may=Capability.READ_ROWS)
 def export_annotations(request, slug: str):
-    """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx&stage=...&group=...
-    &source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
+    """``?format=published|full&file=csv|csv-spreadsheet-safe|xlsx|jsonl|parquet&stage=...
+    &group=...&source=...&include_expired=1&include_rejected=1&extended=1`` (lists repeat the
     parameter)."""
     study = request.study
     try:
@@ -113,7 +121,7 @@ def export_annotations(request, slug: str):
 @staff_page(may=Capability.READ_ROWS)
 def export_questionnaires(request, slug: str):
     """The questionnaire answers (``studies.exports.questionnaires``):
-    ``?file=csv|csv-spreadsheet-safe|xlsx``."""
+    ``?file=`` one of ``FILES``."""
     study = request.study
     try:
         file = file_clean(request.GET.get("file"))

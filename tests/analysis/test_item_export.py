@@ -26,6 +26,7 @@ from studies.services import (
 )
 from tests.api.conftest import staff_with_every_permission
 from tests.factories import StaffMemberFactory, StaffUserFactory, user_with_role
+from tests.studies.typed_helpers import assert_same_as_csv, jsonl_frame, parquet_frame
 
 HEADER = (
     "stage,annomi_dialogue_id,reflection_source,reflection,group,n_raters,coherence_score,"
@@ -291,6 +292,20 @@ def test_the_download_streams_the_same_file(judged, staff_client):
     assert rows_of(body(response)) == EXPECTED
 
 
+def test_the_download_as_typed_files(judged, staff_client, tmp_path):
+    response = staff_client.get(items_url(judged), {"file": "parquet"})
+    assert response["Content-Disposition"] == 'attachment; filename="pilot-items.parquet"'
+    frame = parquet_frame(b"".join(response.streaming_content))
+    assert_same_as_csv(frame, EXPECTED)
+    assert str(frame["n_raters"].dtype) == "int64[pyarrow]"
+    assert str(frame["coherence_score"].dtype) == "double[pyarrow]"
+    target = tmp_path / "items.jsonl"
+    call_command(
+        "export_items", "pilot", "--file", "jsonl", "--out", str(target), stdout=io.StringIO()
+    )
+    assert_same_as_csv(jsonl_frame(target.read_text(encoding="utf-8")), EXPECTED)
+
+
 def test_the_download_takes_the_analysis_parameters(judged, staff_client):
     response = staff_client.get(
         items_url(judged), {"exclude_source": "GPT-2", "include_expired": "1"}
@@ -526,7 +541,7 @@ def test_the_download_refuses_an_unknown_kind_of_file(judged, staff_client):
     response = staff_client.get(items_url(judged), {"file": "ods"})
     assert response.status_code == 400
     assert response.content.decode() == (
-        'Nothing exported:\nfile: Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".'
+        'Nothing exported:\nfile: Choose "csv", "csv-spreadsheet-safe", "xlsx", "jsonl" or "parquet", not "ods".'
     )
 
 

@@ -423,7 +423,7 @@ def test_export_refuses_an_unknown_kind_of_file_as_a_json_400(api, small_study):
     response = api.get(f"/api/studies/{small_study.slug}/export/", {"file": "ods"})
     assert response.status_code == 400
     assert response.json()["errors"] == {
-        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".']
+        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", "jsonl" or "parquet", not "ods".']
     }
 
 

@@ -3,9 +3,9 @@ from pathlib import Path
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
-from analysis.item_export import COLUMNS, items_csv_chunks, items_parameters_clean, items_rows
+from analysis.item_export import COLUMNS, KINDS, items_parameters_clean, items_rows
 from analysis.management.options import add_judgement_options
-from studies.exports import FILES, rows_xlsx_write
+from studies.exports import FILES, rows_file_write
 from studies.models import Study
 
 
@@ -22,7 +22,8 @@ class Command(BaseCommand):
             "--file",
             default="csv",
             choices=list(FILES),
-            help="csv (texts exactly as stored, the default), csv-spreadsheet-safe or xlsx.",
+            help="csv (texts exactly as stored, the default), csv-spreadsheet-safe, xlsx, "
+            "jsonl or parquet.",
         )
         parser.add_argument(
             "--instrument",
@@ -54,16 +55,13 @@ class Command(BaseCommand):
         # Written beside the target and renamed once complete: no half-written file.
         partial = target.with_name(target.name + ".partial")
         try:
-            if parameters["file"] == "xlsx":
-                rows_xlsx_write(
-                    rows=items_rows(study=study, parameters=parameters),
-                    target=str(partial),
-                    sheet_name="items",
-                )
-            else:
-                with partial.open("w", encoding="utf-8", newline="") as handle:
-                    for chunk in items_csv_chunks(study=study, parameters=parameters):
-                        handle.write(chunk)
+            rows_file_write(
+                items_rows(study=study, parameters=parameters),
+                file=parameters["file"],
+                target=partial,
+                sheet_name="items",
+                kinds=KINDS,
+            )
         except ValidationError as exc:
             partial.unlink(missing_ok=True)
             raise CommandError(" ".join(exc.messages)) from None

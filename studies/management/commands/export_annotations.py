@@ -5,14 +5,16 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.exports import (
+    FILES,
     FORMATS,
-    csv_chunks,
-    export_csv_chunks,
+    TEXT_FILES,
+    export_column_kinds,
     export_instruments,
     export_options_clean,
-    export_xlsx_write,
+    export_rows,
     export_zip_write,
-    rows_xlsx_write,
+    rows_file_write,
+    rows_text_chunks,
 )
 from studies.exports.questionnaires import questionnaire_export_rows
 from studies.models import Study
@@ -22,7 +24,8 @@ class Command(BaseCommand):
     help = (
         "Write a study's annotations: the published format or the full audit "
         "format, as CSV with every text exactly as stored (default), as a spreadsheet-safe "
-        "CSV, or as an Excel workbook. Streams; memory stays flat however large the study. "
+        "CSV, as an Excel workbook, or typed for publishing as JSON Lines or Parquet. "
+        "Memory stays flat however large the study. "
         "Likert, pairwise and ranking stages' answers have published formats of their "
         "own: a study whose stages use several instruments is written as a zip of one "
         "file per instrument (--out PATH.zip), or choose the stages of one with --stage."
@@ -61,16 +64,13 @@ class Command(BaseCommand):
             action="store_true",
             help="An Excel workbook (.xlsx) whose cells are all text; needs --out.",
         )
+        add_file_argument(file)
 
     def handle(self, *args, study_slug: str, **options):
         study = Study.objects.filter(slug=study_slug).first()
         if study is None:
             raise CommandError(f'No study with slug "{study_slug}".')
-        file = "csv"
-        if options["spreadsheet_safe"]:
-            file = "csv-spreadsheet-safe"
-        elif options["excel"]:
-            file = "xlsx"
+        file = file_option(options)
         try:
             export = export_options_clean(
                 study=study,
@@ -88,16 +88,13 @@ class Command(BaseCommand):
         except ValidationError as exc:
             raise CommandError(" ".join(exc.messages)) from None
         if options["questionnaires"]:
-            rows = questionnaire_export_rows(
-                study=study, spreadsheet_safe=file == "csv-spreadsheet-safe"
-            )
             self._write(
                 options["out"],
-                file,
-                lambda: csv_chunks(rows),
-                lambda target: rows_xlsx_write(
-                    rows=rows, target=target, sheet_name="questionnaires"
+                rows=lambda: questionnaire_export_rows(
+                    study=study, spreadsheet_safe=file == "csv-spreadsheet-safe"
                 ),
+                file=file,
+                sheet_name="questionnaires",
             )
             return
         if len(export_instruments(study=study, options=export)) > 1:
@@ -105,9 +102,10 @@ class Command(BaseCommand):
             return
         self._write(
             options["out"],
-            export.file,
-            lambda: export_csv_chunks(study=study, options=export),
-            lambda target: export_xlsx_write(study=study, options=export, target=target),
+            rows=lambda: export_rows(study=study, options=export),
+            file=export.file,
+            sheet_name="annotations",
+            kinds=export_column_kinds(study=study, options=export),
         )
 
     def _write_zip(self, out_path, study, export):
@@ -124,27 +122,23 @@ class Command(BaseCommand):
             lambda partial: export_zip_write(study=study, options=export, target=str(partial)),
         )
 
-    def _write(self, out_path, file, csv_chunks, xlsx_write):
-        """Write to stdout, or to ``out_path`` through a partial file renamed when done."""
+    def _write(self, out_path, *, rows, file: str, sheet_name: str, kinds=None):
+        """Write ``rows()`` as ``file`` to stdout (a text file only), or to ``out_path``
+        through a partial file renamed when done."""
         target = Path(out_path) if out_path else None
-        if target is None and file == "xlsx":
-            raise CommandError("An Excel workbook is a binary file: pass --out PATH.")
+        if target is None and file not in TEXT_FILES:
+            raise CommandError(f"{FILES[file].split(':')[0]} is a binary file: pass --out PATH.")
         if target is None:
             out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
-            for chunk in csv_chunks():
+            for chunk in rows_text_chunks(rows(), file=file, kinds=kinds):
                 out.write(chunk)
             return
-
-        def write(partial: Path) -> None:
-            if file == "xlsx":
-                xlsx_write(str(partial))
-            else:
-                # newline="" keeps the CSV's own \r\n line ends.
-                with partial.open("w", encoding="utf-8", newline="") as handle:
-                    for chunk in csv_chunks():
-                        handle.write(chunk)
-
-        self._through_partial(target, write)
+        self._through_partial(
+            target,
+            lambda partial: rows_file_write(
+                rows(), file=file, target=partial, sheet_name=sheet_name, kinds=kinds
+            ),
+        )
 
     def _through_partial(self, target: Path, write) -> None:
         """``write(partial)`` to a partial file renamed to ``target`` when complete, so
@@ -162,3 +156,26 @@ class Command(BaseCommand):
             raise
         partial.replace(target)
         self.stderr.write(f"Wrote {target}.")
+
+
+def add_file_argument(group) -> None:
+    """``--file KIND`` (one of ``FILES``), beside the older ``--spreadsheet-safe`` and
+    ``--excel`` of the same exclusive group."""
+    group.add_argument(
+        "--file",
+        choices=list(FILES),
+        help="The kind of file: "
+        + "; ".join(f"{name}: {what}" for name, what in FILES.items())
+        + ". jsonl and parquet are typed (numbers, true/false, times); parquet needs --out.",
+    )
+
+
+def file_option(options) -> str:
+    """The kind of file the options ask for (default csv)."""
+    if options.get("file"):
+        return options["file"]
+    if options.get("spreadsheet_safe"):
+        return "csv-spreadsheet-safe"
+    if options.get("excel"):
+        return "xlsx"
+    return "csv"

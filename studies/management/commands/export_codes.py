@@ -1,9 +1,10 @@
 from django.core.management.base import CommandError
 
-from studies.exports import codes_csv_chunks, codes_rows, rows_xlsx_write
+from studies.exports import codes_rows
 from studies.models import Study
 
 from .export_annotations import Command as AnnotationsCommand
+from .export_annotations import add_file_argument, file_option
 
 
 class Command(AnnotationsCommand):
@@ -13,7 +14,8 @@ class Command(AnnotationsCommand):
     help = (
         "Write a study's codes of free-text descriptions: one row per (description, "
         "coder, code), with an empty code and uninformative = Yes for an uninformative "
-        "description; as CSV (default), a spreadsheet-safe CSV or an Excel workbook."
+        "description; as CSV (default), a spreadsheet-safe CSV, an Excel workbook, JSON "
+        "Lines or Parquet."
     )
 
     def add_arguments(self, parser):
@@ -32,6 +34,7 @@ class Command(AnnotationsCommand):
             action="store_true",
             help="An Excel workbook (.xlsx) whose cells are all text; needs --out.",
         )
+        add_file_argument(file)
 
     def handle(self, *args, study_slug: str, **options):
         study = Study.objects.filter(slug=study_slug).first()
@@ -42,13 +45,12 @@ class Command(AnnotationsCommand):
             stage = study.stages.filter(position=options["stage"]).first()
             if stage is None:
                 raise CommandError(f"{study_slug} has no stage {options['stage']}.")
-        file = "xlsx" if options["excel"] else "csv"
-        safe = options["spreadsheet_safe"]
+        file = file_option(options)
         self._write(
             options["out"],
-            file,
-            lambda: codes_csv_chunks(study=study, stage=stage, spreadsheet_safe=safe),
-            lambda target: rows_xlsx_write(
-                rows=codes_rows(study=study, stage=stage), target=target, sheet_name="codes"
+            rows=lambda: codes_rows(
+                study=study, stage=stage, spreadsheet_safe=file == "csv-spreadsheet-safe"
             ),
+            file=file,
+            sheet_name="codes",
         )

@@ -8,7 +8,7 @@ import io
 import pytest
 from django.urls import reverse
 
-from studies.exports import ExportOptions, export_csv_chunks, export_header
+from studies.exports import ExportOptions, export_csv_chunks, export_file_write, export_header
 from studies.exports.training import TRAINING_COLUMNS
 from studies.models import ErrorCategory, Role, TrainingItem, TrainingQuiz
 from studies.services.judgements import Answer
@@ -16,6 +16,7 @@ from studies.services.training import training_answer_record, training_attempt_s
 from tests.conftest import form_data
 from tests.factories import StaffUserFactory, user_with_role
 from tests.studies.training_fixtures import annotator_ready_for_quiz, quiz_add
+from tests.studies.typed_helpers import assert_same_as_csv, parquet_frame
 
 
 @pytest.fixture
@@ -230,6 +231,29 @@ def test_the_training_file_has_one_row_per_answer_with_scores_and_outcomes(train
     progress = by[(busy.pseudonym, "1", "1")]
     assert progress["training_outcome"] == "in_progress"
     assert (progress["attempt_status"], progress["attempt_score"]) == ("in_progress", "")
+
+
+def test_the_training_file_as_parquet_keeps_its_kinds(trained_study):
+    study = trained_study[0]
+    expected = rows_of(
+        "".join(export_csv_chunks(study=study, options=ExportOptions(fmt="training")))
+    )
+    target = io.BytesIO()
+    export_file_write(
+        study=study, options=ExportOptions(fmt="training", file="parquet"), target=target
+    )
+    frame = parquet_frame(target.getvalue())
+    assert_same_as_csv(frame, expected)
+    kinds = {
+        name: str(frame[name].dtype)
+        for name in ("attempt", "attempt_score", "is_right", "answered_at")
+    }
+    assert kinds == {
+        "attempt": "int64[pyarrow]",
+        "attempt_score": "double[pyarrow]",
+        "is_right": "bool[pyarrow]",
+        "answered_at": "timestamp[us, tz=UTC][pyarrow]",
+    }
 
 
 def test_the_download_names_the_training_file_and_the_other_files_are_unchanged(

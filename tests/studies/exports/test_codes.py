@@ -15,6 +15,7 @@ from studies.services.coding import code_create, coder_join, coder_make_primary,
 from studies.services.lifecycle import assignment_reject
 from tests.studies.coding_fixtures import *  # noqa: F403  (fixtures)
 from tests.studies.coding_fixtures import coded_descriptions
+from tests.studies.typed_helpers import assert_same_as_csv, jsonl_frame, parquet_frame
 
 pytestmark = pytest.mark.django_db
 
@@ -150,3 +151,17 @@ def test_codings_of_a_rejected_batch_are_left_out(coding_stage, coded):
     # The coding page no longer lists the batch's descriptions; nor does the download.
     assert str(first.pk) not in {row[6] for row in rows[1:]}
     assert all(Judgement.objects.analysed().filter(pk=int(row[6])).exists() for row in rows[1:])
+
+
+def test_export_codes_command_writes_the_typed_files(coding_stage, coded, tmp_path):
+    expected = rows_of("".join(codes_csv_chunks(study=coding_stage.study)))
+    target = tmp_path / "codes.parquet"
+    call_command("export_codes", "pilot", "--file", "parquet", "--out", str(target),
+                 stderr=StringIO())  # fmt: skip
+    frame = parquet_frame(target.read_bytes())
+    assert_same_as_csv(frame, expected)
+    assert str(frame["primary"].dtype) == "bool[pyarrow]"
+    assert str(frame["judgement_id"].dtype) == "int64[pyarrow]"
+    out = StringIO()
+    call_command("export_codes", "pilot", "--file", "jsonl", stdout=out)
+    assert_same_as_csv(jsonl_frame(out.getvalue()), expected)

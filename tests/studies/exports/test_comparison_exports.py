@@ -19,6 +19,7 @@ from studies.exports import (
 )
 from studies.models import Judgement, Reflection, Stage
 from tests.studies.comparison_fixtures import answered_comparisons
+from tests.studies.typed_helpers import assert_same_as_csv, jsonl_frame, parquet_frame
 
 pytestmark = pytest.mark.django_db
 
@@ -90,6 +91,23 @@ def test_a_study_of_three_instruments_exports_a_zip_of_one_file_each(answered, t
     # One stage's: its instrument's file alone.
     one = ExportOptions(stages=("GPT-3 stage",))
     assert export_filename(study=answered, options=one) == "pilot-annotations-ranking.csv"
+
+
+def test_the_zip_of_typed_files_holds_each_instruments_rows(answered, tmp_path):
+    options = ExportOptions(file="parquet")
+    target = tmp_path / "all.zip"
+    export_zip_write(study=answered, options=options, target=target)
+    with zipfile.ZipFile(target) as archive:
+        names = archive.namelist()
+        assert names == ["pilot-annotations-pairwise.parquet", "pilot-annotations-ranking.parquet"]
+        frames = [parquet_frame(archive.read(name)) for name in names]
+    assert_same_as_csv(frames[0], rows_of(answered, Stage.Instrument.PAIRWISE))
+    assert_same_as_csv(frames[1], rows_of(answered, Stage.Instrument.RANKING))
+    assert str(frames[1]["rank"].dtype) == "int64[pyarrow]"
+    export_zip_write(study=answered, options=ExportOptions(file="jsonl"), target=target)
+    with zipfile.ZipFile(target) as archive:
+        text = archive.read("pilot-annotations-ranking.jsonl").decode()
+    assert_same_as_csv(jsonl_frame(text), rows_of(answered, Stage.Instrument.RANKING))
 
 
 def test_a_source_filter_keeps_pairs_of_the_chosen_sources_only(answered):

@@ -14,7 +14,7 @@ from openpyxl import load_workbook
 
 from studies.datafiles import xlsx
 from studies.datafiles.materials import materials_import
-from studies.exports import ExportOptions, export_rows, export_xlsx_write
+from studies.exports import ExportOptions, export_file_write, export_rows
 from studies.models import Reflection, Role
 from studies.services import (
     Answer,
@@ -74,7 +74,7 @@ def as_text(rows: list[list]) -> list[list[str]]:
 def test_workbook_holds_the_csv_rows_as_strings(formula_study, fmt):
     options = ExportOptions(fmt=fmt, file="xlsx")
     target = io.BytesIO()
-    export_xlsx_write(study=formula_study, options=options, target=target)
+    export_file_write(study=formula_study, options=options, target=target)
     rows = sheet_rows(target.getvalue())
     expected = [list(r) for r in export_rows(study=formula_study, options=options)]
     assert as_text(rows) == expected
@@ -130,7 +130,7 @@ def test_text_too_long_for_an_excel_cell_is_refused_and_nothing_is_written(
 ):
     monkeypatch.setattr(xlsx, "MAX_CELL_CHARACTERS", 5)
     with pytest.raises(ValidationError) as info:
-        export_xlsx_write(
+        export_file_write(
             study=formula_study, options=ExportOptions(file="xlsx"), target=io.BytesIO()
         )
     assert info.value.message_dict == {
@@ -153,7 +153,7 @@ def test_text_too_long_for_an_excel_cell_is_refused_and_nothing_is_written(
 def test_more_rows_than_a_worksheet_holds_are_refused(formula_study, monkeypatch):
     monkeypatch.setattr(xlsx, "MAX_ROWS", 3)
     with pytest.raises(ValidationError, match="more than 3 rows"):
-        export_xlsx_write(
+        export_file_write(
             study=formula_study, options=ExportOptions(file="xlsx"), target=io.BytesIO()
         )
     assert Reflection.objects.filter(context__study=formula_study).count() == 7  # untouched

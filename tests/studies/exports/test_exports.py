@@ -363,7 +363,7 @@ def test_bad_export_options_are_refused_with_messages(annotated_study):
         )
     assert info.value.message_dict == {
         "format": ['Choose "published", "full" or "training", not "xlsx".'],
-        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", not "ods".'],
+        "file": ['Choose "csv", "csv-spreadsheet-safe", "xlsx", "jsonl" or "parquet", not "ods".'],
         "stage": ["Not a stage of this study: Nope."],
         "include_expired": ["Use true or false."],
     }
@@ -602,14 +602,18 @@ def test_command_leaves_no_partial_file_when_the_export_fails(
     annotated_study, tmp_path, monkeypatch
 ):
     def broken(**kwargs):
-        yield "header\r\n"
+        yield ["header"]
         raise RuntimeError("database went away")
 
-    monkeypatch.setattr("studies.management.commands.export_annotations.export_csv_chunks", broken)
-    target = tmp_path / "out.csv"
-    with pytest.raises(RuntimeError, match="database went away"):
-        call_command("export_annotations", "pilot", "--out", str(target), stderr=StringIO())
-    assert list(tmp_path.iterdir()) == []
+    monkeypatch.setattr("studies.management.commands.export_annotations.export_rows", broken)
+    for file in ("csv", "jsonl", "parquet", "xlsx"):
+        target = tmp_path / f"out.{file}"
+        with pytest.raises(RuntimeError, match="database went away"):
+            call_command(
+                "export_annotations", "pilot", "--file", file, "--out", str(target),
+                stderr=StringIO(),
+            )  # fmt: skip
+        assert list(tmp_path.iterdir()) == []
 
 
 def test_a_role_that_only_sees_the_study_cannot_export(annotated_study, client):

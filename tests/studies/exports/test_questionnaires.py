@@ -13,6 +13,7 @@ from studies.services import annotators_create
 from studies.services.questionnaires import questionnaire_respond
 from tests.factories import StaffUserFactory
 from tests.studies.questionnaire_helpers import consent, ids, screening
+from tests.studies.typed_helpers import assert_same_as_csv, jsonl_frame, parquet_frame
 
 
 @pytest.fixture
@@ -110,7 +111,7 @@ def test_an_unknown_file_kind_is_refused_with_a_message(staff_client, answered):
     response = staff_client.get(url, {"file": "pdf"})
     assert response.status_code == 400
     assert (
-        'file: Choose "csv", "csv-spreadsheet-safe", "xlsx", not "pdf".'
+        'file: Choose "csv", "csv-spreadsheet-safe", "xlsx", "jsonl" or "parquet", not "pdf".'
         in response.content.decode()
     )
 
@@ -130,3 +131,16 @@ def test_the_command_writes_the_answers_and_the_annotations_export_is_unchanged(
 def test_the_admin_export_page_offers_the_answers(staff_client, answered):
     page = staff_client.get(reverse("admin:studies_study_export", args=[answered.study_id]))
     assert reverse("studies:export_questionnaires", args=["pilot"]).encode() in page.content
+
+
+def test_the_answers_as_typed_files(staff_client, answered):
+    url = reverse("studies:export_questionnaires", args=["pilot"])
+    expected = rows_of(staff_client.get(url))
+    response = staff_client.get(url, {"file": "parquet"})
+    assert response["Content-Disposition"] == 'attachment; filename="pilot-questionnaires.parquet"'
+    frame = parquet_frame(b"".join(response.streaming_content))
+    assert_same_as_csv(frame, expected)
+    assert str(frame["question_position"].dtype) == "int64[pyarrow]"
+    assert str(frame["answer"].dtype) == "string[pyarrow]"
+    response = staff_client.get(url, {"file": "jsonl"})
+    assert_same_as_csv(jsonl_frame(b"".join(response.streaming_content).decode()), expected)

@@ -616,7 +616,10 @@ def test_an_unknown_file_kind_is_refused(client, coding_stage, codebook, carol):
     export = reverse("studies:coding_export", args=[coding_stage.study.slug])
     response = signed_in(client, carol).get(f"{export}?file=pdf")
     assert response.status_code == 400
-    assert 'Choose "csv", "csv-spreadsheet-safe", "xlsx", not "pdf".' in response.content.decode()
+    assert (
+        'Choose "csv", "csv-spreadsheet-safe", "xlsx", "jsonl" or "parquet", not "pdf".'
+        in response.content.decode()
+    )
 
 
 def test_the_page_reads_in_a_constant_number_of_queries(
