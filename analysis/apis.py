@@ -7,7 +7,7 @@ the admin action use, so parameters obey ``analysis_parameters_clean`` everywher
 from django.urls import reverse
 from drf_spectacular.types import OpenApiTypes
 from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
-from rest_framework import exceptions, serializers
+from rest_framework import exceptions, renderers, serializers
 from rest_framework.response import Response
 
 from studies.api_framework import (
@@ -20,6 +20,7 @@ from studies.apis.common import TAG_DATA
 from studies.apis.exports import FILE_PARAMETER, FILE_RENDERERS, FILE_RESPONSES
 from studies.permissions import Capability, study_object_check
 
+from .dataset_views import dataset_card_response, dataset_zip_response
 from .item_export import COLUMNS as ITEM_COLUMNS
 from .item_export import LIKERT_COLUMNS as ITEM_LIKERT_COLUMNS
 from .item_export import items_parameters_clean
@@ -241,3 +242,64 @@ class ItemExportApi(ResearcherApi):
             instrument=serializer.validated_data["instrument"],
         )
         return items_response(study=study, parameters=parameters)
+
+
+class MarkdownRenderer(renderers.BaseRenderer):
+    """Lets a client ask for ``Accept: text/markdown``; errors then come as text."""
+
+    media_type = "text/markdown"
+    format = "md"
+    charset = "utf-8"
+
+    def render(self, data, accepted_media_type=None, renderer_context=None):
+        if isinstance(data, dict) and "message" in data:
+            return str(data["message"]).encode("utf-8")
+        return b"" if data is None else str(data).encode("utf-8")
+
+
+class ZipRenderer(MarkdownRenderer):
+    media_type = "application/zip"
+    format = "zip"
+    charset = None
+
+
+class DatasetCardApi(ResearcherApi):
+    """The study's dataset card (`README.md`), generated as the study stands: what the
+    published files hold, who annotated, how they were recruited and paid, the protocol
+    and the agreement of the newest finished analysis run. It goes with the row-level
+    files, so it needs a role that may read them."""
+
+    may = Capability.READ_ROWS
+    renderer_classes = [renderers.JSONRenderer, MarkdownRenderer]
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="The dataset card (README.md)",
+        responses={
+            (200, "text/markdown"): OpenApiResponse(
+                OpenApiTypes.STR, description="Markdown with a YAML header, as dataset hubs read."
+            ),
+            **error_responses(401, 403, 404),
+        },
+    )
+    def get(self, request, slug: str):
+        return dataset_card_response(request.study)
+
+
+class DatasetApi(ResearcherApi):
+    """The dataset as a zip: `README.md` (the card) and the published format with its
+    optional columns as Parquet, one file per instrument."""
+
+    may = Capability.READ_ROWS
+    renderer_classes = [renderers.JSONRenderer, ZipRenderer]
+
+    @extend_schema(
+        tags=TAG_DATA,
+        summary="The dataset (zip of the card and the Parquet files)",
+        responses={
+            (200, "application/zip"): OpenApiResponse(OpenApiTypes.BINARY),
+            **error_responses(401, 403, 404),
+        },
+    )
+    def get(self, request, slug: str):
+        return dataset_zip_response(request.study)

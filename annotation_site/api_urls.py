@@ -77,6 +77,16 @@ urlpatterns = [
         analysis_apis.ItemExportApi.as_view(),
         name="item-export",
     ),
+    path(
+        "studies/<slug:slug>/dataset-card/",
+        analysis_apis.DatasetCardApi.as_view(),
+        name="dataset-card",
+    ),
+    path(
+        "studies/<slug:slug>/dataset/",
+        analysis_apis.DatasetApi.as_view(),
+        name="dataset",
+    ),
     # Analysis.
     path(
         "studies/<slug:slug>/analysis-runs/",

@@ -195,6 +195,15 @@ class StudyAdmin(
         ),
         ("Information sheet and consent", {"fields": ("information_sheet", "consent_text")}),
         (
+            "Publishing the data",
+            {
+                "classes": ("collapse",),
+                "description": "What the dataset card says of the published annotations "
+                '(the "Export annotations" page: dataset card and dataset).',
+                "fields": ("data_license", "data_languages"),
+            },
+        ),
+        (
             CROWD_SECTION,
             {
                 "classes": ("collapse",),

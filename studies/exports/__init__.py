@@ -25,7 +25,7 @@ from __future__ import annotations
 
 import tempfile
 import zipfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 
 from ..models import ErrorCategory, Stage, Study
 from .codes import CODES_COLUMNS, codes_csv_chunks, codes_filename, codes_rows
@@ -40,7 +40,7 @@ from .options import (
     file_clean,
     flag_clean,
 )
-from .rows import export_header, export_rows
+from .rows import coherence_judgements, export_header, export_rows
 
 __all__ = [
     "CODES_COLUMNS",
@@ -59,6 +59,7 @@ __all__ = [
     "export_header",
     "export_instruments",
     "export_options_clean",
+    "export_row_count",
     "export_rows",
     "export_text_chunks",
     "export_zip_write",
@@ -88,6 +89,24 @@ def export_column_kinds(
         slug: "boolean"
         for slug in ErrorCategory.objects.filter(study=study).values_list("slug", flat=True)
     }
+
+
+def export_row_count(*, study: Study, options: ExportOptions, instrument: str) -> int:
+    """How many rows (the header not counted) the export's ``instrument`` file has: one
+    query counting what its rows read."""
+    if options.fmt == "training":
+        from .training import training_answers
+
+        return training_answers(study=study, options=options).count()
+    if instrument == Stage.Instrument.LIKERT:
+        from .likert import likert_ratings
+
+        return likert_ratings(study=study, options=options).count()
+    if instrument in (Stage.Instrument.PAIRWISE, Stage.Instrument.RANKING):
+        from .comparisons import comparison_judgements
+
+        return comparison_judgements(study=study, options=options, instrument=instrument).count()
+    return coherence_judgements(study=study, options=options).count()
 
 
 def export_text_chunks(*, study: Study, options: ExportOptions) -> Iterator[str]:
@@ -125,11 +144,16 @@ def export_filename(*, study: Study, options: ExportOptions, instrument: str | N
     return f"{study.slug}-annotations{suffix}.{file_extension(options.file)}"
 
 
-def export_zip_write(*, study: Study, options: ExportOptions, target) -> None:
+def export_zip_write(
+    *, study: Study, options: ExportOptions, target, texts: Mapping[str, str] | None = None
+) -> None:
     """A zip of the export's file per instrument (each as ``options.file``) to
-    ``target`` (a path or a binary file). Raises ValidationError (on ``file``) when a
-    workbook's rows do not fit in a worksheet."""
+    ``target`` (a path or a binary file), after the ``texts`` given (name → text, such
+    as a dataset card). Raises ValidationError (on ``file``) when a workbook's rows do
+    not fit in a worksheet."""
     with zipfile.ZipFile(target, "w", compression=zipfile.ZIP_DEFLATED) as archive:
+        for name, text in (texts or {}).items():
+            archive.writestr(name, text)
         for instrument in export_instruments(study=study, options=options):
             name = export_filename(study=study, options=options, instrument=instrument)
             rows = export_rows(study=study, options=options, instrument=instrument)

@@ -31,7 +31,9 @@ def _header(columns, *, study: Study, options: ExportOptions, instrument: str) -
     return [*columns, *([GROUP_COLUMN] if group else []), *([GATE_COLUMN] if gated else [])]
 
 
-def _judgements(*, study: Study, options: ExportOptions, instrument: str):
+def comparison_judgements(*, study: Study, options: ExportOptions, instrument: str):
+    """The judgements a pairwise or ranking file has a row for: a pair's answer, a
+    ranked candidate."""
     qs = Judgement.objects.filter(
         assignment__stage__study=study,
         assignment__stage__instrument=instrument,
@@ -45,7 +47,9 @@ def _judgements(*, study: Study, options: ExportOptions, instrument: str):
         qs = qs.filter(reflection__source__in=options.sources)
         if instrument == Stage.Instrument.PAIRWISE:  # both candidates of the pair
             qs = qs.filter(opponent__source__in=options.sources)
-    return qs
+    if instrument == Stage.Instrument.PAIRWISE:
+        return qs.filter(opponent__isnull=False)
+    return qs.filter(~Q(rank=None))
 
 
 _ORDER = (
@@ -77,8 +81,7 @@ def pairwise_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
     contexts = published_contexts(study)
     first, second = Collate("reflection__text", "C"), Collate("opponent__text", "C")
     rows = (
-        _judgements(study=study, options=options, instrument=Stage.Instrument.PAIRWISE)
-        .filter(opponent__isnull=False)
+        comparison_judgements(study=study, options=options, instrument=Stage.Instrument.PAIRWISE)
         .order_by(*_ORDER, Least(first, second), Greatest(first, second))
         .values_list(
             "assignment__batch__context__external_id",
@@ -133,8 +136,7 @@ def ranking_export_rows(*, study: Study, options: ExportOptions) -> Iterator[lis
     yield header
     contexts = published_contexts(study)
     rows = (
-        _judgements(study=study, options=options, instrument=Stage.Instrument.RANKING)
-        .filter(~Q(rank=None))
+        comparison_judgements(study=study, options=options, instrument=Stage.Instrument.RANKING)
         .order_by(*_ORDER, F("reflection_id"))
         .values_list(
             "assignment__batch__context__external_id",

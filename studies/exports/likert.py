@@ -46,7 +46,8 @@ def likert_export_header(*, study: Study, options: ExportOptions) -> list[str]:
     return [*LIKERT_COLUMNS, *([GROUP_COLUMN] if group else []), *([GATE_COLUMN] if gated else [])]
 
 
-def _queryset(*, study: Study, options: ExportOptions):
+def likert_ratings(*, study: Study, options: ExportOptions):
+    """The ratings the Likert file has a row for."""
     judgement = "judgement__"
     qs = LikertRating.objects.filter(
         **{
@@ -61,14 +62,23 @@ def _queryset(*, study: Study, options: ExportOptions):
         qs = qs.filter(**{f"{judgement}assignment__group__name__in": options.groups})
     if options.sources:
         qs = qs.filter(**{f"{judgement}reflection__source__in": options.sources})
-    return qs.order_by(
-        f"{judgement}assignment__stage__position",
-        f"{judgement}assignment__batch__context__external_id",
-        f"{judgement}assignment__group__name",
-        f"{judgement}assignment__annotator__number",
-        f"{judgement}reflection_id",
-        "dimension__position",
-    ).values_list(*_FIELDS)
+    return qs
+
+
+def _queryset(*, study: Study, options: ExportOptions):
+    judgement = "judgement__"
+    return (
+        likert_ratings(study=study, options=options)
+        .order_by(
+            f"{judgement}assignment__stage__position",
+            f"{judgement}assignment__batch__context__external_id",
+            f"{judgement}assignment__group__name",
+            f"{judgement}assignment__annotator__number",
+            f"{judgement}reflection_id",
+            "dimension__position",
+        )
+        .values_list(*_FIELDS)
+    )
 
 
 def likert_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:

@@ -133,7 +133,8 @@ _FULL_FIELDS = (
 )
 
 
-def _queryset(*, study: Study, options: ExportOptions):
+def coherence_judgements(*, study: Study, options: ExportOptions):
+    """The judgements the coherence protocol's file has a row for."""
     qs = Judgement.objects.coherence().filter(
         assignment__stage__study=study, assignment__status__in=options.statuses
     )
@@ -145,14 +146,22 @@ def _queryset(*, study: Study, options: ExportOptions):
         qs = qs.filter(assignment__group__name__in=options.groups)
     if options.sources:
         qs = qs.filter(reflection__source__in=options.sources)
+    return qs
+
+
+def _queryset(*, study: Study, options: ExportOptions):
     fields = _FIELDS + (_FULL_FIELDS if options.fmt == "full" else ())
-    return qs.order_by(
-        "assignment__stage__position",
-        "assignment__batch__context__external_id",
-        "assignment__group__name",
-        "assignment__annotator__number",
-        "reflection_id",
-    ).values_list(*fields)
+    return (
+        coherence_judgements(study=study, options=options)
+        .order_by(
+            "assignment__stage__position",
+            "assignment__batch__context__external_id",
+            "assignment__group__name",
+            "assignment__annotator__number",
+            "reflection_id",
+        )
+        .values_list(*fields)
+    )
 
 
 def _crowd_outcomes(study: Study) -> dict[tuple[str, int], str]:

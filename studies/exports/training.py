@@ -78,6 +78,14 @@ def _marks(field, study: Study) -> dict[int, list[str]]:
     return marks
 
 
+def training_answers(*, study: Study, options: ExportOptions):
+    """The practice answers the training file has a row for."""
+    answers = TrainingAnswer.objects.filter(attempt__annotator__study=study)
+    if options.groups:
+        answers = answers.filter(attempt__annotator__group__name__in=options.groups)
+    return answers
+
+
 def training_export_rows(*, study: Study, options: ExportOptions) -> Iterator[list[str]]:
     """The header, then one row per practice answer (``options.groups`` filters)."""
     text_cell = cell_escape if options.spreadsheet_safe else cell_exact
@@ -85,9 +93,7 @@ def training_export_rows(*, study: Study, options: ExportOptions) -> Iterator[li
     slug_of_bit = dict(slugs)
     required = _marks(TrainingItem.required_categories, study)
     wrong = _marks(TrainingItem.wrong_categories, study)
-    answers = TrainingAnswer.objects.filter(attempt__annotator__study=study)
-    if options.groups:
-        answers = answers.filter(attempt__annotator__group__name__in=options.groups)
+    answers = training_answers(study=study, options=options)
     outcome = training_outcomes(study=study)
     yield list(TRAINING_COLUMNS)
     rows = answers.order_by(

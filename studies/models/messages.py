@@ -16,7 +16,7 @@ from .questionnaires import MESSAGES as QUESTIONNAIRE_MESSAGES
 from .questionnaires import Choice, Question, QuestionAnswer, Questionnaire, ScreeningTally
 from .roles import StudyRole, StudyRoleEvent
 from .stages import Stage, StageGroupWait
-from .study import AnnotatorGroup, ConsentVersion, Study
+from .study import LANGUAGES_MESSAGE, AnnotatorGroup, ConsentVersion, Study
 from .work import Assignment, Judgement
 
 # Category and code slugs become column names and report keys alike.
@@ -66,6 +66,8 @@ CHECK_MESSAGES = {
     "stage_coding_scheme_asks_categories": "Only a stage that asks for error categories "
     "can take its categories from coding.",
     "study_coherence_question_not_empty": "The study needs a coherence question.",
+    "study_data_license_valid": "Choose one of the licences offered.",
+    "study_data_languages_format": LANGUAGES_MESSAGE,
     "stage_no_answer_valid": 'After "No" a stage asks for error categories, a description, '
     "or both.",
     "stage_join_key_format": "Use 1 to 64 letters, digits, hyphens and underscores.",

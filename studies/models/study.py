@@ -5,6 +5,7 @@ import secrets
 from datetime import timedelta
 
 from django.conf import settings
+from django.core.validators import RegexValidator
 from django.db import models
 from django.db.models import Q
 
@@ -45,6 +46,31 @@ def new_crowd_code() -> str:
     """A completion code as crowd platforms take them (Prolific accepts a code of the
     researcher's choosing; MTurk shows what the task posts back)."""
     return "".join(secrets.choice(CODE_ALPHABET) for _ in range(8))
+
+
+class DataLicense(models.TextChoices):
+    """Licences for a published dataset, by the identifiers dataset hubs read."""
+
+    NOT_CHOSEN = "", "Not chosen yet"
+    CC_BY_4 = "cc-by-4.0", "CC BY 4.0"
+    CC_BY_SA_4 = "cc-by-sa-4.0", "CC BY-SA 4.0"
+    CC_BY_NC_4 = "cc-by-nc-4.0", "CC BY-NC 4.0"
+    CC_BY_NC_SA_4 = "cc-by-nc-sa-4.0", "CC BY-NC-SA 4.0"
+    CC_BY_NC_ND_4 = "cc-by-nc-nd-4.0", "CC BY-NC-ND 4.0"
+    CC0 = "cc0-1.0", "CC0 1.0 (public domain)"
+    ODC_BY = "odc-by", "ODC Attribution"
+    ODBL = "odbl", "ODC Open Database License"
+    MIT = "mit", "MIT"
+    APACHE_2 = "apache-2.0", "Apache 2.0"
+    OTHER = "other", "Other (say which in the study's description)"
+
+
+#: ISO 639 codes (two or three letters), separated by commas.
+LANGUAGES_REGEX = r"^[a-z]{2,3}(, ?[a-z]{2,3})*$"
+LANGUAGES_MESSAGE = (
+    'Give ISO 639 codes of two or three lower-case letters, separated by commas, e.g. "en" '
+    'or "en, de".'
+)
 
 
 class StudyQuerySet(models.QuerySet):
@@ -185,6 +211,25 @@ class Study(models.Model):
         "assignment), so they can be reproduced for audits.",
     )
 
+    # For publishing the data (the dataset card, ``analysis.dataset_card``).
+    data_license = models.CharField(
+        "licence of the published data",
+        max_length=20,
+        choices=DataLicense.choices,
+        blank=True,
+        default=DataLicense.NOT_CHOSEN,
+        help_text="The licence the annotations are published under, as dataset hubs name "
+        "it; the dataset card gives it.",
+    )
+    data_languages = models.CharField(
+        "languages of the texts",
+        max_length=100,
+        default="en",
+        validators=[RegexValidator(LANGUAGES_REGEX, LANGUAGES_MESSAGE)],
+        help_text="ISO 639 codes of the dialogues' and reflections' languages, separated by "
+        'commas, e.g. "en" or "en, de"; the dataset card gives them.',
+    )
+
     work_recorded = models.BooleanField(
         default=True,
         editable=False,
@@ -259,10 +304,22 @@ class Study(models.Model):
             models.CheckConstraint(
                 condition=~Q(coherence_question=""), name="study_coherence_question_not_empty"
             ),
+            models.CheckConstraint(
+                condition=Q(data_license__in=DataLicense.values), name="study_data_license_valid"
+            ),
+            models.CheckConstraint(
+                condition=Q(data_languages__regex=LANGUAGES_REGEX),
+                name="study_data_languages_format",
+            ),
         ]
 
     def __str__(self) -> str:
         return self.title
+
+    @property
+    def data_language_list(self) -> list[str]:
+        """``data_languages`` as a list of codes."""
+        return [code.strip() for code in self.data_languages.split(",") if code.strip()]
 
     @property
     def empathy_scale(self) -> dict[int, str]:
