@@ -35,6 +35,7 @@ from studies.exports.likert import likert_export_header
 from studies.models import (
     Annotator,
     Assignment,
+    Batch,
     ErrorCategory,
     Questionnaire,
     Reflection,
@@ -46,6 +47,7 @@ from studies.models import (
 from studies.models.categories import stage_offered_categories
 from studies.protocol import group_takes_part, stage_wait
 
+from .metrics.bootstrap import DEFAULT_LEVEL
 from .models import AnalysisRun
 
 #: The published files of a dataset: the published format with its optional columns.
@@ -57,6 +59,11 @@ SIZE_BANDS = (
     (100_000, "10K<n<100K"),
     (1_000_000, "100K<n<1M"),
     (10_000_000, "1M<n<10M"),
+    (100_000_000, "10M<n<100M"),
+    (1_000_000_000, "100M<n<1B"),
+    (10_000_000_000, "1B<n<10B"),
+    (100_000_000_000, "10B<n<100B"),
+    (1_000_000_000_000, "100B<n<1T"),
 )
 _HEADERS = {
     Stage.Instrument.LIKERT: likert_export_header,
@@ -97,16 +104,22 @@ def size_band(n_rows: int) -> str:
     for limit, band in SIZE_BANDS:
         if n_rows < limit:
             return band
-    return "n>10M"
+    return "n>1T"
 
 
 def _yaml_text(value: str) -> str:
-    """A YAML scalar: JSON's quoted string is valid YAML."""
-    return json.dumps(value, ensure_ascii=False)
+    """A YAML double-quoted scalar: JSON's quoted string with every character outside
+    ASCII escaped is valid YAML (control characters included)."""
+    return json.dumps(value, ensure_ascii=True)
+
+
+def _inline(text) -> str:
+    """A text on one line of Markdown (a table cell, a list item)."""
+    return " ".join(str(text).split())
 
 
 def _cell(text) -> str:
-    return str(text).replace("|", "\\|").replace("\n", " ")
+    return _inline(text).replace("\\", "\\\\").replace("|", "\\|")
 
 
 def _table(header: list[str], rows: list[list]) -> list[str]:
@@ -143,37 +156,68 @@ def _recruitment(study: Study) -> list[list]:
     return [[group, totals[group], "; ".join(ways)] for group, ways in by_group.items()]
 
 
+_BATCH = {
+    Stage.Instrument.COHERENCE: "a batch is one dialogue context and its candidates, "
+    "shuffled, each judged coherent or not",
+    Stage.Instrument.LIKERT: "a batch is one dialogue context and its candidates, shuffled, "
+    "each rated on the stage's dimensions",
+    Stage.Instrument.PAIRWISE: "a batch is one dialogue context and pairs of its "
+    "candidates, each pair answered with the better one or a tie",
+    Stage.Instrument.RANKING: "a batch is one dialogue context and its candidates, ranked "
+    "from best to worst",
+}
+
+
 def _protocol(study: Study) -> list[str]:
     categories = list(ErrorCategory.objects.filter(study=study).order_by("order", "bit"))
     groups = {g.pk: g.name for g in study.groups.all()}
+    checked = dict(
+        Batch.objects.filter(stage__study=study)
+        .values("stage_id")
+        .annotate(
+            n=Count(
+                "pk",
+                filter=Q(items__reflection__kind=Reflection.Kind.ATTENTION_CHECK),
+                distinct=True,
+            )
+        )
+        .values_list("stage_id", "n")
+    )
+    totals = dict(
+        Batch.objects.filter(stage__study=study)
+        .values("stage_id")
+        .annotate(n=Count("pk"))
+        .values_list("stage_id", "n")
+    )
+    scale = study.empathy_scale
     lines = []
-    stages = study.stages.order_by("position").prefetch_related("groups", "categories")
+    stages = study.stages.order_by("position").prefetch_related(
+        "groups", "categories", "group_waits"
+    )
     for stage in stages:
         chosen = {g.pk for g in stage.groups.all()}
-        taking_part = [name for pk, name in groups.items() if group_takes_part(chosen, pk)]
+        taking_part = [pk for pk in sorted(groups, key=groups.get) if group_takes_part(chosen, pk)]
         waits = {w.group_id: w.min_wait for w in stage.group_waits.all()}
         wait = "; ".join(
             f"{groups[pk]} {duration_format(stage_wait(stage.min_wait, waits, pk))}"
-            for pk in sorted(groups, key=groups.get)
-            if group_takes_part(chosen, pk)
+            for pk in taking_part
         )
         lines.append(
-            f"{stage.position}. **{stage.name}** ({stage.get_instrument_display()}): "
-            f"{stage.k} annotators of each group judge each batch (one dialogue context "
-            f"and its candidates, shuffled, with one hidden attention check); groups: "
-            f"{', '.join(taking_part)}; wait before the stage: {wait}."
+            f"{stage.position}. **{_inline(stage.name)}** ({stage.get_instrument_display()}): "
+            f"{_BATCH[stage.instrument]}; {stage.k} annotators of each group take each "
+            f"batch; groups: {', '.join(groups[pk] for pk in taking_part)}; wait before the "
+            f"stage: {wait}; {checked.get(stage.pk, 0)} of its {totals.get(stage.pk, 0)} "
+            "batches hold a hidden attention check."
         )
-        lines.append(f"   Question: \u201c{stage.wording.question}\u201d")
-        if stage.instrument == Stage.Instrument.COHERENCE:
-            offered = stage_offered_categories(categories, {c.pk for c in stage.categories.all()})
-            names = ", ".join(f"`{c.slug}` ({c.label})" for c in offered)
-            lines.append(
-                f"   After No: {stage.get_no_answer_display().lower()}; categories: {names}."
-            )
-    scale = study.empathy_scale
-    if scale:
-        points = ", ".join(f"{n} = {label}" for n, label in scale.items() if label)
-        lines += ["", f"After Yes, annotators rate empathy on 1–{len(scale)} ({points})."]
+        lines.append(f"   Question: \u201c{_inline(stage.wording.question)}\u201d")
+        if stage.instrument != Stage.Instrument.COHERENCE:
+            continue
+        offered = stage_offered_categories(categories, {c.pk for c in stage.categories.all()})
+        names = ", ".join(f"`{c.slug}` ({_inline(c.label)})" for c in offered)
+        lines.append(f"   After No: {stage.get_no_answer_display().lower()}; categories: {names}.")
+        if stage.empathy_after_yes:
+            points = ", ".join(f"{n} = {_inline(label)}" for n, label in scale.items() if label)
+            lines.append(f"   After Yes: an empathy rating from 1 to {len(scale)} ({points}).")
     screening = Questionnaire.objects.filter(
         study=study, placement=Questionnaire.Placement.SCREENING
     ).exists()
@@ -241,20 +285,37 @@ def _agreement(report: dict | None, run: AnalysisRun | None) -> list[str]:
                     " / ".join(_ci(majority.get(k), None) for k in ("coherent", "incoherent")),
                 ]
             )
+    if not rows:
+        return [
+            "The newest analysis run has no agreement on the coherence question: the study "
+            "has no coherence stages, or none with items judged by two or more annotators. "
+            "The dashboard gives the other instruments' agreement."
+        ]
+    parameters = run.parameters or {}
     finished = timezone.localtime(run.finished_at).date().isoformat()
+    excluded = parameters.get("excluded_sources") or []
+    scope = "the judgements of submitted batches"
+    if parameters.get("include_expired"):
+        scope += " and of batches that expired before submission"
+    if excluded:
+        scope += f", leaving out the sources {', '.join(excluded)}"
+    intervals = (
+        f" ({round(DEFAULT_LEVEL * 100)}% bootstrap intervals in brackets)"
+        if parameters.get("bootstrap_resamples", 1)
+        else ""
+    )
     lines = [
-        f"On the coherence question (Yes or No), from analysis run {run.pk} of {finished} "
-        "(95% bootstrap intervals in brackets; the majority agreement ratios for the items "
-        "judged coherent / incoherent by the majority):",
+        f"On the coherence question (Yes or No), from analysis run {run.pk} of {finished}, "
+        f"over {scope}{intervals}. The kappas read the items with the stage's usual number "
+        "of raters (*items for κ*); the majority agreement ratios are those of the items "
+        "the majority judged coherent / incoherent.",
         "",
     ]
-    if not rows:
-        return [*lines, "The run found no items judged by two or more annotators."]
     return lines + _table(
         [
             "group",
             "stage",
-            "items",
+            "items for κ",
             "raters per item",
             "Fleiss' κ",
             "Randolph's κ",
@@ -297,7 +358,7 @@ def dataset_card(study: Study) -> str:
         f"pretty_name: {_yaml_text(study.title)}",
         f"license: {study.data_license or 'unknown'}",
         "language:",
-        *(f"- {code}" for code in study.data_language_list),
+        *(f"- {_yaml_text(code)}" for code in study.data_language_list),
         "size_categories:",
         f"- {size_band(n_rows)}",
         "task_categories:",
@@ -326,7 +387,8 @@ def dataset_card(study: Study) -> str:
         "",
         f"# {study.title}",
         "",
-        study.description.strip() or "(The study has no description yet.)",
+        study.data_description.strip()
+        or "(Describe the dataset here: set the study's description of the published data.)",
         "",
         "## The data",
         "",
@@ -343,10 +405,11 @@ def dataset_card(study: Study) -> str:
         body += _table(["column", "kind"], [[f"`{n}`", k] for n, k in f.columns])
         body += [""]
     body += [
-        "Kinds: `boolean` is true for Yes, false for No and null when empty; `integer`, "
-        "`number` and `timestamp` (UTC) are null when empty; `string` is the text exactly "
-        "as written. `dialogue_context` holds the dialogue as JSON text: a list of turns, "
-        "each one key (the speaker) with the turn's text.",
+        "Kinds: `boolean` is true for Yes, false for No and null when empty (a category "
+        "column is true where the annotator ticked the category, null where not); "
+        "`integer`, `number` and `timestamp` (UTC) are null when empty; `string` is the "
+        "text exactly as written. `dialogue_context` holds the dialogue as JSON text: a "
+        "list of turns, each one key (the speaker) with the turn's text.",
         "",
         "## Who annotated",
         "",
@@ -367,10 +430,9 @@ def dataset_card(study: Study) -> str:
         "",
         *_agreement(report, run),
         "",
-        "## Licence and contact",
+        "## Licence",
         "",
-        f"Licence: {study.get_data_license_display() if study.data_license else 'not chosen yet'}."
-        + (f" Contact: {study.contact_email}." if study.contact_email else ""),
+        f"{study.get_data_license_display() if study.data_license else 'Not chosen yet'}.",
         "",
     ]
     return "\n".join(header + body)

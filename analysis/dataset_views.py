@@ -20,6 +20,7 @@ def dataset_card_response(study: Study) -> HttpResponse:
     response = HttpResponse(dataset_card(study), content_type=CARD_CONTENT_TYPE)
     response["Content-Disposition"] = 'attachment; filename="README.md"'
     response["Cache-Control"] = "no-store"
+    response["X-Content-Type-Options"] = "nosniff"
     return response
 
 
@@ -40,6 +41,7 @@ def dataset_zip_response(study: Study) -> FileResponse:
         content_type="application/zip",
     )
     response["Cache-Control"] = "no-store"
+    response["X-Content-Type-Options"] = "nosniff"
     return response
 
 

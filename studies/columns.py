@@ -176,7 +176,7 @@ RESERVED_CODE_SLUGS = RESERVED_COLUMN_NAMES | {UNINFORMATIVE}
 #: any other is text, kept exactly. ``boolean``: Yes / No (empty: null); ``integer``
 #: and ``number``: the number written (empty: null); ``timestamp``: an ISO 8601 time
 #: in UTC (empty: null). The coherence formats' category columns are booleans too,
-#: whatever their slug (the exports name them).
+#: whatever their slug (the exports name them): true where ticked, null where not.
 INTEGER_COLUMNS = frozenset(
     {
         "stage_position",
@@ -185,6 +185,7 @@ INTEGER_COLUMNS = frozenset(
         "assignment_id",
         "item_position",
         EMPATHY_COLUMN,
+        RATING_COLUMN,
         "annotator_n_batches",
         "annotator_attention_failed",
         RANK_COLUMN,
@@ -203,7 +204,6 @@ NUMBER_COLUMNS = frozenset(
         "annotator_fast_share",
         "annotator_yes_rate",
         "annotator_agreement_with_group",
-        RATING_COLUMN,
         "attempt_score",
     }
 )

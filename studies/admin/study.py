@@ -199,8 +199,8 @@ class StudyAdmin(
             {
                 "classes": ("collapse",),
                 "description": "What the dataset card says of the published annotations "
-                '(the "Export annotations" page: dataset card and dataset).',
-                "fields": ("data_license", "data_languages"),
+                "(downloaded beside the annotation exports).",
+                "fields": ("data_description", "data_license", "data_languages"),
             },
         ),
         (

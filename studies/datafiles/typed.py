@@ -88,6 +88,15 @@ _READERS: dict[str, Callable[[str], object]] = {
 }
 
 
+_WHAT = {
+    _string: "a text",
+    _integer: "a whole number",
+    _number: "a number",
+    _boolean: "Yes, No or empty",
+    _timestamp: "an ISO 8601 time",
+}
+
+
 def typed_rows(rows: Iterable[list[str]], kinds: Mapping[str, str] | None = None) -> Iterator[list]:
     """The header, then each row's cells read as their columns' kinds (see the module
     docstring). Raises ``TypedCellError`` on a cell that is not of its kind."""
@@ -111,7 +120,7 @@ def _where(header, readers, cells, number) -> str:
         try:
             read(cell)
         except (KeyError, ValueError):
-            return f'Row {number}, column {name}: "{cell}" is not a {read.__name__[1:]}.'
+            return f'Row {number}, column {name}: "{cell}" is not {_WHAT[read]}.'
     return f"Row {number} could not be read."
 
 
@@ -137,7 +146,7 @@ def jsonl_chunks(
             name: (value or None) if time else value
             for name, value, time in zip(header, row, times, strict=True)
         }
-        lines.append(json.dumps(record, ensure_ascii=False) + "\n")
+        lines.append(json.dumps(record, ensure_ascii=False, allow_nan=False) + "\n")
         if len(lines) >= JSONL_CHUNK_ROWS:
             yield "".join(lines)
             lines = []

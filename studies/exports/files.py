@@ -16,6 +16,7 @@ from django.core.exceptions import ValidationError
 from ..datafiles.typed import (
     JSONL_CONTENT_TYPE,
     PARQUET_CONTENT_TYPE,
+    TypedCellError,
     jsonl_chunks,
     parquet_write,
 )
@@ -69,14 +70,18 @@ def rows_file_write(
     """Write ``rows`` (the header first) as ``file`` to ``target`` (a path or a binary
     file), in constant memory. ``sheet_name`` names a workbook's sheet, ``kinds`` the
     typed files' extra column kinds. Raises ValidationError (on ``file``) when the rows
-    do not fit in an Excel worksheet; ``target`` then holds no usable file."""
+    do not fit in an Excel worksheet, or when a cell of a Parquet file is not of its
+    column's kind; ``target`` then holds no usable file."""
     if file == "xlsx":
         try:
             xlsx_write(rows=rows, target=target, sheet_name=sheet_name)
         except ExcelLimitError as exc:
             raise ValidationError({"file": f"{exc}."}) from None
     elif file == "parquet":
-        parquet_write(rows, target=target, kinds=kinds)
+        try:
+            parquet_write(rows, target=target, kinds=kinds)
+        except TypedCellError as exc:
+            raise ValidationError({"file": f"{exc} Download the CSV instead."}) from None
     else:
         chunks = rows_text_chunks(rows, file=file, kinds=kinds)
         if isinstance(target, str | os.PathLike):

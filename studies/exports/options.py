@@ -20,8 +20,8 @@ FILES = {
     ),
     "xlsx": "Excel workbook (.xlsx): every cell is text, nothing is evaluated",
     "jsonl": (
-        "JSON Lines (.jsonl), for publishing: one object per row; numbers, Yes/No and "
-        "empty cells as JSON numbers, true/false and null"
+        "JSON Lines (.jsonl), for publishing: one object per row; numbers and Yes/No as "
+        "JSON numbers and true/false, an empty number, Yes/No or time as null"
     ),
     "parquet": (
         "Apache Parquet (.parquet), for publishing: typed columns (numbers, true/false, "

@@ -212,6 +212,13 @@ class Study(models.Model):
     )
 
     # For publishing the data (the dataset card, ``analysis.dataset_card``).
+    data_description = models.TextField(
+        "description of the published data",
+        blank=True,
+        max_length=PAGE_TEXT_MAX_LENGTH,
+        help_text="The dataset card's opening paragraph, published with the data: what "
+        "the dataset is and what it is for. The study's description above stays internal.",
+    )
     data_license = models.CharField(
         "licence of the published data",
         max_length=20,
@@ -299,6 +306,7 @@ class Study(models.Model):
                     "tutorial_example_notes",
                     "tutorial_empathy_explanation",
                     "empathy_statement",
+                    "data_description",
                 )
             ),
             models.CheckConstraint(

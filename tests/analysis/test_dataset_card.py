@@ -19,7 +19,7 @@ from django.urls import reverse
 from analysis.dataset_card import dataset_card, size_band
 from analysis.services import analysis_run_compute
 from studies.exports import ExportOptions, export_rows
-from studies.models import Annotator, Role, StagePay, Study
+from studies.models import Annotator, Role, Stage, StagePay, Study
 from tests.factories import user_with_role
 from tests.studies.typed_helpers import assert_same_as_csv, parquet_frame
 
@@ -35,7 +35,9 @@ def header_and_body(card: str) -> tuple[dict, str]:
 @pytest.fixture
 def published(shared_annotated_study):
     study = shared_annotated_study
-    Study.objects.filter(pk=study.pk).update(data_license="cc-by-4.0", data_languages="en, de")
+    Study.objects.filter(pk=study.pk).update(
+        data_license="cc-by-4.0", data_languages="en, no", description="INTERNAL: pay later"
+    )
     study.refresh_from_db()
     first = study.stages.get(position=1)
     StagePay.objects.create(
@@ -52,7 +54,7 @@ def test_the_header_is_what_dataset_hubs_read(published):
     assert header == {
         "pretty_name": "Pilot study",
         "license": "cc-by-4.0",
-        "language": ["en", "de"],
+        "language": ["en", "no"],  # quoted: a bare no is false in YAML 1.1
         "size_categories": ["n<1K"],
         "task_categories": ["text-classification"],
         "annotations_creators": ["other"],
@@ -74,11 +76,17 @@ def test_the_body_says_who_annotated_the_pay_protocol_and_files(published):
     assert "| Expert | 4 | Invitation link: 4 |" in body
     assert "| Layperson | 4 | Invitation link: 4 |" in body
     assert "| GPT-2 stage | Expert | 30.00 GBP per hour | 12.00 GBP |" in body
-    assert "1. **GPT-2 stage** (Coherence protocol): 3 annotators of each group" in body
-    assert "wait before the stage: Expert 3 days; Layperson 3 days." in body
+    assert (
+        "1. **GPT-2 stage** (Coherence protocol): a batch is one dialogue context and its "
+        "candidates, shuffled, each judged coherent or not; 3 annotators of each group take "
+        "each batch; groups: Expert, Layperson; wait before the stage: Expert 3 days; "
+        "Layperson 3 days; 3 of its 3 batches hold a hidden attention check."
+    ) in body
+    assert "   After Yes: an empathy rating from 1 to 5 (1 = disagree," in body
     assert "No analysis has been run yet" in body
-    assert "Licence: CC BY 4.0." in body
-    assert "@" not in body.replace("contact", "")  # no e-mail address but the contact's
+    assert "## Licence\n\nCC BY 4.0.\n" in body
+    assert "Describe the dataset here" in body
+    assert "@" not in body  # no e-mail address, the contact's neither
 
 
 def test_the_agreement_comes_from_the_newest_finished_run(published):
@@ -180,4 +188,24 @@ def test_a_bad_licence_or_language_is_refused_and_nothing_is_written(
     with pytest.raises(IntegrityError), transaction.atomic():
         Study.objects.filter(pk=published.pk).update(**{field: value})
     published.refresh_from_db()
-    assert (published.data_license, published.data_languages) == ("cc-by-4.0", "en, de")
+    assert (published.data_license, published.data_languages) == ("cc-by-4.0", "en, no")
+
+
+def test_only_the_texts_meant_for_publishing_are_in_it(published):
+    assert "INTERNAL" not in dataset_card(published)
+    Study.objects.filter(pk=published.pk).update(
+        data_description="Judgements of reflections.", title='Pilot "x"\x85 study'
+    )
+    published.refresh_from_db()
+    header, body = header_and_body(dataset_card(published))
+    assert header["pretty_name"] == 'Pilot "x"\x85 study'
+    assert "\nJudgements of reflections.\n" in body and "INTERNAL" not in body
+
+
+def test_a_stage_without_empathy_and_a_run_without_intervals(published):
+    Stage.objects.filter(study=published).update(empathy_after_yes=False)
+    run = analysis_run_compute(study=published, parameters={"bootstrap_resamples": 0})
+    _, body = header_and_body(dataset_card(published))
+    assert "After Yes" not in body
+    assert f"from analysis run {run.pk} of" in body
+    assert "bootstrap intervals" not in body and " [" not in body.split("## Agreement")[1]

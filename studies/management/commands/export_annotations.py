@@ -127,7 +127,7 @@ class Command(BaseCommand):
         through a partial file renamed when done."""
         target = Path(out_path) if out_path else None
         if target is None and file not in TEXT_FILES:
-            raise CommandError(f"{FILES[file].split(':')[0]} is a binary file: pass --out PATH.")
+            raise CommandError(f'"{file}" is a binary file: pass --out PATH.')
         if target is None:
             out = self.stdout._out if hasattr(self.stdout, "_out") else sys.stdout
             for chunk in rows_text_chunks(rows(), file=file, kinds=kinds):

@@ -45,6 +45,7 @@ def new_study_post(stages: list[dict] = ()) -> dict:
         "information_sheet": "About the study.",
         "consent_text": "I agree.",
         "tutorial_example_turns": "[]",
+        "data_languages": "en",  # the add form's default
         **INSTRUMENT,  # the defaults the add form shows
         **{f"{prefix}-TOTAL_FORMS": 0 for prefix in INLINES},
         **{f"{prefix}-INITIAL_FORMS": 0 for prefix in INLINES},

@@ -11,6 +11,7 @@ import pandas as pd
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
+from django.core.exceptions import ValidationError
 from django.core.management import CommandError, call_command
 from django.urls import reverse
 
@@ -28,6 +29,7 @@ from studies.exports import (
     export_file_write,
     export_rows,
     export_text_chunks,
+    rows_file_write,
 )
 from studies.models import Role
 from tests.factories import user_with_role
@@ -65,9 +67,9 @@ def test_a_caller_names_more_kinds_and_others_are_text():
 
 
 def test_a_cell_not_of_its_kind_is_named_by_row_and_column():
-    with pytest.raises(TypedCellError, match='Row 2, column empathy: "four" is not a integer'):
+    with pytest.raises(TypedCellError, match='Row 2, column empathy: "four" is not a whole number'):
         list(typed_rows([["empathy"], ["four"]]))
-    with pytest.raises(TypedCellError, match='column is_right: "maybe" is not a boolean'):
+    with pytest.raises(TypedCellError, match='column is_right: "maybe" is not Yes, No or empty'):
         list(typed_rows([["is_right"], ["maybe"]]))
     with pytest.raises(TypedCellError, match="Row 2 has 1 cells for 2 columns"):
         list(typed_rows([["a", "b"], ["x"]]))
@@ -193,7 +195,7 @@ def test_the_admin_url_the_api_and_the_command_give_the_same_files(
 
 def test_parquet_needs_a_file_and_one_kind_of_file(shared_annotated_study, tmp_path):
     slug = shared_annotated_study.slug
-    with pytest.raises(CommandError, match=r"Apache Parquet \(.parquet\).* is a binary file"):
+    with pytest.raises(CommandError, match='"parquet" is a binary file: pass --out PATH'):
         call_command("export_annotations", slug, "--file", "parquet", stdout=StringIO())
     with pytest.raises(CommandError, match="not allowed with argument"):
         call_command(
@@ -220,6 +222,15 @@ def test_a_likert_stages_ratings_keep_their_kinds(loaded_study):
     export_file_write(study=study, options=ExportOptions(file="parquet", **options), target=target)
     frame = parquet_frame(target.getvalue())
     assert_same_as_csv(frame, rows)
-    assert str(frame["rating"].dtype) == "double[pyarrow]"
+    assert str(frame["rating"].dtype) == "int64[pyarrow]"
     assert str(frame["cannot_judge"].dtype) == "bool[pyarrow]"
     assert set(frame["cannot_judge"]) == {True, False}
+
+
+def test_a_cell_not_of_its_kind_refuses_the_parquet_file_with_a_message():
+    target = io.BytesIO()
+    with pytest.raises(ValidationError) as info:
+        rows_file_write([["empathy"], ["four"]], file="parquet", target=target, sheet_name="x")
+    assert info.value.message_dict == {
+        "file": ['Row 2, column empathy: "four" is not a whole number. Download the CSV instead.']
+    }
