@@ -17,7 +17,7 @@ from studies.api_framework import (
     paginated_response,
 )
 from studies.apis.common import TAG_DATA
-from studies.apis.exports import FILE_PARAMETER, FILE_RENDERERS, FILE_RESPONSES
+from studies.apis.exports import FILE_PARAMETER, FILE_RENDERERS, FILE_RESPONSES, CsvRenderer
 from studies.permissions import Capability, study_object_check
 
 from .dataset_views import dataset_card_response, dataset_zip_response
@@ -244,17 +244,11 @@ class ItemExportApi(ResearcherApi):
         return items_response(study=study, parameters=parameters)
 
 
-class MarkdownRenderer(renderers.BaseRenderer):
+class MarkdownRenderer(CsvRenderer):
     """Lets a client ask for ``Accept: text/markdown``; errors then come as text."""
 
     media_type = "text/markdown"
     format = "md"
-    charset = "utf-8"
-
-    def render(self, data, accepted_media_type=None, renderer_context=None):
-        if isinstance(data, dict) and "message" in data:
-            return str(data["message"]).encode("utf-8")
-        return b"" if data is None else str(data).encode("utf-8")
 
 
 class ZipRenderer(MarkdownRenderer):
