@@ -23,6 +23,8 @@ EXPECTED_OPERATIONS = {
     ("get", "/api/studies/{slug}/judgements/"),
     ("get", "/api/studies/{slug}/export/"),
     ("get", "/api/studies/{slug}/items/"),
+    ("get", "/api/studies/{slug}/dataset-card/"),
+    ("get", "/api/studies/{slug}/dataset/"),
     ("get", "/api/studies/{slug}/analysis-runs/"),
     ("post", "/api/studies/{slug}/analysis-runs/"),
     ("get", "/api/analysis-runs/{run_id}/"),
