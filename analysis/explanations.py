@@ -79,6 +79,19 @@ EXPLANATIONS: dict[str, str] = {
     "consensus-adjusted.",
     "n_items_all_incoherent": "Items every annotator judged incoherent (the items the "
     "most-evident-error agreement is computed on).",
+    # sets of categories
+    "set_judgements": "Judgements of those items with at least one category ticked: each "
+    "is the set of categories its annotator ticked (one with a description only drops out).",
+    "n_sets": "Different sets of categories among those judgements.",
+    "set_items": "Items with at least two sets: the items alpha used.",
+    "masi_alpha": "Krippendorff's alpha on the sets of categories with the MASI distance: "
+    "two sets are closer the more they share, and a set inside the other counts as "
+    "closer than a partial overlap.",
+    "jaccard_alpha": "Krippendorff's alpha on the sets of categories with the Jaccard "
+    "distance: 1 − shared categories ÷ categories in either set.",
+    # over time
+    "judgements_so_far": "Judgements of the group and stage submitted up to the end of "
+    "this day (UTC).",
     # empathy
     "empathy_items": "Items every annotator judged coherent (the items the 5-point "
     "statement was rated on by all).",
@@ -405,6 +418,8 @@ UNDEFINED_ALIASES = {
     "empathy_merged_randolph_kappa": "randolph_kappa",
     "empathy_merged_alpha": "krippendorff_alpha",
     "alpha_majority": "krippendorff_alpha",
+    "masi_alpha": "krippendorff_alpha",
+    "jaccard_alpha": "krippendorff_alpha",
     "alpha_scores": "krippendorff_alpha",
     "mee_raw": "fleiss_kappa",
     "mee_consensus_adjusted": "fleiss_kappa",

@@ -118,6 +118,11 @@ FIGURES = {
         "coherent share of non-recurring ones per stage.",
         "annotators",
     ),
+    "agreement-over-time": (
+        "Fleiss' and Randolph's kappa over the judgements submitted up to each day: "
+        "lines that flatten mean agreement is settling.",
+        "agreement-over-time",
+    ),
     "systems": (
         "Coherent share per system (a source in a stage) and group, with 95% bootstrap "
         "intervals: systems whose intervals do not overlap differ clearly; the pairs table "

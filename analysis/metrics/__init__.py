@@ -39,12 +39,14 @@ from .association import (
 )
 from .bootstrap import alpha_ci, kappa_ci, mean_ci, rate_ci
 from .protocol import (
+    agreement_over_time,
     agreement_summary,
     annotator_consistency,
     annotator_consistency_pooled,
     annotator_quality,
     between_group_agreement,
     binary_kappa,
+    category_set_agreement,
     cohens_d,
     cohens_h,
     coherent_rate_test,
@@ -83,6 +85,7 @@ __all__ = [
     "DISPLAY_DIGITS",
     "INCOHERENT_UNSPECIFIED",
     "LANDIS_KOCH_BANDS",
+    "agreement_over_time",
     "agreement_summary",
     "alpha_ci",
     "alpha_from_counts",
@@ -91,6 +94,7 @@ __all__ = [
     "annotator_quality",
     "between_group_agreement",
     "binary_kappa",
+    "category_set_agreement",
     "chi2_test",
     "cohens_d",
     "cohens_h",

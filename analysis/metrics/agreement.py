@@ -222,6 +222,7 @@ def alpha_from_counts(
     counts: np.ndarray,
     *,
     level: Literal["nominal", "ordinal", "interval"] = "nominal",
+    distance: np.ndarray | None = None,
     package_max: int = PACKAGE_COINCIDENCES_MAX,
 ) -> float | None:
     """Krippendorff's alpha of an items × values count table (values in domain
@@ -229,6 +230,11 @@ def alpha_from_counts(
     exactly what it derives from a raters × items reliability matrix; over
     ``package_max`` items × values² the same coincidences are summed as a matrix
     product (:func:`_alpha_from_coincidences`, checked against the package).
+
+    ``distance`` (values × values, symmetric, 0 on the diagonal) replaces the level's
+    distance between two values: the package then reads it as its metric, as for the
+    MASI and Jaccard distances between sets of categories
+    (:mod:`analysis.metrics.set_distances`).
 
     Items with fewer than two ratings are not pairable and drop out. None when
     undefined: fewer than two pairable items (with a single unit α is
@@ -238,47 +244,86 @@ def alpha_from_counts(
     counts = np.asarray(counts)
     if counts.ndim != 2 or counts.shape[1] == 0:
         return None
+    if distance is not None and np.shape(distance) != (counts.shape[1],) * 2:
+        raise ValueError("the distance matrix needs one row and column per value")
     pairable = counts[counts.sum(axis=1) >= 2]
     if len(pairable) < 2 or np.count_nonzero(pairable.sum(axis=0)) < 2:
         return None
     if pairable.shape[0] * pairable.shape[1] ** 2 > package_max:
-        return _alpha_from_coincidences(pairable, level=level)
+        return _alpha_from_coincidences(pairable, level=level, distance=distance)
+    metric: Any = level
+    if distance is not None:
+        matrix = np.asarray(distance, dtype=float)
+
+        def metric(v1, v2, i1, i2, n_v, dtype=np.float64):  # the package's metric signature
+            return matrix[i1, i2].astype(dtype)
+
     with np.errstate(divide="ignore", invalid="ignore"):
         value = krippendorff.alpha(
             value_counts=pairable,
             value_domain=np.arange(counts.shape[1]),
-            level_of_measurement=level,
+            level_of_measurement=metric,
         )
     return _clean(value)
 
 
+def value_distances(
+    marginals: np.ndarray, level: Literal["nominal", "ordinal", "interval"]
+) -> np.ndarray:
+    """Krippendorff's δ² between values (their positions in the domain) for a level
+    of measurement, given the values' pairable counts ``marginals`` (resamples ×
+    values, or values alone): nominal 0/1, interval the squared difference of the
+    positions, ordinal the counts between the two values less half of each end's,
+    squared. Resamples × values × values (values × values for one set of marginals)."""
+    marginals = np.asarray(marginals, dtype=float)
+    one = marginals.ndim == 1
+    marginals = np.atleast_2d(marginals)
+    n_resamples, n_values = marginals.shape
+    if level == "nominal":
+        delta = np.broadcast_to(1.0 - np.eye(n_values), (n_resamples, n_values, n_values))
+    elif level == "interval":
+        codes = np.arange(n_values, dtype=float)
+        delta = np.broadcast_to(
+            (codes[:, None] - codes[None, :]) ** 2, (n_resamples, n_values, n_values)
+        )
+    elif level == "ordinal":
+        cumulative = np.concatenate(
+            [np.zeros((n_resamples, 1)), np.cumsum(marginals, axis=1)], axis=1
+        )
+        low = np.minimum.outer(np.arange(n_values), np.arange(n_values))
+        high = np.maximum.outer(np.arange(n_values), np.arange(n_values))
+        between = cumulative[:, high + 1] - cumulative[:, low]
+        halves = (marginals[:, :, None] + marginals[:, None, :]) / 2
+        delta = (between - halves) ** 2
+    else:
+        raise ValueError(f"unknown level {level!r}")
+    return delta[0] if one else delta
+
+
 def _alpha_from_coincidences(
-    pairable: np.ndarray, *, level: Literal["nominal", "ordinal", "interval"]
+    pairable: np.ndarray,
+    *,
+    level: Literal["nominal", "ordinal", "interval"],
+    distance: np.ndarray | None = None,
 ) -> float | None:
     """Krippendorff's alpha from the coincidence matrix o = Σ_u (n_u n_uᵀ − diag n_u) /
     (m_u − 1) (n_u a pairable item's counts, m_u its ratings), summed as Nᵀ W N −
     diag(Nᵀ w) without the per-item array: α = 1 − (n − 1) Σ o·δ² / Σ n_c n_k δ², with
-    δ² the level's distance between values (their positions in the domain)."""
+    δ² the given ``distance`` or the level's (:func:`value_distances`)."""
     n_u = pairable.astype(float)
     weights = 1.0 / (n_u.sum(axis=1) - 1.0)
     o = n_u.T @ (n_u * weights[:, None]) - np.diag(n_u.T @ weights)
     marginals = o.sum(axis=1)
     n = marginals.sum()
-    positions = np.arange(len(marginals), dtype=float)
-    if level == "nominal":
-        distance = 1.0 - np.eye(len(marginals))
-    elif level == "interval":
-        distance = (positions[:, None] - positions[None, :]) ** 2
-    else:  # ordinal: the marginals between the two values, less half of each end's
-        cumulative = np.cumsum(marginals)
-        low = np.minimum.outer(np.arange(len(marginals)), np.arange(len(marginals)))
-        high = np.maximum.outer(np.arange(len(marginals)), np.arange(len(marginals)))
-        between = cumulative[high] - np.concatenate([[0.0], cumulative])[low]
-        distance = (between - (marginals[:, None] + marginals[None, :]) / 2) ** 2
-    expected = (np.outer(marginals, marginals) * distance).sum()
+    delta = (
+        np.asarray(distance, dtype=float)
+        if distance is not None
+        else value_distances(marginals, level)
+    )
+    expected = (np.outer(marginals, marginals) * delta).sum()
     if expected == 0:
         return None
-    return _clean(1.0 - (n - 1.0) * (o * distance).sum() / expected)
+    return _clean(1.0 - (n - 1.0) * (o * delta).sum() / expected)
 
 
 def krippendorff_alpha(

@@ -21,6 +21,8 @@ from typing import Literal
 
 import numpy as np
 
+from .agreement import value_distances
+
 DEFAULT_RESAMPLES = 1000
 DEFAULT_LEVEL = 0.95
 
@@ -85,41 +87,18 @@ def kappa_resampled(
     return kappa
 
 
-def _squared_distances(
-    marginals: np.ndarray, level: Literal["nominal", "ordinal", "interval"]
-) -> np.ndarray:
-    """δ²(c, k) per resample (resamples × values × values), as Krippendorff defines it."""
-    n_resamples, n_values = marginals.shape
-    if level == "nominal":
-        return np.broadcast_to(1.0 - np.eye(n_values), (n_resamples, n_values, n_values))
-    if level == "interval":
-        codes = np.arange(n_values, dtype=float)
-        return np.broadcast_to(
-            (codes[:, None] - codes[None, :]) ** 2, (n_resamples, n_values, n_values)
-        )
-    if level == "ordinal":
-        # Σ_{g=c..k} n_g − (n_c + n_k)/2, squared, for c ≤ k (symmetric).
-        cumulative = np.concatenate(
-            [np.zeros((n_resamples, 1)), np.cumsum(marginals, axis=1)], axis=1
-        )
-        low = np.minimum.outer(np.arange(n_values), np.arange(n_values))
-        high = np.maximum.outer(np.arange(n_values), np.arange(n_values))
-        between = cumulative[:, high + 1] - cumulative[:, low]
-        halves = (marginals[:, :, None] + marginals[:, None, :]) / 2
-        return (between - halves) ** 2
-    raise ValueError(f"unknown level {level!r}")
-
-
 def alpha_resampled(
     patterns: np.ndarray,
     weights: np.ndarray,
     *,
     level: Literal["nominal", "ordinal", "interval"] = "nominal",
+    distance: np.ndarray | None = None,
 ) -> np.ndarray:
     """Krippendorff's alpha of each weighted resample (NaN where undefined).
 
     Coincidences o_ck = Σ_u w_u (n_uc n_uk − [c = k] n_uc) / (m_u − 1) over
-    pairable rows (m_u ≥ 2); α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck.
+    pairable rows (m_u ≥ 2); α = 1 − (n − 1) Σ o_ck δ²_ck / Σ n_c n_k δ²_ck, with δ²
+    the given ``distance`` matrix or the level's (:func:`.agreement.value_distances`).
     Undefined, like :func:`analysis.metrics.agreement.alpha_from_counts`, with
     fewer than two pairable items or no variation.
     """
@@ -136,7 +115,11 @@ def alpha_resampled(
     coincidences = np.einsum("ru,uvw->rvw", weights, per_item)
     marginals = coincidences.sum(axis=2)
     total = marginals.sum(axis=1)
-    delta = _squared_distances(marginals, level)
+    delta = (
+        np.broadcast_to(np.asarray(distance, dtype=float), (n_resamples, n_values, n_values))
+        if distance is not None
+        else value_distances(marginals, level)
+    )
     observed = (coincidences * delta).sum(axis=(1, 2))
     expected = (marginals[:, :, None] * marginals[:, None, :] * delta).sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
@@ -189,6 +172,7 @@ def alpha_ci(
     counts: np.ndarray,
     *,
     level_of_measurement: Literal["nominal", "ordinal", "interval"] = "nominal",
+    distance: np.ndarray | None = None,
     resamples: int = DEFAULT_RESAMPLES,
     seed: int = 0,
     level: float = DEFAULT_LEVEL,
@@ -207,7 +191,7 @@ def alpha_ci(
     if len(counts) < 2:
         return (None, None)
     patterns, weights = resample_weights(counts, resamples=resamples, seed=seed)
-    values = alpha_resampled(patterns, weights, level=level_of_measurement)
+    values = alpha_resampled(patterns, weights, level=level_of_measurement, distance=distance)
     return percentile_interval(values, level)
 
 

@@ -4,6 +4,7 @@ from .descriptions import description_codes_svg
 from .figures import PLOTS as _FIGURES
 from .figures import agreement_svg, annotator_consistency_svg, label_distribution_svg
 from .likert import likert_svg
+from .over_time import agreement_over_time_svg
 from .preferences import pairwise_strengths_svg, pairwise_wins_svg
 from .settings import generation_crossed_svg, generation_mee_svg, order_positions_svg
 from .svg import OKABE_ITO
@@ -12,6 +13,7 @@ from .systems import systems_svg
 #: Every figure of the dashboard by name (the SVG endpoint's ``plot``).
 PLOTS = {
     **_FIGURES,
+    "agreement-over-time": agreement_over_time_svg,
     "systems": systems_svg,
     "description-codes": description_codes_svg,
     "likert": likert_svg,
@@ -25,6 +27,7 @@ PLOTS = {
 __all__ = [
     "OKABE_ITO",
     "PLOTS",
+    "agreement_over_time_svg",
     "agreement_svg",
     "annotator_consistency_svg",
     "description_codes_svg",

@@ -40,7 +40,7 @@ from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 13
+REPORT_VERSION = 14
 
 
 @dataclass(frozen=True)
@@ -155,6 +155,14 @@ def _stage_cell(
             cell, mee_slugs, merge, resamples=resamples, seed=seed
         ),
         "empathy": metrics.empathy_agreement(judgements=cell, resamples=resamples, seed=seed),
+        "category_sets": metrics.category_set_agreement(
+            judgements=cell, categories=mee_slugs, resamples=resamples, seed=seed
+        ),
+        "agreement_over_time": (
+            metrics.agreement_over_time(judgements=cell, submitted=cell["submitted_at"])
+            if "submitted_at" in cell
+            else []
+        ),
     }
 
 
@@ -276,6 +284,10 @@ def report_build(
         if not frame.empty
         else None
     )
+    if data is not None and assignments is not None and "assignment_id" in data:
+        # When each judgement was submitted (its assignment's time): agreement over time.
+        submitted = assignments.set_index("assignment_id")["submitted_at"]
+        data["submitted_at"] = data["assignment_id"].map(submitted)
     if assignments is not None and not assignments.empty:
         waits = metrics.waiting_periods(assignments=assignments, stage_order=list(stages))
         quality = quality_block(

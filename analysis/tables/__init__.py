@@ -15,7 +15,14 @@ A new statistic is one more :class:`Measure` in a builder (and its explanation i
 :mod:`analysis.explanations`): every rendering then shows it.
 """
 
-from .agreement import agreement_table, empathy_table, error_category_table, majority_table
+from .agreement import (
+    agreement_over_time_table,
+    agreement_table,
+    category_set_table,
+    empathy_table,
+    error_category_table,
+    majority_table,
+)
 from .comparisons import (
     automatic_evaluator_table,
     cross_stage_table,
@@ -61,6 +68,18 @@ from .systems import (
 from .walk import annotators_in_order, category_labels, cells_in_order
 
 
+def _added_in_version_14(report: dict) -> list[Table]:
+    """The set and over-time agreement tables, where the report has them (a report
+    stored before version 14 would show only dashes)."""
+    cells = [cell for _, _, cell in cells_in_order(report)]
+    tables = []
+    if any("category_sets" in cell for cell in cells):
+        tables.append(category_set_table(report))
+    if any("agreement_over_time" in cell for cell in cells):
+        tables.append(agreement_over_time_table(report))
+    return tables
+
+
 @collector_paused()
 def report_tables(report: dict) -> list[Table]:
     """Every table of the report, in reading order (see :func:`.model.collector_paused`)."""
@@ -68,6 +87,7 @@ def report_tables(report: dict) -> list[Table]:
         agreement_table(report),
         majority_table(report),
         error_category_table(report),
+        *_added_in_version_14(report),
         inter_group_table(report),
         cross_stage_table(report),
         human_vs_synthetic_table(report),
@@ -105,11 +125,13 @@ __all__ = [
     "Record",
     "Stat",
     "Table",
+    "agreement_over_time_table",
     "agreement_table",
     "annotator_table",
     "annotators_in_order",
     "automatic_evaluator_table",
     "category_labels",
+    "category_set_table",
     "cells_in_order",
     "coder_agreement_table",
     "collector_paused",

@@ -204,3 +204,77 @@ def empathy_table(report: dict) -> Table:
         note="The 3-point columns merge the scale to disagree / neutral / agree; they use "
         "the same items and raters as the 5-point ones.",
     )
+
+
+def category_set_table(report: dict) -> Table:
+    def alpha(metric: str, label: str, key: str) -> Measure:
+        return Measure(
+            f"{metric}_alpha",
+            label,
+            key,
+            at("category_sets", metric, "krippendorff_alpha"),
+            ci=at("category_sets", metric, "krippendorff_alpha_ci"),
+        )
+
+    return build_table(
+        slug="category-sets",
+        caption="Agreement on the set of error categories",
+        keys=[GROUP, STAGE],
+        measures=[
+            Measure(
+                "n_items_all_incoherent",
+                "Items all incoherent",
+                "n_items_all_incoherent",
+                at("category_sets", "n_items_all_incoherent"),
+                "count",
+            ),
+            Measure(
+                "n_judgements",
+                "Judgements with a set",
+                "set_judgements",
+                at("category_sets", "n_judgements"),
+                "count",
+            ),
+            Measure("n_sets", "Distinct sets", "n_sets", at("category_sets", "n_sets"), "count"),
+            Measure("n_items", "Items", "set_items", at("category_sets", "n_items"), "count"),
+            alpha("masi", "α, MASI [95% CI]", "masi_alpha"),
+            alpha("jaccard", "α, Jaccard [95% CI]", "jaccard_alpha"),
+        ],
+        entries=(((group, stage), cell) for group, stage, cell in cells_in_order(report)),
+        note="Over the items every annotator judged incoherent, each annotator's answer is "
+        "the set of categories they ticked; an answer with none ticked drops out.",
+    )
+
+
+DAY = Key("Day (UTC)", ("day",))
+
+
+def agreement_over_time_table(report: dict) -> Table:
+    return build_table(
+        slug="agreement-over-time",
+        caption="Agreement over time",
+        keys=[GROUP, STAGE, DAY],
+        measures=[
+            Measure(
+                "n_judgements",
+                "Judgements so far",
+                "judgements_so_far",
+                at("n_judgements"),
+                "count",
+            ),
+            *kappa_size_measures(),
+            Measure("fleiss_kappa", "Fleiss κ", "fleiss_kappa", at("fleiss_kappa"), banded=True),
+            Measure(
+                "randolph_kappa", "Randolph κ", "randolph_kappa", at("randolph_kappa"), banded=True
+            ),
+        ],
+        entries=(
+            ((group, stage, entry["day"]), entry)
+            for group, stage, cell in cells_in_order(report)
+            for entry in cell.get("agreement_over_time") or ()
+        ),
+        note="On coherent / incoherent, over the judgements submitted up to the end of each "
+        "day; each day's kappas use the items at least two annotators had judged by then.",
+        empty="No submission times: the study was imported from a published file, or "
+        "nothing is analysed yet.",
+    )

@@ -242,10 +242,12 @@ def test_p_values_have_three_significant_digits_or_a_floor():
 def test_every_number_in_every_table_is_explained(report, single_rater_report):
     for rep in (report, single_rater_report):
         tables = report_tables(rep)
-        assert [t.slug for t in tables][:7] == [
+        assert [t.slug for t in tables][:9] == [
             "agreement",
             "majority",
             "error-categories",
+            "category-sets",
+            "agreement-over-time",
             "inter-group",
             "cross-stage",
             "human-vs-synthetic",

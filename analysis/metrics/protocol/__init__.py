@@ -1,7 +1,9 @@
 """Measures specific to the reflection-coherence protocol.
 
 Agreement summaries with bootstrap intervals, most-evident-error (MEE)
-agreement with consensus adjustment and category merging, empathy agreement,
+agreement with consensus adjustment and category merging, agreement on the whole
+set of ticked categories (:mod:`.category_sets`), agreement day by day
+(:mod:`.over_time`), empathy agreement,
 between-group agreement, cross-stage shift on human reflections, human vs
 synthetic, per-annotator consistency, the item-level table (:mod:`.items`, the one
 home of the majority rule), and the system-level analysis built on it
@@ -19,9 +21,10 @@ when the rater gave none).
 """
 
 from .annotators import annotator_consistency, annotator_consistency_pooled
+from .category_sets import category_set_agreement
 from .descriptions import binary_kappa, description_summary
 from .empathy import EMPATHY_MERGED, EMPATHY_MERGED_ORDER, empathy_agreement
-from .errors import mee_agreement, mee_labels
+from .errors import all_incoherent, mee_agreement, mee_labels
 from .evaluators import evaluators_by_source, evaluators_systems
 from .generation import (
     crossed_entries,
@@ -40,6 +43,7 @@ from .likert import (
     likert_system_pairs,
 )
 from .order import order_effects, with_positions
+from .over_time import agreement_over_time
 from .pay import pay_summary
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
@@ -60,12 +64,15 @@ from .workload import workload
 __all__ = [
     "EMPATHY_MERGED",
     "EMPATHY_MERGED_ORDER",
+    "agreement_over_time",
     "agreement_summary",
+    "all_incoherent",
     "annotator_consistency",
     "annotator_consistency_pooled",
     "annotator_quality",
     "between_group_agreement",
     "binary_kappa",
+    "category_set_agreement",
     "cohens_d",
     "cohens_h",
     "coherent_rate_test",

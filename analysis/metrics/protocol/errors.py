@@ -16,6 +16,14 @@ def _selected(judgements: pd.DataFrame, categories: Sequence[str]) -> pd.DataFra
     return judgements[list(categories)].fillna(False).astype(bool)
 
 
+def all_incoherent(judgements: pd.DataFrame, *, item: str = "item", coherent: str = "coherent"):
+    """Whether each judgement's item was judged incoherent by every one of its raters
+    (a boolean Series aligned with ``judgements``): the items whose errors the
+    category agreements compare."""
+    incoherent = ~judgements[coherent].astype(bool)
+    return incoherent.groupby(judgements[item], observed=True).transform("all")
+
+
 def mee_labels(
     *,
     judgements: pd.DataFrame,
@@ -105,10 +113,10 @@ def mee_agreement(
     under the modal-rater rule it drops out of the kappas; ``n_items_all_incoherent``
     says how many items qualified before that.
     """
-    incoherent = ~judgements[coherent].astype(bool)
-    all_incoherent = incoherent.groupby(judgements[item]).transform("all")
     # Only the columns read below: the rows of a large frame are copied once, narrow.
-    subset = judgements.loc[all_incoherent, [item, rater, mee, *categories]]
+    subset = judgements.loc[
+        all_incoherent(judgements, item=item, coherent=coherent), [item, rater, mee, *categories]
+    ]
     merge = dict(merge or {})
     labels = list(dict.fromkeys(merge.get(slug, slug) for slug in categories))
     frame = pd.DataFrame(
