@@ -3,7 +3,7 @@
 columns, so a new personal field is one more name there. The purge
 (:func:`studies.services.privacy.study_purge_personal_data`) and its counts read
 :func:`personal_fields`; :data:`PERSONAL_ROWS` lists the rows deleted whole
-(browser sessions).
+(browser sessions, and the drafts of items never saved).
 
 What a purged column becomes follows from the column, so the row's constraints still
 hold: a JSON column ``{}``; a secret (a unique column whose default draws a fresh
@@ -29,7 +29,7 @@ from django.db import models
 from django.db.models import CharField, Q, Value
 from django.db.models.functions import Cast, Concat
 
-from .models import AnnotatorSession, Study
+from .models import AnnotatorSession, ItemDraft, Study
 from .sessions import sessions_sign_out_study
 
 PURGED_PREFIX = "purged-"
@@ -149,6 +149,14 @@ PERSONAL_ROWS: tuple[PersonalRows, ...] = (
         lambda study: Q(annotators__has_key=study.slug),
         lambda study: sessions_sign_out_study(slug=study.slug),
         what_one="browser session",
+    ),
+    # An item's choices the annotator never saved, free text included.
+    PersonalRows(
+        ItemDraft,
+        "unsaved item drafts",
+        lambda study: Q(assignment__stage__study=study),
+        lambda study: ItemDraft.objects.filter(assignment__stage__study=study).delete(),
+        what_one="unsaved item draft",
     ),
 )
 

@@ -20,6 +20,11 @@ urlpatterns = [
     path("s/<slug:slug>/done/", views.done, name="done"),
     path("s/<slug:slug>/b/<int:assignment_id>/", views.batch, name="batch"),
     path("s/<slug:slug>/b/<int:assignment_id>/<int:number>/", views.item, name="item"),
+    path(
+        "s/<slug:slug>/b/<int:assignment_id>/<int:number>/draft/",
+        views.item_draft,
+        name="item_draft",
+    ),
     path("s/<slug:slug>/b/<int:assignment_id>/review/", views.review, name="review"),
     path("exports/<slug:slug>/annotations.csv", views.export_annotations, name="export"),
     path("coding/<slug:slug>/stage-<int:position>/", views.coding, name="coding"),

@@ -234,6 +234,7 @@
     renumber(form);
     dirty = true;
     update(form);
+    draftSoon(form);
   }
 
   // Moving a response breaks its ties: its own, and those of the responses that had it
@@ -415,6 +416,37 @@
     }
   });
 
+  // Drafts: the item's choices go to the server a moment after each change (and once
+  // more if the page is left before that), so a closed tab or another device finds
+  // them again. A draft is never an answer; only the save button saves one.
+  var DRAFT_DELAY = 800;  // ms after the last change
+  var draftTimer = null, draftForm = null;
+  function sendDraft(leaving) {
+    var form = draftForm;
+    window.clearTimeout(draftTimer);
+    draftTimer = null;
+    draftForm = null;
+    if (!form || !form.isConnected || !form.dataset.draftUrl) { return; }
+    var data = new FormData(form);
+    if (leaving && navigator.sendBeacon) { navigator.sendBeacon(form.dataset.draftUrl, data); return; }
+    fetch(form.dataset.draftUrl, { method: "POST", body: data, credentials: "same-origin", keepalive: true })
+      .catch(function () { /* offline: the next change tries again */ });
+  }
+  function draftSoon(form) {
+    window.clearTimeout(draftTimer);
+    draftForm = form;
+    draftTimer = window.setTimeout(function () { sendDraft(false); }, DRAFT_DELAY);
+  }
+  function draftCancel() {
+    window.clearTimeout(draftTimer);
+    draftTimer = null;
+    draftForm = null;
+  }
+  window.addEventListener("pagehide", function () { if (draftTimer) { sendDraft(true); } });
+  document.addEventListener("visibilitychange", function () {
+    if (document.visibilityState === "hidden" && draftTimer) { sendDraft(true); }
+  });
+
   function setup(root) {
     var form = root.querySelector ? root.querySelector("form[data-annotate]") : null;
     if (!form && root.matches && root.matches("form[data-annotate]")) { form = root; }
@@ -436,6 +468,7 @@
     form.addEventListener("change", function (event) {
       dirty = true;
       update(form);
+      draftSoon(form);
       // No on a stage whose whole answer to No is a description: the cursor goes to the
       // box, so typing straight away fills it (and triggers no shortcut). With
       // categories to tick the keys stay on them.
@@ -447,13 +480,14 @@
     });
     form.addEventListener("input", function (event) {
       var tag = event.target.tagName, type = event.target.type;
-      if (tag === "TEXTAREA" || type === "number" || type === "range") { dirty = true; update(form); }
+      if (tag === "TEXTAREA" || type === "number" || type === "range") { dirty = true; update(form); draftSoon(form); }
     });
     if (form.hasAttribute("data-likert")) { setupSliders(form); }
     if (form.hasAttribute("data-ranking")) { setupRanking(form); }
-    form.addEventListener("htmx:beforeRequest", function () { dirty = false; });
+    form.addEventListener("htmx:beforeRequest", function () { dirty = false; draftCancel(); });
     form.addEventListener("submit", function () {
       dirty = false;
+      draftCancel();
       var spent = form.querySelector('input[name="seconds_spent"]');
       if (spent) { spent.value = ((Date.now() - Number(form.dataset.openedAt)) / 1000).toFixed(1); }
     });

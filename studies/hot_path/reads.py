@@ -11,6 +11,7 @@ from ..models import (
     AnnotatorSession,
     ConsentVersion,
     ErrorCategory,
+    ItemDraft,
     Judgement,
     LikertDimension,
     LikertRating,
@@ -268,8 +269,16 @@ def _item_panel_statement() -> Statement:
         f" FROM {table(Reflection)} AS {quote('o')}"
         f" WHERE {quote('o')}.{quote(Reflection._meta.pk.column)} = %(opponent)s)"
     )
+    # (Uncorrelated: PostgreSQL runs it once for the statement, not per answer row.)
+    draft = (
+        f"(SELECT json_build_object('base_revision', {column(ItemDraft, 'base_revision')},"
+        f" 'fields', {column(ItemDraft, 'fields')}) FROM {table(ItemDraft)}"
+        f" WHERE {column(ItemDraft, 'assignment')} = %(assignment)s"
+        f" AND {column(ItemDraft, 'number')} = %(number)s)"
+    )
     return Statement(
         f"SELECT {column(Reflection, 'text')} AS text, {opponent_text} AS opponent_text,"
+        f" {draft} AS draft,"
         f" {select_list(Judgement, 'j')}, {_ratings_json()} AS ratings"
         f" FROM {table(Reflection)} LEFT JOIN {table(Judgement)}"
         f" ON {column(Judgement, 'assignment')} = %(assignment)s"
@@ -279,18 +288,24 @@ def _item_panel_statement() -> Statement:
 
 
 def item_panel_reads(
-    *, assignment_id: int, reflection_id: int, opponent_id: int | None = None
-) -> tuple[tuple[str, str | None], dict]:
+    *, assignment_id: int, reflection_id: int, opponent_id: int | None = None, number: int = 0
+) -> tuple[tuple[str, str | None], dict, dict | None]:
     """What an item's panel shows besides the assignment: the response candidate's
-    text (a pair's: both texts, the opponent's second, else None) and every answer of
+    text (a pair's: both texts, the opponent's second, else None), every answer of
     the batch so far (``Judgement.key`` → ``Judgement``: this item's answer, and the
     count), each with its Likert ratings (``judgement.likert_ratings``, empty in other
-    stages). One query."""
+    stages), and the draft of item ``number`` (``{"base_revision", "fields"}``, None
+    without one). One query."""
     statement = _item_panel_statement()
     with prepared_cursor() as cursor:
         cursor.execute(
             statement.sql,
-            {"assignment": assignment_id, "reflection": reflection_id, "opponent": opponent_id},
+            {
+                "assignment": assignment_id,
+                "reflection": reflection_id,
+                "opponent": opponent_id,
+                "number": number,
+            },
         )
         rows = rows_by_name(cursor)
     if not rows:
@@ -304,4 +319,4 @@ def item_panel_reads(
                 for r in row["ratings"] or ()
             ]
             answers[judgement.key] = judgement
-    return (rows[0]["text"], rows[0]["opponent_text"]), answers
+    return (rows[0]["text"], rows[0]["opponent_text"]), answers, rows[0]["draft"]

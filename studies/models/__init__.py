@@ -9,12 +9,14 @@ services and, on PostgreSQL, by triggers added in migration 0002.
 Split by aggregate: ``study`` (configuration), ``stages``, ``categories`` (error categories),
 ``materials``, ``people`` (annotators and their sessions), ``work`` (assignments and
 judgements, with the querysets that define which of them count), ``coding`` (the
-codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz),
+codebook of free-text descriptions), ``questionnaires``, ``training`` (the quiz), ``drafts`` (an item's choices before
+they are saved),
 ``pay`` (what each group is paid for a stage), ``privacy`` (the purge log), ``roles`` (who may do what in a study); ``messages`` gives every check constraint its message.
 """
 
 from .categories import ErrorCategory, stage_offered_categories
 from .coding import Code, Coder, DescriptionCoding
+from .drafts import DRAFT_MAX_CHARS, ItemDraft
 from .gates import GateDecision, StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import Batch, BatchItem, DialogueContext, Reflection
@@ -66,6 +68,7 @@ from .work import Assignment, Judgement
 
 __all__ = [
     "CHECK_MESSAGES",
+    "DRAFT_MAX_CHARS",
     "MAX_CATEGORY_BIT",
     "PREFIX_REGEX",
     "SLUG_REGEX",
@@ -88,6 +91,7 @@ __all__ = [
     "DialogueContext",
     "ErrorCategory",
     "GateDecision",
+    "ItemDraft",
     "Judgement",
     "LikertDimension",
     "LikertRating",

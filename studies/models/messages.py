@@ -7,6 +7,7 @@ from ..limits import CAP_MESSAGES
 from ..protocol import HUMAN_SOURCE
 from .categories import ErrorCategory
 from .coding import Code
+from .drafts import DRAFT_MAX_CHARS, ItemDraft
 from .gates import StageGate
 from .likert import LikertDimension, LikertRating
 from .materials import DialogueContext, Reflection
@@ -95,6 +96,8 @@ CHECK_MESSAGES = {
     "reflection_human_kind_matches_source": f'The human reflection has the source "{HUMAN_SOURCE}", '
     "and only it does.",
     "annotator_number_positive": "Annotator numbers start at 1.",
+    "draft_number_from_1": "Items are numbered from 1.",
+    "draft_fields_capped": f"A draft holds at most {DRAFT_MAX_CHARS:,} characters.",
     "annotator_platform_valid": "Unknown crowd platform.",
     "annotator_platform_id_with_platform": "A platform participant id needs its platform, and "
     "the other way round.",
@@ -166,6 +169,7 @@ for _model in (
     WaitExemption,
     Assignment,
     Judgement,
+    ItemDraft,
     Questionnaire,
     Question,
     Choice,

@@ -19,6 +19,7 @@ from ..models import (
     Study,
 )
 from ..protocol import category_selected, order_keys, pair_winner
+from .drafts import assignment_drafts_clear
 from .gates import after_submit
 
 
@@ -111,6 +112,7 @@ def _submit(*, assignment_id: int, now: datetime) -> Assignment:
         assignment.rejected_at = now
         assignment.rejection_reason = "Failed the attention check (rejected automatically)."
     assignment.save()
+    assignment_drafts_clear(assignment_id=assignment.pk)  # every item is saved now
     return assignment
 
 

@@ -2,6 +2,7 @@
 
 from .annotate import batch, done, home, item, review, start
 from .coding import coding, coding_code_add, coding_export
+from .drafts import item_draft
 from .entry import consent, decline, index, invitation, join, join_without_key, tutorial
 from .exports import export_annotations, export_questionnaires
 from .questionnaires import questionnaire
@@ -21,6 +22,7 @@ __all__ = [
     "index",
     "invitation",
     "item",
+    "item_draft",
     "join",
     "join_without_key",
     "questionnaire",

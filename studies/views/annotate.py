@@ -42,6 +42,7 @@ from ..services.crowd import crowd_return_due, crowd_stage_end_early
 from ..shortcuts import ITEM_KEYS, LIKERT_KEYS, PAIRWISE_KEYS, RANKING_KEYS, category_keys
 from .common import Step, annotator_page, render_with_crowd_return
 from .comparison_panel import pair_shown, ranking_rows, review_rows
+from .drafts import form_from_draft, item_draft_read
 from .likert_panel import likert_rows, likert_summaries
 
 
@@ -123,11 +124,13 @@ def _item_context(
     key = order_key(entry)
     # The text (a pair's two) and every answer of the batch (the count, and this
     # item's answer).
-    (text, opponent_text), answered = item_panel_reads(
-        assignment_id=assignment.pk, reflection_id=key[0], opponent_id=key[1]
+    (text, opponent_text), answered, draft = item_panel_reads(
+        assignment_id=assignment.pk, reflection_id=key[0], opponent_id=key[1], number=number
     )
     reflection = Reflection(pk=key[0], text=text)
     judgement = answered.get(key)
+    revision = judgement.revision if judgement is not None else 0
+    restored = False
     if form is None:
         form = AnswerForm(
             initial=AnswerForm.initial_from(judgement, categories, dimensions),
@@ -135,6 +138,7 @@ def _item_context(
             settings=settings,
             dimensions=dimensions,
         )
+        restored = form_from_draft(form, draft, revision=revision)
     n = len(assignment.order)
     n_answered = len(answered)
     return_to_review = request.GET.get("next") == "review"
@@ -158,7 +162,9 @@ def _item_context(
         "pairwise_keys": PAIRWISE_KEYS,
         "saved": saved,
         "conflict": conflict,
-        "revision": judgement.revision if judgement is not None else 0,
+        "revision": revision,
+        "draft_restored": restored,
+        "draft_url": reverse("studies:item_draft", args=[study.slug, assignment.pk, number]),
         # A form shown again (with its errors) keeps the time it was first shown.
         "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "previous_url": reverse("studies:item", args=[study.slug, assignment.pk, number - 1])
@@ -175,12 +181,15 @@ def _ranking_context(request, assignment: Assignment, *, form=None, conflict="")
     study = request.study
     settings = study.answer_settings_by_stage[assignment.stage_id]
     judgements = list(Judgement.objects.filter(assignment=assignment))
+    revision = max((j.revision for j in judgements), default=0)
+    restored = False
     if form is None:
         form = RankingForm(
             initial=RankingForm.initial_from(judgements),
             candidates=assignment.order,
             settings=settings,
         )
+        restored = form_from_draft(form, item_draft_read(assignment=assignment), revision=revision)
     texts = dict(Reflection.objects.filter(pk__in=assignment.order).values_list("id", "text"))
     item_url = reverse("studies:item", args=[study.slug, assignment.pk, 1])
     return_to_review = request.GET.get("next") == "review"
@@ -200,7 +209,9 @@ def _ranking_context(request, assignment: Assignment, *, form=None, conflict="")
         "ranking_keys": RANKING_KEYS,
         "saved": False,
         "conflict": conflict,
-        "revision": max((j.revision for j in judgements), default=0),
+        "revision": revision,
+        "draft_restored": restored,
+        "draft_url": reverse("studies:item_draft", args=[study.slug, assignment.pk, 1]),
         "shown_at": (form.is_bound and form.data.get("shown_at")) or item_shown_at(),
         "previous_url": None,
         "item_url": item_url,

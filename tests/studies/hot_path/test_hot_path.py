@@ -19,6 +19,7 @@ from studies.models import (
     AnnotatorSession,
     Assignment,
     ErrorCategory,
+    ItemDraft,
     Judgement,
     Reflection,
     Study,
@@ -341,8 +342,8 @@ def test_saved_answers_come_back_as_stored_rows(annotator):
 def test_item_panel_reads_equal_what_the_orm_reads(annotator):
     assignment = assignment_claim(annotator=annotator)
     first, second = assignment.order[0], assignment.order[1]
-    texts, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=first)
-    assert (texts, answers) == ((Reflection.objects.get(pk=first).text, None), {})
+    texts, answers, draft = item_panel_reads(assignment_id=assignment.pk, reflection_id=first)
+    assert (texts, answers, draft) == ((Reflection.objects.get(pk=first).text, None), {}, None)
     common = dict(annotator_id=annotator.pk, assignment_id=assignment.pk, categories={})
     judgement_record_item(number=1, answer=Answer(coherent=True, empathy=2), **common)
     judgement_record_item(number=2, answer=Answer(coherent=True, empathy=5), **common)
@@ -358,7 +359,17 @@ def test_item_panel_reads_equal_what_the_orm_reads(annotator):
         answer=Answer(coherent=True, empathy=1),
         categories={},
     )
-    texts, answers = item_panel_reads(assignment_id=assignment.pk, reflection_id=second)
+    ItemDraft.objects.create(
+        assignment=assignment,
+        number=2,
+        base_revision=1,
+        fields={"coherent": ["no"]},
+        updated_at=timezone.now(),
+    )
+    texts, answers, draft = item_panel_reads(
+        assignment_id=assignment.pk, reflection_id=second, number=2
+    )
+    assert draft == {"base_revision": 1, "fields": {"coherent": ["no"]}}
     assert texts == (Reflection.objects.get(pk=second).text, None)
     assert answers.keys() == {(first, None), (second, None)}
     for (reflection_id, _), judgement in answers.items():
@@ -367,9 +378,10 @@ def test_item_panel_reads_equal_what_the_orm_reads(annotator):
     with pytest.raises(Reflection.DoesNotExist):
         item_panel_reads(assignment_id=assignment.pk, reflection_id=10**12)
     # A pair's: both texts, the second's too.
-    texts, _ = item_panel_reads(
-        assignment_id=assignment.pk, reflection_id=first, opponent_id=second
+    texts, _, draft = item_panel_reads(
+        assignment_id=assignment.pk, reflection_id=first, opponent_id=second, number=1
     )
+    assert draft is None  # item 1 has none
     assert texts == (
         Reflection.objects.get(pk=first).text,
         Reflection.objects.get(pk=second).text,

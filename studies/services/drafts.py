@@ -1,0 +1,104 @@
+"""Item drafts: the choices on an item the annotator has not saved yet, kept on the
+server as the page sends them (debounced) and shown again when the item is opened,
+on this device or another. A draft is never an answer (see :mod:`studies.models.drafts`).
+"""
+
+from __future__ import annotations
+
+import json
+from datetime import datetime
+
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.http import QueryDict
+from django.utils import timezone
+
+from ..hot_path.saves import AssignmentClosed, closed_reason
+from ..models import CHECK_MESSAGES, DRAFT_MAX_CHARS, Assignment, ItemDraft
+
+#: Form fields that say how the page was sent, not what was chosen: never kept.
+NOT_CHOICES = frozenset(
+    {"csrfmiddlewaretoken", "seconds_spent", "shown_at", "form_mode", "revision"}
+)
+
+
+def draft_fields(data: QueryDict) -> dict[str, list[str]]:
+    """The choices of a posted form: field name → its values, without
+    :data:`NOT_CHOICES`."""
+    return {name: data.getlist(name) for name in data if name not in NOT_CHOICES}
+
+
+def _base_revision(data: QueryDict) -> int:
+    raw = data.get("revision") or "0"
+    if not raw.isdigit():
+        raise ValidationError({"revision": "The revision is a whole number, 0 or more."})
+    return int(raw)
+
+
+def item_draft_save(
+    *,
+    annotator_id: int,
+    assignment_id: int,
+    number: int,
+    data: QueryDict,
+    now: datetime | None = None,
+) -> ItemDraft:
+    """Keep the choices of item ``number`` of the annotator's open assignment, as the
+    answer form posts them (``revision``: the saved answer's revision the page showed).
+    Replaces the item's earlier draft in one statement. Raises
+    ``Assignment.DoesNotExist`` (not the annotator's, or no such item),
+    :class:`AssignmentClosed` (the batch takes no answers) or ``ValidationError`` (a
+    bad revision, or more than :data:`DRAFT_MAX_CHARS` characters of choices); nothing
+    is written then."""
+    now = now or timezone.now()
+    fields = draft_fields(data)
+    if len(json.dumps(fields, ensure_ascii=False)) > DRAFT_MAX_CHARS:
+        raise ValidationError(CHECK_MESSAGES["draft_fields_capped"])
+    base_revision = _base_revision(data)
+    with transaction.atomic():
+        assignment = Assignment.objects.only(
+            "id", "status", "order", "expires_at", "assigned_at", "annotator_id"
+        ).get(pk=assignment_id, annotator_id=annotator_id)
+        if not 1 <= number <= len(assignment.order):
+            raise Assignment.DoesNotExist("No such response candidate.")
+        closed = closed_reason(assignment, now)
+        if closed is None:
+            draft = ItemDraft(
+                assignment=assignment,
+                number=number,
+                base_revision=base_revision,
+                fields=fields,
+                updated_at=now,
+            )
+            ItemDraft.objects.bulk_create(
+                [draft],
+                update_conflicts=True,
+                unique_fields=["assignment", "number"],
+                update_fields=["base_revision", "fields", "updated_at"],
+            )
+    if closed is not None:
+        raise AssignmentClosed(closed)
+    return draft
+
+
+def draft_initial(form, draft: dict | None, *, revision: int) -> dict | None:
+    """The initial values of ``form`` (an unbound answer or ranking form) from a
+    draft (``{"base_revision": …, "fields": {…}}``), or None when there is none or it
+    is stale: made before the saved answer's latest revision ``revision``. Each field
+    reads the draft as its widget reads a posted form."""
+    if not draft or draft["base_revision"] != revision:
+        return None
+    data = QueryDict(mutable=True)
+    for name, values in draft["fields"].items():
+        data.setlist(name, values)
+    return {
+        name: field.widget.value_from_datadict(data, {}, form.add_prefix(name))
+        for name, field in form.fields.items()
+        if name not in NOT_CHOICES
+    }
+
+
+def assignment_drafts_clear(*, assignment_id: int) -> int:
+    """Drop the drafts of a batch that takes no more answers; how many there were."""
+    deleted, _ = ItemDraft.objects.filter(assignment_id=assignment_id).delete()
+    return deleted
