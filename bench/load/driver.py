@@ -2,7 +2,8 @@
 
 The **journey**: each follows the invitation link, consents (POST with the CSRF
 token), completes the tutorial, claims a batch, then per item: the item page ("show
-next item") and the answer ("save judgement"), reviews and submits the batch, claims
+next item"), in ``htmx`` mode the draft the page keeps of the choices ("save draft"),
+and the answer ("save judgement"), reviews and submits the batch, claims
 the next. In ``htmx`` mode (a browser with JavaScript, what annotators use) the answer
 is an htmx POST whose response is the next item's panel, so "show next item" is the
 full item page that opens each batch; in ``plain`` mode (no JavaScript) the answer is
@@ -51,6 +52,7 @@ REVISION = re.compile(rb'name="revision" value="(\d+)"')
 NO_WORK = b"<h1>No work available right now</h1>"
 
 SAVE, SHOW = "save judgement", "show next item"
+DRAFT = "save draft"
 SAVE_LOOP = "save + next panel (loop)"
 SAVE_ONLY = "save only (loop)"
 FLOOR = "floor INSERT"
@@ -145,6 +147,7 @@ class VirtualAnnotator:
         self.n_items = 0
         self.candidates: list[str] = []  # a ranking's candidates (its rank fields)
         self.ready = False  # signed in, consented, tutorial done
+        self.drafted = False  # the current item's draft sent (the journey, htmx mode)
         # (assignment id, item number) -> revisions acknowledged (HTTP 2xx) so far
         self.acknowledged: dict[tuple[int, int], int] = defaultdict(int)
 
@@ -170,6 +173,7 @@ class VirtualAnnotator:
         return response
 
     async def sign_up(self) -> None:
+        self.drafted = False
         if self.client is not None:
             await self.client.aclose()
         self.client = httpx.AsyncClient(base_url=self.base, timeout=30)
@@ -314,6 +318,17 @@ class VirtualAnnotator:
         if follow:
             await self.show()
 
+    async def draft(self) -> None:
+        """What the page sends a moment after the annotator's choices on the current
+        item (annotate.js, debounced): the form's fields to the draft endpoint."""
+        url = f"/s/{self.slug}/b/{self.assignment}/{self.number}/draft/"
+        body = answer_body(
+            self.rng, mode="htmx", instrument=self.instrument, candidates=self.candidates
+        )
+        body["csrfmiddlewaretoken"] = self.csrf()
+        body["revision"] = str(self.acknowledged[(self.assignment, self.number)])
+        await self.request(DRAFT, "POST", url, data=body, expect=(204,))
+
     async def submit(self) -> None:
         url = f"/s/{self.slug}/b/{self.assignment}/review/"
         await self.request("review + submit", "GET", url)
@@ -329,8 +344,13 @@ class VirtualAnnotator:
             await self.claim()
         elif self.number == 0:
             await self.submit()
+        elif self.mode == "htmx" and not self.drafted:
+            # A browser with JavaScript keeps a draft of the choices before the save.
+            await self.draft()
+            self.drafted = True
         else:
             await self.save()
+            self.drafted = False
 
     async def run_until(self, deadline: float) -> None:
         while time.perf_counter() < deadline:

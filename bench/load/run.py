@@ -38,6 +38,7 @@ import psutil
 from bench.annotator_study import study_build
 from bench.common import NO_REDIS, database_recreate, django_setup
 from bench.load.driver import (
+    DRAFT,
     FLOOR,
     SAVE,
     SAVE_LOOP,
@@ -55,7 +56,7 @@ ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(sys.executable).parent
 SLUG = "load"
 TARGET_LEVEL, TARGET_RATIO, TARGET_P95_MS = 50, 0.5, 100.0
-KINDS = ("sign-up", "home", "claim batch", "open batch", SHOW, SAVE, "review + submit")
+KINDS = ("sign-up", "home", "claim batch", "open batch", SHOW, DRAFT, SAVE, "review + submit")
 ACKED = "acknowledged saves stored"
 # --compare: a second server without one of the save path's optimisations, on the same
 # database (same secret key, so the annotators' sessions work on both); its save loop
