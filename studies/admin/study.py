@@ -60,6 +60,7 @@ from .configuration import (
     ErrorCategoryInline,
     StageInline,
 )
+from .definition import definition_export_view, definition_import_view
 from .forms import CreateAnnotatorsForm, ImportMaterialsForm, _save_categories
 from .per_study import PerStudyAdminMixin, study_page
 from .privacy import PurgePersonalDataMixin
@@ -339,6 +340,16 @@ class StudyAdmin(
                 self.admin_site.admin_view(self.export_view),
                 name="studies_study_export",
             ),
+            path(
+                "<int:study_id>/definition/",
+                self.admin_site.admin_view(self.definition_export_view),
+                name="studies_study_definition",
+            ),
+            path(
+                "import-definition/",
+                self.admin_site.admin_view(self.definition_import_view),
+                name="studies_study_import_definition",
+            ),
         ]
         return urls + super().get_urls()
 
@@ -389,6 +400,17 @@ class StudyAdmin(
             f'attachment; filename="{study.slug}-stage-{position}-{platform}-ids.txt"'
         )
         return response
+
+    @study_page(Capability.SEE)
+    def definition_export_view(self, request: HttpRequest, study: Study):
+        return definition_export_view(self, request, study)
+
+    def definition_import_view(self, request: HttpRequest):
+        return definition_import_view(self, request)
+
+    def changelist_view(self, request, extra_context=None):
+        extra_context = {**(extra_context or {}), "may_create": self.has_add_permission(request)}
+        return super().changelist_view(request, extra_context)
 
     @study_page(Capability.READ_ROWS)
     def export_view(self, request: HttpRequest, study: Study):

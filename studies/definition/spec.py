@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from decimal import Decimal
+from enum import Enum
 from typing import Any
 
 from django.db import models
@@ -204,6 +205,8 @@ def value_out(instance: models.Model, name: str) -> Any:
         return duration_iso_string(value)
     if isinstance(model_field, models.DecimalField):
         return str(value)
+    if isinstance(value, Enum):  # a choice not read back from the database yet
+        return value.value
     return value
 
 
