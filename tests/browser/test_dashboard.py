@@ -141,9 +141,10 @@ def test_without_javascript_the_rerun_form_posts_and_comes_back(
     analysis_run_execute(run_id=run.pk)
     page.reload()
     png_buttons = page.locator("[data-png-download]")
-    # Agreement, label distribution, annotators, systems, the majority MEE per setting
-    # and the order effects (no crossed settings, descriptions or other instruments).
-    expect(png_buttons).to_have_count(6)
+    # Agreement, agreement over time, label distribution, annotators, systems, the
+    # majority MEE per setting and the order effects (no crossed settings, descriptions
+    # or other instruments).
+    expect(png_buttons).to_have_count(7)
     expect(png_buttons.first).to_be_hidden()
     expect(page.get_by_role("link", name="Download SVG").first).to_be_visible()
     context.close()

@@ -282,6 +282,11 @@ def test_round_trip_of_a_whole_study_gives_the_same_report(annotated_study):
     # Nor the order each annotator saw: the copy's order effects are unknown (none).
     assert original.pop("order_effects")
     assert copied.pop("order_effects") == {}
+    # Without submission times, no agreement day by day either.
+    for group, entry in copied["groups"].items():
+        for stage, cell in entry["stages"].items():
+            assert cell.pop("agreement_over_time") == []
+            assert original["groups"][group]["stages"][stage].pop("agreement_over_time")
     assert_same_report(copied, original)
 
 

@@ -17,7 +17,10 @@ from analysis.selectors.questionnaires import questionnaire_data
 from studies.models import (
     Annotator,
     AnnotatorSession,
+    Assignment,
+    Batch,
     CrowdEntry,
+    ItemDraft,
     Judgement,
     PersonalDataPurge,
     QuestionAnswer,
@@ -26,6 +29,7 @@ from studies.models import (
 from studies.personal_data import PERSONAL_ROWS, personal_data_phrases, personal_fields
 from studies.services import (
     annotators_create,
+    assignment_create,
     study_open,
     study_personal_data_counts,
     study_purge_personal_data,
@@ -79,6 +83,15 @@ def people(loaded_study, client):
         questionnaire=q,
         answers={m["1"]: [str(m["1:Yes"])], m["3"]: ["2"], m["4"]: ["I live at 3 Elm Road."]},
     )
+    # An item's choices kept but never saved (words typed included).
+    batch = Batch.objects.filter(stage__study=loaded_study).order_by("pk").first()
+    ItemDraft.objects.create(
+        assignment=assignment_create(annotator=invited[1], batch=batch),
+        number=1,
+        base_revision=0,
+        fields={"coherent": ["no"], "description": ["Reminds me of my brother."]},
+        updated_at="2026-01-01T00:00Z",
+    )
     return [*invited, worker]
 
 
@@ -97,6 +110,7 @@ def snapshot(study):
 
 
 def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
+    Assignment.objects.filter(drafts__isnull=False).delete()  # its batch is filled below
     annotate_study(loaded_study, annotators_per_group=3)
     judgements = list(Judgement.objects.order_by("pk").values())
     close(loaded_study)
@@ -110,6 +124,7 @@ def test_purge_deletes_what_identifies_people_and_logs_it(loaded_study, people):
         "crowd entry: session id": 1,
         "crowd entry: platform study id": 1,
         "question answer: text": 1,
+        "unsaved item drafts": 0,
         "browser sessions": 1,
     }
 
@@ -211,7 +226,8 @@ def test_command_purges_a_closed_study_and_refuses_an_open_one(loaded_study, peo
     assert PersonalDataPurge.objects.count() == 0
     out = io.StringIO()
     call_command("purge_personal_data", "pilot", "--by", researcher.username, stdout=out)
-    assert "Deleted from pilot at" in out.getvalue() and "1 browser session." in out.getvalue()
+    assert "Deleted from pilot at" in out.getvalue()
+    assert "1 browser session" in out.getvalue() and "1 unsaved item draft" in out.getvalue()
     assert PersonalDataPurge.objects.get().purged_by == researcher
 
 
