@@ -109,19 +109,30 @@ def alpha_resampled(
     n_resamples, n_values = weights.shape[0], patterns.shape[1]
     if len(patterns) == 0:
         return np.full(n_resamples, np.nan)
-    outer = patterns[:, :, None] * patterns[:, None, :]
-    outer -= patterns[:, :, None] * np.eye(n_values)[None, :, :]
-    per_item = outer / (raters - 1)[:, None, None]
-    coincidences = np.einsum("ru,uvw->rvw", weights, per_item)
-    marginals = coincidences.sum(axis=2)
+    # A coincidence row's marginal is the item's count: n_c = Σ_u w_u n_uc.
+    marginals = weights @ patterns
     total = marginals.sum(axis=1)
-    delta = (
-        np.broadcast_to(np.asarray(distance, dtype=float), (n_resamples, n_values, n_values))
-        if distance is not None
-        else value_distances(marginals, level)
-    )
-    observed = (coincidences * delta).sum(axis=(1, 2))
-    expected = (marginals[:, :, None] * marginals[:, None, :] * delta).sum(axis=(1, 2))
+    if distance is not None or level != "ordinal":
+        # The distances do not depend on the resample: each pattern's share of Σ o·δ² is
+        # one number, (n_uᵀ δ² n_u − Σ_c n_uc δ²_cc) / (m_u − 1), so memory stays
+        # resamples × values, however many values (sets of categories) there are.
+        delta = (
+            np.asarray(distance, dtype=float)
+            if distance is not None
+            else value_distances(marginals[0], level)
+        )
+        per_pattern = (
+            np.einsum("uv,vw,uw->u", patterns, delta, patterns) - patterns @ np.diag(delta)
+        ) / (raters - 1)
+        observed = weights @ per_pattern
+        expected = ((marginals @ delta) * marginals).sum(axis=1)
+    else:  # ordinal: the distances depend on each resample's marginals
+        outer = patterns[:, :, None] * patterns[:, None, :]
+        outer -= patterns[:, :, None] * np.eye(n_values)[None, :, :]
+        coincidences = np.einsum("ru,uvw->rvw", weights, outer / (raters - 1)[:, None, None])
+        delta = value_distances(marginals, level)
+        observed = (coincidences * delta).sum(axis=(1, 2))
+        expected = (marginals[:, :, None] * marginals[:, None, :] * delta).sum(axis=(1, 2))
     with np.errstate(divide="ignore", invalid="ignore"):
         alpha = 1 - (total - 1) * observed / expected
     undefined = (weights.sum(axis=1) < 2) | ((marginals > 0).sum(axis=1) < 2) | (expected == 0)

@@ -7,6 +7,7 @@ from __future__ import annotations
 import itertools
 
 from ..tables import agreement_over_time_table, finite, format_number
+from ..tables.agreement import holds_in_cells
 from .settings import NO_JUDGEMENTS
 from .svg import GRID, LANDIS_KOCH, MEASURES, MUTED, Figure, empty, fit, num
 
@@ -29,6 +30,8 @@ def agreement_over_time_svg(report: dict) -> str:
     if not records:
         if not report.get("n_judgements"):
             return empty(figure, NO_JUDGEMENTS)
+        if not holds_in_cells(report, "agreement_over_time"):
+            return empty(figure, "This report is older than agreement over time: re-run it.")
         return empty(figure, "No submission times: the study was imported from a file.")
     panels: dict[tuple[str, str], list] = {}
     for record in records:
@@ -90,6 +93,6 @@ def agreement_over_time_svg(report: dict) -> str:
             figure.text(sx(index), bottom + 16, days[index].keys["day"], size=10,
                         anchor="middle", fill=MUTED)  # fmt: skip
         y = bottom + 30
-    figure.text(figure.width / 2, y + 4, f"Day (UTC); kappa shown from {num(LOW)}", size=11,
+    figure.text(figure.width / 2, y + 4, f"Days with submissions (UTC); kappa shown from {num(LOW)}", size=11,
                 anchor="middle", fill=MUTED)  # fmt: skip
     return figure.render(y + 16)

@@ -85,7 +85,7 @@ def stage_categories_null(cell: dict, slugs: Sequence[str], offered: Collection[
     offer (``slugs`` are the study's, ``offered`` the stage's) null, their keys kept:
     nobody could choose them there, so a share of 0 or an agreement would be misread.
     In a stage that offers none (it asks no categories) every number of
-    ``most_evident_error`` is null too; otherwise that agreement is computed over the
+    ``most_evident_error`` and ``category_sets`` is null too; otherwise that agreement is computed over the
     offered categories only. The coherent share and ``incoherent_unspecified`` stay."""
     missing = not_offered(slugs, offered)
     if not missing:
@@ -102,6 +102,12 @@ def stage_categories_null(cell: dict, slugs: Sequence[str], offered: Collection[
         "most_evident_error": cell["most_evident_error"]
         if offered
         else _null_numbers(cell["most_evident_error"]),
+        # (As a set of ticked categories: none can be ticked where none is offered.)
+        **(
+            {"category_sets": _null_numbers(cell["category_sets"])}
+            if "category_sets" in cell and not offered
+            else {}
+        ),
     }
 
 

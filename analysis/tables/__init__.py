@@ -21,6 +21,7 @@ from .agreement import (
     category_set_table,
     empathy_table,
     error_category_table,
+    holds_in_cells,
     majority_table,
 )
 from .comparisons import (
@@ -69,15 +70,15 @@ from .walk import annotators_in_order, category_labels, cells_in_order
 
 
 def _added_in_version_14(report: dict) -> list[Table]:
-    """The set and over-time agreement tables, where the report has them (a report
-    stored before version 14 would show only dashes)."""
-    cells = [cell for _, _, cell in cells_in_order(report)]
-    tables = []
-    if any("category_sets" in cell for cell in cells):
-        tables.append(category_set_table(report))
-    if any("agreement_over_time" in cell for cell in cells):
-        tables.append(agreement_over_time_table(report))
-    return tables
+    """The set and over-time agreement tables, where the report has them."""
+    return [
+        build(report)
+        for key, build in (
+            ("category_sets", category_set_table),
+            ("agreement_over_time", agreement_over_time_table),
+        )
+        if holds_in_cells(report, key)
+    ]
 
 
 @collector_paused()

@@ -246,6 +246,12 @@ def category_set_table(report: dict) -> Table:
     )
 
 
+def holds_in_cells(report: dict, key: str) -> bool:
+    """Whether the report's group × stage cells have ``key`` (a report stored before the
+    key was added has none: its table would show only dashes)."""
+    return any(key in cell for _, _, cell in cells_in_order(report))
+
+
 DAY = Key("Day (UTC)", ("day",))
 
 

@@ -412,6 +412,7 @@
     event.preventDefault();
     if (window.confirm(LEAVE_UNSAVED)) {
       dirty = false;
+      discardDraft(currentForm());
       event.detail.issueRequest(true);
     }
   });
@@ -441,6 +442,17 @@
     window.clearTimeout(draftTimer);
     draftTimer = null;
     draftForm = null;
+  }
+  // Going back without saving throws the choices away: the draft too (a post with no
+  // choices deletes it).
+  function discardDraft(form) {
+    draftCancel();
+    if (!form || !form.dataset.draftUrl) { return; }
+    var data = new FormData();
+    var token = form.querySelector('input[name="csrfmiddlewaretoken"]');
+    if (token) { data.append("csrfmiddlewaretoken", token.value); }
+    fetch(form.dataset.draftUrl, { method: "POST", body: data, credentials: "same-origin", keepalive: true })
+      .catch(function () { /* offline: the draft stays, and shows next time */ });
   }
   window.addEventListener("pagehide", function () { if (draftTimer) { sendDraft(true); } });
   document.addEventListener("visibilitychange", function () {

@@ -10,13 +10,26 @@ from pathlib import Path
 import jsonschema
 import yaml
 from django.core.exceptions import ValidationError
-from django.db import DatabaseError, transaction
+from django.db import DatabaseError, connection, transaction
 from django.db.models import Model
 
-from ..models import LikertDimension, Study
+from ..models import (
+    Choice,
+    LikertDimension,
+    Question,
+    Stage,
+    StageGate,
+    Study,
+    TrainingItem,
+    new_crowd_code,
+)
+from ..services.crowd import stage_codes_validate
+from ..services.gates import gate_validate
+from ..services.questionnaires import choice_validate, question_validate
 from ..services.roles import study_created_by
 from ..services.studies import consent_version_sync
-from .spec import FORMAT, NATURAL_KEYS, SECTIONS, VERSION, Part, value_in
+from ..services.training import training_item_categories_check
+from .spec import CODE_FIELDS, FORMAT, NATURAL_KEYS, SECTIONS, VERSION, Part, value_in
 
 SCHEMA_PATH = Path(__file__).with_name(f"schema-v{VERSION}.json")
 
@@ -63,6 +76,19 @@ def definition_check(data: dict) -> None:
         raise ValidationError([f"{_path(e.absolute_path)}: {e.message}" for e in errors[:20]])
 
 
+def _placed(error: ValidationError, where: str) -> ValidationError:
+    """``error``'s messages, each prefixed by the place in the file (and its field)."""
+    if not hasattr(error, "error_dict"):
+        return ValidationError([f"{where}: {message}" for message in error.messages])
+    return ValidationError(
+        [
+            f"{where}.{name}: {message}" if name != "__all__" else f"{where}: {message}"
+            for name, errors in error.message_dict.items()
+            for message in errors
+        ]
+    )
+
+
 class _Importer:
     def __init__(self, data: dict):
         self.data = data
@@ -85,7 +111,14 @@ class _Importer:
         found = self.keys[model_field.related_model].get(key)
         if found is None:
             noun = model_field.related_model._meta.verbose_name
-            raise ValidationError(f'{where}.{model_field.name}: there is no {noun} "{name}".')
+            earlier = (
+                " before this one"
+                if model_field.related_model is Stage and ".gate" in where
+                else ""
+            )
+            raise ValidationError(
+                f'{where}.{model_field.name}: there is no {noun} "{name}"{earlier}.'
+            )
         return found
 
     def make(self, part: Part, raw: dict, where: str, **parents) -> Model:
@@ -106,6 +139,10 @@ class _Importer:
                 setattr(instance, name, self.refer(where, model_field, raw[name], stage=stage))
             else:
                 setattr(instance, name, value_in(model_field, raw[name]))
+        if isinstance(instance, Stage) and not any(name in raw for name in CODE_FIELDS):
+            # A file without codes: the stage's are made anew, the screened-out one too.
+            instance.screened_out_code = new_crowd_code()
+        self.check(instance, raw, later, where)
         self.save(instance, where)
         for name, objects in later.items():
             try:
@@ -131,17 +168,38 @@ class _Importer:
                 )  # fmt: skip
         return instance
 
+    def check(self, instance: Model, raw: dict, later: dict, where: str) -> None:
+        """The rules the admin's forms apply besides the model's own (each in its
+        service, their one home), before ``instance`` is saved."""
+        try:
+            if isinstance(instance, Stage):
+                made = [s for s in self.keys[Stage].values() if s.study_id == instance.study_id]
+                stage_codes_validate(stage=instance, others=made)
+            elif isinstance(instance, StageGate):
+                gate_validate(gate=instance)
+            elif isinstance(instance, TrainingItem):
+                training_item_categories_check(
+                    study=self.study,
+                    expected_coherent=instance.expected_coherent,
+                    required=later.get("required_categories", ()),
+                    wrong=later.get("wrong_categories", ()),
+                )
+            elif isinstance(instance, Question):
+                ends = [bool(c.get("ends_participation")) for c in raw.get("choices") or ()]
+                question_validate(question=instance, ends=ends)
+            elif isinstance(instance, Choice):
+                choice_validate(
+                    question=instance.question, ends_participation=instance.ends_participation
+                )
+        except ValidationError as exc:
+            raise _placed(exc, where) from None
+
     @staticmethod
     def save(instance: Model, where: str) -> None:
         try:
             instance.full_clean()
         except ValidationError as exc:
-            messages = [
-                f"{where}.{name}: {message}" if name != "__all__" else f"{where}: {message}"
-                for name, errors in exc.message_dict.items()
-                for message in errors
-            ]
-            raise ValidationError(messages) from None
+            raise _placed(exc, where) from None
         try:
             with transaction.atomic():
                 instance.save()
@@ -193,4 +251,11 @@ def study_import_definition(
         consent_version_sync(study=study, user=user)
         if user is not None:
             study_created_by(study=study, user=user)
+        try:  # the deferred triggers' checks now, not at the commit after this function
+            with transaction.atomic(), connection.cursor() as cursor:
+                cursor.execute("SET CONSTRAINTS ALL IMMEDIATE")
+        except DatabaseError as exc:
+            raise ValidationError(
+                f"The database refused the study: {str(exc).splitlines()[0]}"
+            ) from None
     return study

@@ -185,7 +185,10 @@ POSITIVE_INTEGERS = (
     models.PositiveSmallIntegerField,
     models.PositiveBigIntegerField,
 )
-DURATION_PATTERN = r"^-?P\d+DT\d{2}H\d{2}M\d{2}(\.\d{1,6})?S$"
+# ISO 8601 as Django's parse_duration reads it: P3D, PT12H, P1DT2H30M, P3DT00H00M00S…
+DURATION_PATTERN = (
+    r"^-?P(?!$)(\d+(\.\d+)?D)?(T(?=\d)(\d+(\.\d+)?H)?(\d+(\.\d+)?M)?(\d+(\.\d+)?S)?)?$"
+)
 DECIMAL_PATTERN = r"^-?\d+(\.\d+)?$"
 
 
@@ -242,7 +245,8 @@ def _field_schema(model_field: models.Field) -> dict:
         }
     elif isinstance(model_field, models.DurationField):
         schema = {"type": "string", "pattern": DURATION_PATTERN,
-                  "description": "A duration in ISO 8601, e.g. P3DT00H00M00S for 3 days."}  # fmt: skip
+                  "description": "A duration in ISO 8601: P3D or P3DT00H00M00S for 3 days, "
+                  "PT12H for 12 hours."}  # fmt: skip
     elif isinstance(model_field, models.DecimalField):
         schema = {"type": "string", "pattern": DECIMAL_PATTERN,
                   "description": "A decimal number written as text, e.g. \"12.50\"."}  # fmt: skip
@@ -292,9 +296,7 @@ def part_schema(part: Part, *, root: bool = False) -> dict:
     for key, child in part.children.items():
         child_schema = part_schema(child)
         properties[key] = (
-            {"oneOf": [child_schema, {"type": "null"}]}
-            if child.single
-            else {"type": "array", "items": child_schema}
+            _or_null(child_schema) if child.single else {"type": "array", "items": child_schema}
         )
     return {
         "type": "object",
@@ -306,6 +308,12 @@ def part_schema(part: Part, *, root: bool = False) -> dict:
     }
 
 
+def _or_null(schema: dict) -> dict:
+    """An object or null (written so that a mistake inside the object is reported at
+    its field, which ``oneOf`` would hide)."""
+    return {**schema, "type": ["object", "null"]}
+
+
 def definition_schema() -> dict:
     """The JSON Schema of a study definition file of this :data:`VERSION`."""
     sections = {}
@@ -314,7 +322,7 @@ def definition_schema() -> dict:
         if key == "study":
             sections[key] = schema
         elif part.single:
-            sections[key] = {"oneOf": [schema, {"type": "null"}]}
+            sections[key] = _or_null(schema)
         else:
             sections[key] = {"type": "array", "items": schema}
     return {

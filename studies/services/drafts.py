@@ -13,7 +13,7 @@ from django.db import transaction
 from django.http import QueryDict
 from django.utils import timezone
 
-from ..hot_path.saves import AssignmentClosed, closed_reason
+from ..hot_path.saves import AssignmentClosed, closed_reason, locked_assignment
 from ..models import CHECK_MESSAGES, DRAFT_MAX_CHARS, Assignment, ItemDraft
 
 #: Form fields that say how the page was sent, not what was chosen: never kept.
@@ -42,10 +42,11 @@ def item_draft_save(
     number: int,
     data: QueryDict,
     now: datetime | None = None,
-) -> ItemDraft:
+) -> ItemDraft | None:
     """Keep the choices of item ``number`` of the annotator's open assignment, as the
     answer form posts them (``revision``: the saved answer's revision the page showed).
-    Replaces the item's earlier draft in one statement. Raises
+    Replaces the item's earlier draft in one statement; no choices at all delete it
+    (None). Raises
     ``Assignment.DoesNotExist`` (not the annotator's, or no such item),
     :class:`AssignmentClosed` (the batch takes no answers) or ``ValidationError`` (a
     bad revision, or more than :data:`DRAFT_MAX_CHARS` characters of choices); nothing
@@ -56,12 +57,15 @@ def item_draft_save(
         raise ValidationError(CHECK_MESSAGES["draft_fields_capped"])
     base_revision = _base_revision(data)
     with transaction.atomic():
-        assignment = Assignment.objects.only(
-            "id", "status", "order", "expires_at", "assigned_at", "annotator_id"
-        ).get(pk=assignment_id, annotator_id=annotator_id)
+        # Locked as a save locks it: a draft racing the batch's submission waits for it,
+        # then finds the batch closed (and submitting drops the drafts before it).
+        assignment = locked_assignment(assignment_id, annotator_id)
         if not 1 <= number <= len(assignment.order):
             raise Assignment.DoesNotExist("No such response candidate.")
         closed = closed_reason(assignment, now)
+        if closed is None and not fields:  # nothing chosen (the page threw it away)
+            ItemDraft.objects.filter(assignment=assignment, number=number).delete()
+            return None
         if closed is None:
             draft = ItemDraft(
                 assignment=assignment,

@@ -168,4 +168,5 @@ def assignment_reject(
     assignment.save(
         update_fields=["status", "rejected_at", "rejected_by", "rejection_reason", "updated_at"]
     )
+    assignment_drafts_clear(assignment_id=assignment.pk)  # it takes no more answers
     return assignment

@@ -10,6 +10,7 @@ from decimal import Decimal
 import jsonschema
 import pytest
 import yaml
+from django.core.exceptions import ValidationError
 from django.core.management import call_command
 from django.core.management.base import CommandError
 
@@ -295,3 +296,71 @@ def test_the_commands_refuse_with_the_reason(rich_study, tmp_path):
     with pytest.raises(CommandError, match='"viewer" may not create studies'):
         call_command("import_study", str(bad), "--by", "viewer")
     assert not Study.objects.filter(slug="other").exists()
+
+
+RULES = {
+    "a gate on a stage that is gated itself": (
+        lambda d: d["stages"][2]["gate"].__setitem__("source_stage", "Good reflection"),
+        "stages[2].gate.source_stage: Good reflection is gated itself",
+    ),
+    "a practice item with a category both required and wrong": (
+        lambda d: d["quiz_items"][1].update(
+            expected_coherent=False,
+            required_categories=["off_topic"],
+            wrong_categories=["off_topic"],
+        ),
+        "quiz_items[1]",
+    ),
+    "choices on a text question": (
+        lambda d: d["questionnaires"][0]["questions"][3].__setitem__(
+            "choices", [{"text": "A choice"}]
+        ),
+        "questionnaires[0].questions[3]: A question answered with",
+    ),
+    "a mistake inside a gate, named at its field": (
+        lambda d: d["stages"][1]["gate"].__setitem__("rule", "coin_toss"),
+        "stages[1].gate.rule: 'coin_toss' is not one of",
+    ),
+    "a gate on a later stage": (
+        lambda d: d["stages"][1]["gate"].__setitem__("source_stage", "Ratings"),
+        'stages[1].gate.source_stage: there is no stage "Ratings" before this one.',
+    ),
+}
+
+
+@pytest.mark.parametrize("case", list(RULES))
+def test_the_admin_forms_rules_hold_for_a_file_too(rich_study, case):
+    change, message = RULES[case]
+    definition = _broken(study_definition(rich_study), change)
+    definition["study"]["slug"] = "broken"
+    with pytest.raises(ValidationError) as refused:
+        study_import_definition(definition)
+    assert message in " ".join(refused.value.messages), refused.value.messages
+    assert not Study.objects.filter(slug="broken").exists()
+
+
+def test_durations_as_people_write_them_in_iso_8601(rich_study):
+    definition = study_definition(rich_study)
+    definition["study"]["slug"] = "short"
+    definition["stages"][3]["min_wait"] = "P2D"
+    definition["stages"][3]["waits"][0]["min_wait"] = "PT12H"
+    copy = study_import_definition(definition)
+    again = study_definition(copy)
+    assert again["stages"][3]["min_wait"] == "P2DT00H00M00S"
+    assert again["stages"][3]["waits"][0]["min_wait"] == "P0DT12H00M00S"
+
+
+@pytest.mark.django_db(transaction=True)
+def test_two_stages_with_one_code_are_refused_before_the_commit(rich_study):
+    """The database's check of repeated codes waits for the commit: the import runs it
+    before, so the refusal is a message, and nothing is left behind."""
+    definition = study_definition(rich_study, with_codes=True)
+    definition["study"]["slug"] = "same-codes"
+    definition["stages"][1]["completion_code"] = definition["stages"][0]["completion_code"]
+    with pytest.raises(ValidationError) as refused:
+        study_import_definition(definition)
+    assert "stages[1].completion_code:" in " ".join(refused.value.messages)
+    assert "Each code pays one outcome of one stage" in " ".join(refused.value.messages)
+    assert not Study.objects.filter(slug="same-codes").exists()
+    definition["stages"][1]["completion_code"] = "FRESHCODE1"
+    assert study_import_definition(definition).slug == "same-codes"  # committed cleanly

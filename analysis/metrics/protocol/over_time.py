@@ -5,8 +5,9 @@ agreement is settling.
 Each day's kappas use the kappas' rule (:func:`analysis.metrics.agreement.modal_rows`)
 over the items with at least two judgements so far: items one annotator has judged
 cannot show agreement yet, and would otherwise be the modal count while a stage's
-batches are under way. Whenever the whole cell's modal rater count is two or more, the
-last day's values are the cell's own kappas.
+batches are under way. Judgements without a submission time (an imported study's, an
+expired batch's) are left out; when none is, and the whole cell's modal rater count is
+two or more, the last day's values are the cell's own kappas.
 """
 
 from __future__ import annotations

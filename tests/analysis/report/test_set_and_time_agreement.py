@@ -15,6 +15,7 @@ from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import jaccard_distance, masi_distance
 
 from analysis.report.build import REPORT_VERSION
+from analysis.report.descriptions import stage_categories_null
 from analysis.services import analysis_run_compute
 from studies.models import Assignment, ErrorCategory, Judgement
 from studies.protocol import category_selected
@@ -138,3 +139,21 @@ def test_the_dashboard_shows_both_with_their_csv_and_the_figure(client, spread_s
     assert svg.status_code == 200
     body = svg.content.decode()
     assert body.startswith("<svg") and expected[-1]["day"] in body
+
+
+def test_a_stage_offering_no_categories_has_no_set_agreement():
+    """Nobody could tick a category there: the numbers are null, not 0 judgements."""
+    cell = {
+        "error_categories": {"off_topic": {"majority_agreement": 0.5, "n_items_flagged": 2}},
+        "label_distribution": {},
+        "most_evident_error": {"raw": {"fleiss_kappa": 0.2}},
+        "category_sets": {
+            "n_items_all_incoherent": 4, "n_items": 0, "n_judgements": 0, "n_sets": 0,
+            "masi": {"krippendorff_alpha": None, "krippendorff_alpha_ci": [None, None]},
+        },
+    }  # fmt: skip
+    nulled = stage_categories_null(cell, ["off_topic"], offered=[])
+    assert nulled["category_sets"]["n_items_all_incoherent"] is None
+    assert nulled["category_sets"]["n_judgements"] is None
+    kept = stage_categories_null(cell, ["off_topic", "parroting"], offered=["off_topic"])
+    assert kept["category_sets"] == cell["category_sets"]  # offered some: computed over them

@@ -2,6 +2,8 @@
 an answer (no judgement, nothing exported or analysed), and every bad request refused
 with its message and nothing written."""
 
+from datetime import timedelta
+
 import pytest
 from django.db import IntegrityError, transaction
 from django.urls import reverse
@@ -11,7 +13,12 @@ from analysis.selectors.judgements import judgements_frame
 from studies.exports import export_row_count
 from studies.exports.options import ExportOptions
 from studies.models import DRAFT_MAX_CHARS, Assignment, ItemDraft, Judgement, Study
-from studies.services import annotators_create, assignment_claim, assignment_submit
+from studies.services import (
+    annotators_create,
+    assignment_claim,
+    assignment_reject,
+    assignment_submit,
+)
 from studies.services.privacy import study_personal_data_counts, study_purge_personal_data
 from tests.factories import StaffUserFactory
 from tests.studies.views.test_annotate import (  # noqa: F401 (fixtures)
@@ -148,4 +155,35 @@ def test_the_personal_data_purge_deletes_unsaved_drafts(client, open_study, assi
     assert study_personal_data_counts(study=open_study)["unsaved item drafts"] == 1
     purge = study_purge_personal_data(study=open_study, by=StaffUserFactory())
     assert purge.deleted["unsaved item drafts"] == 1
+    assert not ItemDraft.objects.exists()
+
+
+def test_a_post_without_choices_deletes_the_draft(client, assignment):
+    client.post(draft_url(assignment, 1), {"coherent": "no", "revision": "0"})
+    assert ItemDraft.objects.filter(assignment=assignment).count() == 1
+    gone = client.post(draft_url(assignment, 1), {"revision": "0"})
+    assert gone.status_code == 204
+    assert not ItemDraft.objects.filter(assignment=assignment).exists()
+
+
+def test_a_batch_that_expires_or_is_rejected_drops_its_drafts(client, open_study, assignment):
+    client.post(draft_url(assignment, 1), {"coherent": "no", "description": "My words"})
+    later = timezone.now() + timedelta(days=1)
+    assert Assignment.objects.filter(pk=assignment.pk).overdue(later).expire(later) == 1
+    assert not ItemDraft.objects.exists()
+    other = annotators_create(group=open_study.groups.get(name="Expert"), count=1)[0]
+    other.consented_at = other.tutorial_completed_at = timezone.now()
+    other.consented_version_id = assignment.annotator.consented_version_id
+    other.save()
+    theirs = assignment_claim(annotator=other)
+    ItemDraft.objects.create(
+        assignment=theirs, number=1, base_revision=0, fields={}, updated_at=timezone.now()
+    )
+    assignment_reject(assignment=theirs, by=StaffUserFactory(), reason="Not done seriously.")
+    assert not ItemDraft.objects.exists()
+
+
+def test_a_nul_character_is_refused_before_the_draft_view(client, assignment):
+    response = client.post(draft_url(assignment, 1), {"description": "bad\x00text"})
+    assert response.status_code == 400
     assert not ItemDraft.objects.exists()
