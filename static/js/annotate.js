@@ -429,6 +429,7 @@
     draftForm = null;
     if (!form || !form.isConnected || !form.dataset.draftUrl) { return; }
     var data = new FormData(form);
+    data.append("draft_sent", String(Date.now()));  // a late request never replaces a newer draft
     if (leaving && navigator.sendBeacon) { navigator.sendBeacon(form.dataset.draftUrl, data); return; }
     fetch(form.dataset.draftUrl, { method: "POST", body: data, credentials: "same-origin", keepalive: true })
       .catch(function () { /* offline: the next change tries again */ });

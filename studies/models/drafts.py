@@ -24,6 +24,10 @@ class ItemDraft(models.Model):
     number = models.PositiveSmallIntegerField()
     base_revision = models.PositiveIntegerField()
     fields = models.JSONField()
+    # The page's clock when it sent the draft (ms since 1970; null: not given): a draft
+    # that arrives after a later one of the same page (a beacon overtaking a request)
+    # does not replace it.
+    sent_ms = models.BigIntegerField(null=True, blank=True)
     updated_at = models.DateTimeField()
 
     class Meta:

@@ -18,7 +18,7 @@ from ..models import CHECK_MESSAGES, DRAFT_MAX_CHARS, Assignment, ItemDraft
 
 #: Form fields that say how the page was sent, not what was chosen: never kept.
 NOT_CHOICES = frozenset(
-    {"csrfmiddlewaretoken", "seconds_spent", "shown_at", "form_mode", "revision"}
+    {"csrfmiddlewaretoken", "seconds_spent", "shown_at", "form_mode", "revision", "draft_sent"}
 )
 
 
@@ -26,6 +26,13 @@ def draft_fields(data: QueryDict) -> dict[str, list[str]]:
     """The choices of a posted form: field name → its values, without
     :data:`NOT_CHOICES`."""
     return {name: data.getlist(name) for name in data if name not in NOT_CHOICES}
+
+
+def _sent_ms(data: QueryDict) -> int | None:
+    raw = data.get("draft_sent") or ""
+    if raw and not raw.isdigit():
+        raise ValidationError({"draft_sent": "When the draft was sent is a whole number."})
+    return int(raw) if raw else None
 
 
 def _base_revision(data: QueryDict) -> int:
@@ -45,8 +52,8 @@ def item_draft_save(
 ) -> ItemDraft | None:
     """Keep the choices of item ``number`` of the annotator's open assignment, as the
     answer form posts them (``revision``: the saved answer's revision the page showed).
-    Replaces the item's earlier draft in one statement; no choices at all delete it
-    (None). Raises
+    Replaces the item's earlier draft (unless that one was sent later by the page's
+    clock, ``draft_sent``); no choices at all delete it (None). Raises
     ``Assignment.DoesNotExist`` (not the annotator's, or no such item),
     :class:`AssignmentClosed` (the batch takes no answers) or ``ValidationError`` (a
     bad revision, or more than :data:`DRAFT_MAX_CHARS` characters of choices); nothing
@@ -55,7 +62,7 @@ def item_draft_save(
     fields = draft_fields(data)
     if len(json.dumps(fields, ensure_ascii=False)) > DRAFT_MAX_CHARS:
         raise ValidationError(CHECK_MESSAGES["draft_fields_capped"])
-    base_revision = _base_revision(data)
+    base_revision, sent_ms = _base_revision(data), _sent_ms(data)
     with transaction.atomic():
         # Locked as a save locks it: a draft racing the batch's submission waits for it,
         # then finds the batch closed (and submitting drops the drafts before it).
@@ -67,18 +74,22 @@ def item_draft_save(
             ItemDraft.objects.filter(assignment=assignment, number=number).delete()
             return None
         if closed is None:
+            stored = ItemDraft.objects.filter(assignment=assignment, number=number).first()
+            if stored and sent_ms is not None and (stored.sent_ms or 0) > sent_ms:
+                return stored  # (the assignment's lock orders the drafts of its items)
             draft = ItemDraft(
                 assignment=assignment,
                 number=number,
                 base_revision=base_revision,
                 fields=fields,
+                sent_ms=sent_ms,
                 updated_at=now,
             )
             ItemDraft.objects.bulk_create(
                 [draft],
                 update_conflicts=True,
                 unique_fields=["assignment", "number"],
-                update_fields=["base_revision", "fields", "updated_at"],
+                update_fields=["base_revision", "fields", "sent_ms", "updated_at"],
             )
     if closed is not None:
         raise AssignmentClosed(closed)

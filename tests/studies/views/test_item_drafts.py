@@ -187,3 +187,19 @@ def test_a_nul_character_is_refused_before_the_draft_view(client, assignment):
     response = client.post(draft_url(assignment, 1), {"description": "bad\x00text"})
     assert response.status_code == 400
     assert not ItemDraft.objects.exists()
+
+
+def test_a_draft_overtaken_by_a_later_one_of_the_page_does_not_replace_it(client, assignment):
+    """A beacon sent as the page closes can arrive before the request sent just earlier:
+    the page's clock orders them."""
+    newer = {"coherent": "no", "categories": ["off_topic"], "draft_sent": "2000"}
+    older = {"coherent": "yes", "draft_sent": "1000"}
+    assert client.post(draft_url(assignment, 1), newer).status_code == 204
+    assert client.post(draft_url(assignment, 1), older).status_code == 204
+    draft = ItemDraft.objects.get(assignment=assignment)
+    assert draft.fields == {"coherent": ["no"], "categories": ["off_topic"]}
+    assert draft.sent_ms == 2000
+    bad = client.post(draft_url(assignment, 1), {"coherent": "yes", "draft_sent": "soon"})
+    assert bad.status_code == 400
+    assert bad.content.decode() == "When the draft was sent is a whole number."
+    assert ItemDraft.objects.get(assignment=assignment).fields["coherent"] == ["no"]
