@@ -212,11 +212,15 @@ def capture_annotator_pages(browser, invitation_url: str) -> None:
     phone.context.close()
 
     save = page.locator("#item-panel [data-save]")
-    page.keyboard.press("n")
-    page.keyboard.press("1")
-    page.keyboard.press("3")
+    with page.expect_response(lambda r: "/draft/" in r.url):  # the page keeps a draft
+        page.keyboard.press("n")
+        page.keyboard.press("1")
+        page.keyboard.press("3")
     expect(page.locator("#item-panel .q-most-evident")).to_be_visible()
     page.screenshot(path=OUT / "annotator-no-categories.png", full_page=True)
+    page.reload()  # as a closed tab opened again: the choices come back from the draft
+    expect(page.locator("[data-draft-restored]")).to_be_visible()
+    page.locator("#item-panel").screenshot(path=OUT / "annotator-draft-restored.png")
     page.locator("#item-panel .q-most-evident label:visible").last.click()
     save.click()
     for number in range(2, n_items + 1):
@@ -300,7 +304,11 @@ def capture_ranking(browser, link: str) -> None:
     ).first.click()
     expect(page.locator("#item-heading")).to_have_text(re.compile(r"^Rank the \d+ responses$"))
     items = page.locator(".ranking-item")
-    # Each key after the page has taken the one before (the focus moved).
+    # The page's script has set the form up (it marks the time it did), then each key
+    # after the page has taken the one before (the focus moved).
+    expect(page.locator("#item-panel form[data-annotate]")).to_have_attribute(
+        "data-opened-at", re.compile(r"^\d+$")
+    )
     page.keyboard.press("ArrowDown")
     expect(items.nth(0)).to_be_focused()
     page.keyboard.press("ArrowDown")
