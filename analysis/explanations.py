@@ -89,6 +89,14 @@ EXPLANATIONS: dict[str, str] = {
     "closer than a partial overlap.",
     "jaccard_alpha": "Krippendorff's alpha on the sets of categories with the Jaccard "
     "distance: 1 − shared categories ÷ categories in either set.",
+    # diversity
+    "diversity_contexts": "Contexts with two candidates or more (of this source).",
+    "diversity_pairs": "Ordered pairs of candidates of the same context: n candidates "
+    "make n(n − 1).",
+    "diversity_pairs_scored": "Pairs scored: all of them, or a seeded sample of them.",
+    "self_bleu": "Self-BLEU-n: BLEU-n of each candidate against another of the same "
+    "context (lower-cased words, 1- to n-grams, no smoothing), 0–100, averaged over the "
+    "pairs; the higher, the more alike the candidates (the less diverse).",
     # over time
     "judgements_so_far": "Judgements of the group and stage submitted up to the end of "
     "this day (UTC).",

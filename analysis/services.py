@@ -28,6 +28,7 @@ from .selectors.judgements import (
     item_positions,
     judgements_frame,
     report_categories,
+    stage_candidate_texts,
     stage_names,
     stage_offered_slugs,
 )
@@ -331,6 +332,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             assignments=assignments_frame(study_id=run.study_id),
             positions=item_positions(study_id=run.study_id),
             pay=pay_rates(study_id=run.study_id),
+            candidate_texts=stage_candidate_texts(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
             questionnaires=questionnaire_data(study_id=run.study_id),
             codings=description_codings(study_id=run.study_id),

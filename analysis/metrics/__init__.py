@@ -4,6 +4,8 @@
   Krippendorff's alpha, majority agreement ratio, coherence scores;
 * :mod:`.association`: label distribution, correlations, chi-squared, Wilcoxon;
 * :mod:`.bootstrap`: item-bootstrap intervals for the kappas, alpha, rates and means;
+* :mod:`.diversity`: Self-BLEU of the candidates of one context;
+* :mod:`.set_distances`: MASI and Jaccard distances between sets of categories;
 * :mod:`.protocol`: the protocol's measures built on those, one module per concern
   (agreement summary, MEE, empathy, between groups, cross-stage shift,
   per-annotator consistency, annotator quality and waiting periods, the item-level table: coherence score, majority
@@ -38,6 +40,7 @@ from .association import (
     wilcoxon_paired,
 )
 from .bootstrap import alpha_ci, kappa_ci, mean_ci, rate_ci
+from .diversity import SELF_BLEU_ORDERS, self_bleu
 from .protocol import (
     agreement_over_time,
     agreement_summary,
@@ -85,6 +88,7 @@ __all__ = [
     "DISPLAY_DIGITS",
     "INCOHERENT_UNSPECIFIED",
     "LANDIS_KOCH_BANDS",
+    "SELF_BLEU_ORDERS",
     "agreement_over_time",
     "agreement_summary",
     "alpha_ci",
@@ -137,6 +141,7 @@ __all__ = [
     "rate_ci",
     "recurrence_free",
     "screened_out_summary",
+    "self_bleu",
     "setting_trends",
     "system_entries",
     "system_pairs",

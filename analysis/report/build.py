@@ -34,6 +34,7 @@ from .descriptions import (
     generation_categories_null,
     stage_categories_null,
 )
+from .diversity import diversity_build
 from .gates import GateData, gates_build
 from .likert import LikertData, likert_build
 from .quality import quality_block
@@ -237,6 +238,7 @@ def report_build(
     gates: list[GateData] | None = None,
     positions: pd.DataFrame | None = None,
     pay: pd.DataFrame | None = None,
+    candidate_texts: pd.DataFrame | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -263,7 +265,9 @@ def report_build(
     (:func:`analysis.selectors.gates.gate_data`) the ``gated`` block (:mod:`.gates`),
     ``positions`` (:func:`analysis.selectors.judgements.item_positions`) the
     ``order_effects`` and the trends' position term, ``pay``
-    (:func:`analysis.selectors.pay.pay_rates`) the ``pay`` block."""
+    (:func:`analysis.selectors.pay.pay_rates`) the ``pay`` block, ``candidate_texts``
+    (:func:`analysis.selectors.judgements.stage_candidate_texts`) the ``diversity``
+    block (:mod:`.diversity`)."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -418,6 +422,7 @@ def report_build(
         "likert": likert_build(likert, resamples=resamples, seed=seed, scores=scores),
         **comparisons_build(comparisons, resamples=resamples, seed=seed),
         "gated": gates_build(gates),
+        "diversity": diversity_build(candidate_texts, list(stages) or stage_order, seed=seed),
     }
 
 

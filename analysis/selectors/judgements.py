@@ -20,6 +20,7 @@ from studies.models import (
     Annotator,
     AnnotatorGroup,
     Assignment,
+    BatchItem,
     Code,
     Coder,
     CrowdEntry,
@@ -329,6 +330,23 @@ def automatic_scores_frame(*, study_id: int) -> pd.DataFrame:
     )
     return pd.DataFrame.from_records(
         qs.iterator(chunk_size=20_000), columns=list(AUTOMATIC_SCORE_COLUMNS.values())
+    )
+
+
+def stage_candidate_texts(*, study_id: int) -> pd.DataFrame:
+    """The synthetic reflections each stage's batches hold, one row per batch item:
+    ``stage``, ``context_id``, ``source``, ``text`` (in the stages' order), for the
+    diversity of a stage's candidates."""
+    qs = (
+        BatchItem.objects.filter(
+            batch__stage__study_id=study_id, reflection__kind=Reflection.Kind.SYNTHETIC
+        )
+        .order_by("batch__stage__position", "batch__context_id", "position")
+        .values_list("batch__stage__name", "batch__context_id", "reflection__source",
+                     "reflection__text")
+    )  # fmt: skip
+    return pd.DataFrame.from_records(
+        qs.iterator(chunk_size=20_000), columns=["stage", "context_id", "source", "text"]
     )
 
 

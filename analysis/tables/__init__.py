@@ -37,6 +37,7 @@ from .descriptions import (
     descriptions_table,
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
+from .diversity import diversity_table
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
 from .gates import gated_tables
 from .generation import (
@@ -113,6 +114,7 @@ def report_tables(report: dict) -> list[Table]:
         + likert_tables(report)
         + preference_tables(report)
         + gated_tables(report)
+        + ([diversity_table(report)] if (report.get("diversity") or {}).get("stages") else [])
     )
 
 
@@ -140,6 +142,7 @@ __all__ = [
     "description_codes_table",
     "description_tables",
     "descriptions_table",
+    "diversity_table",
     "empathy_table",
     "error_category_table",
     "evaluator_source_table",

@@ -1,7 +1,7 @@
-"""The report's agreement on the sets of ticked categories and its agreement over time,
-from a study annotated through the real services with submissions spread over days:
-checked against NLTK and a plain count of the rows, and shown on the dashboard, in its
-CSV downloads and as a figure."""
+"""The report's agreement on the sets of ticked categories, its agreement over time and
+the diversity of each stage's candidates, from a study annotated through the real
+services with submissions spread over days: checked against NLTK and a plain count of
+the rows, and shown on the dashboard, in its CSV downloads and as a figure."""
 
 import csv
 import io
@@ -14,10 +14,19 @@ from django.urls import reverse
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import jaccard_distance, masi_distance
 
+from analysis.metrics.diversity import self_bleu
 from analysis.report.build import REPORT_VERSION
 from analysis.report.descriptions import stage_categories_null
+from analysis.report.diversity import DIVERSITY_MAX_PAIRS
 from analysis.services import analysis_run_compute
-from studies.models import Assignment, ErrorCategory, Judgement
+from studies.models import (
+    Assignment,
+    BatchItem,
+    ErrorCategory,
+    Judgement,
+    Reflection,
+    Stage,
+)
 from studies.protocol import category_selected
 from tests.factories import StaffUserFactory
 
@@ -157,3 +166,26 @@ def test_a_stage_offering_no_categories_has_no_set_agreement():
     assert nulled["category_sets"]["n_judgements"] is None
     kept = stage_categories_null(cell, ["off_topic", "parroting"], offered=["off_topic"])
     assert kept["category_sets"] == cell["category_sets"]  # offered some: computed over them
+
+
+def test_the_diversity_of_each_stages_candidates(client, spread_study):
+    """Self-BLEU per stage over the batches' synthetic candidates, all sources and each,
+    as the metric gives it on the texts read from the database."""
+    run = analysis_run_compute(study=spread_study, parameters=PARAMETERS)
+    block = run.result["diversity"]
+    assert block["max_pairs"] == DIVERSITY_MAX_PAIRS
+    for stage in Stage.objects.filter(study=spread_study):
+        items = BatchItem.objects.filter(
+            batch__stage=stage, reflection__kind=Reflection.Kind.SYNTHETIC
+        ).values_list("batch__context_id", "reflection__source", "reflection__text")
+        contexts, sources, texts = zip(*items, strict=True)
+        entry = block["stages"][stage.name]
+        expected = self_bleu(list(texts), list(contexts), max_pairs=DIVERSITY_MAX_PAIRS)
+        assert entry["all"]["n_pairs"] == expected["n_pairs"] > 0
+        if expected["n_pairs"] <= DIVERSITY_MAX_PAIRS:
+            assert entry["all"]["self_bleu"] == pytest.approx(expected["self_bleu"])
+        assert set(entry["sources"]) == set(sources)
+    client.force_login(StaffUserFactory(is_superuser=True))
+    html = client.get(reverse("analysis:dashboard", args=[spread_study.slug])).content.decode()
+    assert "Diversity of the synthetic candidates (Self-BLEU)" in html
+    assert "Self-BLEU-4" in html and "All sources" in html
