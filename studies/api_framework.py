@@ -281,9 +281,16 @@ class ValidationErrorSerializer(ErrorSerializer):
 
 
 def error_responses(*codes: int) -> dict:
-    """Schema entries for the error statuses an operation can answer with."""
+    """Schema entries for the error statuses an operation can answer with. Every
+    operation may answer 400: a request carrying text the database cannot store (a NUL
+    character in any parameter) is refused before any view (``studies.unstorable``)."""
+    codes = tuple(sorted({400, *codes}))
     described = {
-        400: (ValidationErrorSerializer, "Invalid input: message and field errors."),
+        400: (
+            ValidationErrorSerializer,
+            "Invalid input: message and field errors (any parameter with a NUL character, "
+            "which cannot be stored, included).",
+        ),
         401: (ErrorSerializer, "No or invalid credentials (send `Authorization: Token <key>`)."),
         403: (
             ErrorSerializer,
