@@ -47,10 +47,9 @@ class AssignmentQuerySet(models.QuerySet):
         """Expire these assignments, those still open (``.overdue(now).expire(now)``:
         those whose time is up); their answers stay, their slots are released. Returns
         how many expired. Their drafts go: the batches take no more answers."""
-        from .drafts import ItemDraft  # (drafts.py builds on this module)
-
         expiring = self.open()
-        ItemDraft.objects.filter(assignment__in=expiring).delete()
+        # (ItemDraft through its relation: drafts.py builds on this module.)
+        Assignment.drafts.field.model.objects.filter(assignment__in=expiring).delete()
         return expiring.update(status=Assignment.Status.EXPIRED, expired_at=now, updated_at=now)
 
 
