@@ -6,9 +6,11 @@ tests are skipped with a reason, except in CI, where that is a failure.
 """
 
 import os
+import time
 from pathlib import Path
 
 import pytest
+from django.db import connection
 
 from studies.models import Study
 from studies.services import annotators_create
@@ -48,6 +50,39 @@ def browser():
             browser = p.chromium.launch(executable_path=CHROMIUM, args=CHROMIUM_ARGS)
             yield browser
             browser.close()
+
+
+#: Other sessions of this test database still at work (the live server answering).
+BUSY_SESSIONS = """
+    SELECT count(*) FROM pg_stat_activity
+    WHERE datname = current_database() AND pid <> pg_backend_pid()
+      AND state IN ('active', 'idle in transaction')
+"""
+
+
+@pytest.fixture(autouse=True)
+def _requests_done_before_the_flush(browser, live_server):
+    """After each test, close the pages it left open and wait until the live server
+    has answered what they sent last (an item page posts its draft a moment after a
+    change, and at once as it closes) before the database is emptied: emptying it
+    (TRUNCATE) while a request holds a row lock deadlocks, and would leave the rows
+    for the next test."""
+    yield
+    for context in list(browser.contexts):
+        context.close()
+    time.sleep(0.2)  # a request sent as a page closed reaches the server
+    deadline, quiet_since = time.monotonic() + 10, None
+    while time.monotonic() < deadline:
+        with connection.cursor() as cursor:
+            cursor.execute(BUSY_SESSIONS)
+            busy = cursor.fetchone()[0]
+        if busy:
+            quiet_since = None
+        elif quiet_since is None:
+            quiet_since = time.monotonic()
+        elif time.monotonic() - quiet_since > 0.3:
+            return
+        time.sleep(0.05)
 
 
 @pytest.fixture
