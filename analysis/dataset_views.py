@@ -2,14 +2,13 @@
 admin's export page; the API sends the same (``analysis.apis``). The card describes the
 row-level files it accompanies, so both need a role that may read them."""
 
-import tempfile
-
 from django.http import FileResponse, HttpRequest, HttpResponse
 from django.views.decorators.http import require_GET
 
 from studies.models import Study
 from studies.permissions import Capability
 from studies.views.common import staff_page
+from studies.views.exports import built_file_response, private_download
 
 from .dataset_card import dataset_card, dataset_zip_filename, dataset_zip_write
 
@@ -19,30 +18,16 @@ CARD_CONTENT_TYPE = "text/markdown; charset=utf-8"
 def dataset_card_response(study: Study) -> HttpResponse:
     response = HttpResponse(dataset_card(study), content_type=CARD_CONTENT_TYPE)
     response["Content-Disposition"] = 'attachment; filename="README.md"'
-    response["Cache-Control"] = "no-store"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
+    return private_download(response)
 
 
 def dataset_zip_response(study: Study) -> FileResponse:
-    """The zip is built in a temporary file (a zip can only be finished at its end),
-    then streamed from there."""
-    target = tempfile.TemporaryFile()  # noqa: SIM115 (closed by the response)
-    try:
-        dataset_zip_write(study=study, target=target)
-    except BaseException:
-        target.close()
-        raise
-    target.seek(0)
-    response = FileResponse(
-        target,
-        as_attachment=True,
+    """The zip, built in a temporary file, then streamed from there."""
+    return built_file_response(
+        lambda target: dataset_zip_write(study=study, target=target),
         filename=dataset_zip_filename(study),
         content_type="application/zip",
     )
-    response["Cache-Control"] = "no-store"
-    response["X-Content-Type-Options"] = "nosniff"
-    return response
 
 
 @require_GET

@@ -43,27 +43,46 @@ def rows_response(
     still read. An Excel workbook or a Parquet file is built in a temporary file
     (constant memory: either can only be finished at its end), then streamed from
     there. Raises ValidationError when the rows do not fit in an Excel worksheet."""
-    if file in TEXT_FILES:
-        response = StreamingHttpResponse(
-            (chunk.encode("utf-8") for chunk in rows_text_chunks(rows(), file=file, kinds=kinds)),
+    if file not in TEXT_FILES:
+        return built_file_response(
+            lambda target: rows_file_write(
+                rows(), file=file, target=target, sheet_name=sheet_name, kinds=kinds
+            ),
+            filename=filename,
             content_type=CONTENT_TYPES[file],
         )
-        response["Content-Disposition"] = f'attachment; filename="{filename}"'
-    else:
-        # Closed by the response once sent, or here on failure.
-        target = tempfile.TemporaryFile()  # noqa: SIM115
-        try:
-            rows_file_write(rows(), file=file, target=target, sheet_name=sheet_name, kinds=kinds)
-        except BaseException:
-            target.close()
-            raise
-        target.seek(0)
-        response = FileResponse(
-            target, as_attachment=True, filename=filename, content_type=CONTENT_TYPES[file]
-        )
+    response = StreamingHttpResponse(
+        (chunk.encode("utf-8") for chunk in rows_text_chunks(rows(), file=file, kinds=kinds)),
+        content_type=CONTENT_TYPES[file],
+    )
+    response["Content-Disposition"] = f'attachment; filename="{filename}"'
+    return private_download(response)
+
+
+def private_download(response):
+    """A download that no cache keeps and no browser reads as another type."""
     response["Cache-Control"] = "no-store"
     response["X-Content-Type-Options"] = "nosniff"
     return response
+
+
+def built_file_response(
+    write: Callable[[object], object], *, filename: str, content_type: str
+) -> FileResponse:
+    """A download of a file ``write(target)`` builds in a temporary file (a workbook,
+    Parquet file or zip can only be finished at its end: constant memory), then
+    streamed from there; the file is closed by the response once sent, or here on
+    failure."""
+    target = tempfile.TemporaryFile()  # noqa: SIM115 (closed by the response)
+    try:
+        write(target)
+    except BaseException:
+        target.close()
+        raise
+    target.seek(0)
+    return private_download(
+        FileResponse(target, as_attachment=True, filename=filename, content_type=content_type)
+    )
 
 
 def export_response(*, study: Study, options) -> StreamingHttpResponse | FileResponse:
@@ -71,22 +90,11 @@ def export_response(*, study: Study, options) -> StreamingHttpResponse | FileRes
     instrument when it covers stages of several (built in a temporary file, as a
     workbook is)."""
     if len(export_instruments(study=study, options=options)) > 1:
-        target = tempfile.TemporaryFile()  # noqa: SIM115 (closed by the response)
-        try:
-            export_zip_write(study=study, options=options, target=target)
-        except BaseException:
-            target.close()
-            raise
-        target.seek(0)
-        response = FileResponse(
-            target,
-            as_attachment=True,
+        return built_file_response(
+            lambda target: export_zip_write(study=study, options=options, target=target),
             filename=export_filename(study=study, options=options),
             content_type="application/zip",
         )
-        response["Cache-Control"] = "no-store"
-        response["X-Content-Type-Options"] = "nosniff"
-        return response
     return rows_response(
         rows=lambda: export_rows(study=study, options=options),
         file=options.file,
