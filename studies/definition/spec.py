@@ -38,6 +38,7 @@ from ..models import (
     TrainingItem,
     TrainingQuiz,
 )
+from ..services.gates import RULE_FIELDS
 
 FORMAT = "reflection-study-definition"
 VERSION = 1
@@ -128,21 +129,7 @@ STAGES = Part(
             ),
             positioned=True,
         ),
-        "gate": Part(
-            StageGate,
-            (
-                "source_stage",
-                "rule",
-                "deciding_group",
-                "other_group",
-                "min_votes",
-                "threshold",
-                "category",
-                "dimension",
-                "min_passed",
-            ),
-            single=True,
-        ),
+        "gate": Part(StageGate, RULE_FIELDS, single=True),  # (a gate is its rule)
     },
     positioned=True,
 )
