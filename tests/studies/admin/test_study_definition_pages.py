@@ -8,6 +8,7 @@ from django.contrib.auth.models import Permission
 from django.core.files.uploadedfile import SimpleUploadedFile
 from django.urls import reverse
 
+from studies.admin.definition import DEFINITION_MAX_BYTES
 from studies.definition import definition_text, study_definition
 from studies.models import Role, Stage, Study, StudyRole
 from tests.factories import StaffMemberFactory
@@ -111,4 +112,15 @@ def test_who_may_not_create_studies_may_not_import(client, loaded_study):
     response = client.post(IMPORT_URL, {"file": SimpleUploadedFile("p.yaml", text.encode())})
     assert response.status_code == 403
     assert "may not create studies" in response.content.decode()
+    assert Study.objects.count() == 1
+
+
+def test_a_file_over_the_size_limit_is_refused_unread(client, loaded_study):
+    client.force_login(creator())
+    huge = SimpleUploadedFile("huge.yaml", b"# " + b"x" * DEFINITION_MAX_BYTES)
+    response = client.post(IMPORT_URL, {"file": huge})
+    assert response.status_code == 200  # the form again, with its error
+    assert "The file is larger than 2 MB: a definition is far smaller." in (
+        response.content.decode()
+    )
     assert Study.objects.count() == 1
