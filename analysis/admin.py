@@ -175,12 +175,9 @@ class AutomaticScoreAdmin(PerStudyAdminMixin, admin.ModelAdmin):
     def import_view(self, request: HttpRequest, study: Study):
         """Reached from the study's admin page."""
 
-        def do_import(upload):
-            # The view has validated this form already; its checkbox says whether to
-            # replace computed metrics.
-            form = ImportScoresForm(request.POST, request.FILES)
-            replace = form.is_valid() and form.cleaned_data["replace"]
-            return automatic_scores_import(study=study, file=upload, replace=replace)
+        def do_import(data: dict):
+            # The checkbox says whether to replace computed metrics.
+            return automatic_scores_import(study=study, file=data["file"], replace=data["replace"])
 
         return data_file_import_view(
             request,

@@ -195,3 +195,112 @@ CHECK_MESSAGES = {
 for _constraint in AutomaticScore._meta.constraints:
     if isinstance(_constraint, models.CheckConstraint):
         _constraint.violation_error_message = CHECK_MESSAGES[_constraint.name]
+
+
+class TextEmbedding(models.Model):
+    """A text's sentence embedding under one model (L2-normalised float32), computed
+    once: a candidate selection and the report's diversity read it by the text's hash."""
+
+    model = models.CharField(max_length=300)
+    digest = models.CharField(max_length=64, help_text="SHA-256 of the text.")
+    vector = models.BinaryField()
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["model", "digest"], name="text_embedding_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.model}: {self.digest[:12]}"
+
+
+class CandidateSelection(models.Model):
+    """One run of the candidate selection (analysis.candidates) over a study's pools:
+    its parameters and seed (the same give the same selection), what it found, and the
+    stage it filled."""
+
+    class Status(models.TextChoices):
+        QUEUED = "queued", "Queued"
+        RUNNING = "running", "Running"
+        DONE = "done", "Done"
+        FAILED = "failed", "Failed"
+
+    study = models.ForeignKey(
+        "studies.Study", on_delete=models.CASCADE, related_name="candidate_selections"
+    )
+    stage = models.ForeignKey(
+        "studies.Stage",
+        null=True,
+        on_delete=models.SET_NULL,
+        related_name="candidate_selections",
+        help_text="The stage whose synthetic reflections the selected candidates became.",
+    )
+    seed = models.BigIntegerField()
+    parameters = models.JSONField(default=dict)
+    status = models.CharField(max_length=10, choices=Status.choices, default=Status.QUEUED)
+    progress = models.CharField(max_length=200, blank=True)
+    error = models.TextField(blank=True)
+    counts = models.JSONField(default=dict, blank=True)
+    diversity = models.JSONField(default=dict, blank=True)
+    requested_by = models.ForeignKey(
+        settings.AUTH_USER_MODEL, null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+    created_at = models.DateTimeField(auto_now_add=True)
+    finished_at = models.DateTimeField(null=True, blank=True)
+
+    class Meta:
+        ordering = ["-created_at", "-id"]
+
+    def __str__(self) -> str:
+        return f"Selection {self.pk} ({self.get_status_display()})"
+
+
+class CandidateCluster(models.Model):
+    """One cluster of a context's pool in a selection; its representative is the
+    member with the most tokens, and a selected cluster's representative became
+    ``reflection`` in the selection's stage."""
+
+    selection = models.ForeignKey(
+        CandidateSelection, on_delete=models.CASCADE, related_name="clusters"
+    )
+    context = models.ForeignKey(
+        "studies.DialogueContext", on_delete=models.CASCADE, related_name="+"
+    )
+    number = models.PositiveIntegerField(help_text="1, 2, … within the context.")
+    representative = models.ForeignKey(
+        "studies.PoolCandidate", on_delete=models.CASCADE, related_name="+"
+    )
+    selected = models.BooleanField(default=False)
+    reflection = models.ForeignKey(
+        "studies.Reflection", null=True, blank=True, on_delete=models.SET_NULL, related_name="+"
+    )
+
+    class Meta:
+        ordering = ["selection", "context", "number"]
+        constraints = [
+            models.UniqueConstraint(
+                fields=["selection", "context", "number"], name="candidate_cluster_unique"
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"Cluster {self.number} of context {self.context_id}"
+
+
+class ClusterMember(models.Model):
+    """A pool candidate in a cluster; ``duplicate``: removed before clustering as a
+    duplicate (exact, or but for case and punctuation) of a member of this cluster."""
+
+    cluster = models.ForeignKey(CandidateCluster, on_delete=models.CASCADE, related_name="members")
+    candidate = models.ForeignKey(
+        "studies.PoolCandidate", on_delete=models.CASCADE, related_name="+"
+    )
+    duplicate = models.BooleanField(default=False)
+
+    class Meta:
+        constraints = [
+            models.UniqueConstraint(fields=["cluster", "candidate"], name="cluster_member_unique"),
+        ]
+
+    def __str__(self) -> str:
+        return f"Candidate {self.candidate_id} in cluster {self.cluster_id}"

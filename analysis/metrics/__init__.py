@@ -40,7 +40,7 @@ from .association import (
     wilcoxon_paired,
 )
 from .bootstrap import alpha_ci, kappa_ci, mean_ci, rate_ci
-from .diversity import SELF_BLEU_ORDERS, self_bleu
+from .diversity import SELF_BLEU_ORDERS, mean_cosine, self_bleu
 from .protocol import (
     agreement_over_time,
     agreement_summary,
@@ -131,6 +131,7 @@ __all__ = [
     "majority_label",
     "majority_labels",
     "mean_ci",
+    "mean_cosine",
     "mee_agreement",
     "mee_labels",
     "modal_rows",

@@ -376,6 +376,12 @@ def _save_categories(formset, study: Study) -> None:
 class ImportMaterialsForm(DataFileUploadForm):
     extensions = tuple(f".{fmt}" for fmt in MATERIALS_FORMATS)
     file = forms.FileField(help_text="A .json or .csv materials file, in a format linked above.")
+    pool = forms.BooleanField(
+        required=False,
+        label="A candidate pool",
+        help_text="The synthetic reflections are each context's pool of generated candidates, "
+        "in no stage (leave their stage empty): a candidate selection chooses from them.",
+    )
 
 
 class CreateAnnotatorsForm(forms.Form):

@@ -382,8 +382,11 @@ class StudyAdmin(
             form_class=ImportMaterialsForm,
             template="admin/studies/study/import_materials.html",
             title=f"Import materials into {study.title}",
-            do_import=lambda upload: materials_import(
-                study=study, content=upload.read(), fmt=materials_format_for(upload.name)
+            do_import=lambda data: materials_import(
+                study=study,
+                content=data["file"].read(),
+                fmt=materials_format_for(data["file"].name),
+                pool=data["pool"],
             ),
         )
 

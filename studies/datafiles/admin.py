@@ -7,7 +7,6 @@ from collections.abc import Callable
 from django import forms
 from django.contrib import messages
 from django.core.exceptions import ValidationError
-from django.core.files.uploadedfile import UploadedFile
 from django.http import HttpRequest, HttpResponse, HttpResponseRedirect
 from django.template.response import TemplateResponse
 from django.urls import reverse
@@ -37,10 +36,11 @@ def data_file_import_view(
     form_class: type[DataFileUploadForm],
     template: str,
     title: str,
-    do_import: Callable[[UploadedFile], object],
+    do_import: Callable[[dict], object],
     extra_context: dict | None = None,
 ) -> HttpResponse:
-    """Show the upload form, import a valid upload, and then either return to the
+    """Show the upload form, import a valid upload (``do_import`` gets the form's cleaned
+    data: the upload under ``file``, and any options), and then either return to the
     study's page with the summary or list every problem of the refused file
     (``admin/includes/data_file_problems.html``). The caller checks permissions."""
     error = None
@@ -48,7 +48,7 @@ def data_file_import_view(
     if request.method == "POST" and form.is_valid():
         upload = form.cleaned_data["file"]
         try:
-            summary = do_import(upload)
+            summary = do_import(form.cleaned_data)
         except DataFileError as exc:
             error = exc
             messages.error(

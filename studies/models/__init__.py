@@ -19,7 +19,14 @@ from .coding import Code, Coder, DescriptionCoding
 from .drafts import DRAFT_MAX_CHARS, ItemDraft
 from .gates import GateDecision, StageGate
 from .likert import LikertDimension, LikertRating
-from .materials import Batch, BatchItem, DialogueContext, Reflection
+from .materials import (
+    Batch,
+    BatchItem,
+    DialogueContext,
+    PoolCandidate,
+    Reflection,
+    pool_candidate_key,
+)
 from .messages import CHECK_MESSAGES
 from .pay import StagePay
 from .people import (
@@ -96,6 +103,7 @@ __all__ = [
     "LikertDimension",
     "LikertRating",
     "PersonalDataPurge",
+    "PoolCandidate",
     "Question",
     "QuestionAnswer",
     "Questionnaire",
@@ -122,6 +130,7 @@ __all__ = [
     "new_access_token",
     "new_crowd_code",
     "new_study_seed",
+    "pool_candidate_key",
     "stage_offered_categories",
     "stage_tutorial",
     "stage_wording",

@@ -1,6 +1,9 @@
 """Study materials: dialogue contexts, their reflections, and the batches that put
 them before annotators."""
 
+import hashlib
+import json
+
 from django.db import models
 from django.db.models import F, Q
 from django.db.models.functions import MD5
@@ -134,3 +137,47 @@ class BatchItem(models.Model):
 
     def __str__(self) -> str:
         return f"{self.batch_id} #{self.position}"
+
+
+def pool_candidate_key(source: str, text: str, generation: dict) -> str:
+    """What tells two pool candidates of a context apart: the source, the text and the
+    generation metadata (a null value counts as absent), hashed."""
+    settings = {k: v for k, v in generation.items() if v is not None}
+    raw = json.dumps([source, text, settings], sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(raw.encode()).hexdigest()
+
+
+class PoolCandidate(models.Model):
+    """One generated candidate of a context's pool: not in any stage until a candidate
+    selection (analysis.candidates) takes it as a cluster's representative. Two
+    decoding settings may give the same text: the pool keeps both, and the selection
+    removes the duplicates."""
+
+    context = models.ForeignKey(
+        DialogueContext, on_delete=models.CASCADE, related_name="pool_candidates"
+    )
+    text = models.TextField(max_length=MATERIAL_TEXT_MAX_LENGTH)
+    source = models.CharField(max_length=100, help_text='The model, e.g. "GPT-4".')
+    generation = models.JSONField(
+        default=dict,
+        blank=True,
+        validators=[validate_generation_metadata],
+        help_text="model, decoding, p, prompt_type, complexity (simple/complex)",
+    )
+    key = models.CharField(max_length=64, editable=False)
+    created_at = models.DateTimeField(auto_now_add=True)
+
+    class Meta:
+        ordering = ["context", "id"]
+        constraints = [
+            models.UniqueConstraint(fields=["context", "key"], name="pool_candidate_unique"),
+            models.CheckConstraint(condition=~Q(text=""), name="pool_candidate_text_not_empty"),
+            text_cap("pool_candidate", "text", MATERIAL_TEXT_MAX_LENGTH),
+            models.CheckConstraint(
+                condition=~Q(source="") & ~Q(source=HUMAN_SOURCE),
+                name="pool_candidate_source_valid",
+            ),
+        ]
+
+    def __str__(self) -> str:
+        return f"{self.source}: {self.text[:60]}"

@@ -41,6 +41,7 @@ from .importing import (
     MaterialsImportError,
     materials_format_for,
     materials_import,
+    materials_write,
 )
 from .parsing import (
     CSV_OPTIONAL_COLUMNS,
@@ -48,6 +49,8 @@ from .parsing import (
     GENERATION_COLUMNS,
     ID_MAX_LENGTH,
     SOURCE_MAX_LENGTH,
+    ContextSpec,
+    Item,
 )
 
 __all__ = [
@@ -57,8 +60,11 @@ __all__ = [
     "GENERATION_COLUMNS",
     "ID_MAX_LENGTH",
     "SOURCE_MAX_LENGTH",
+    "ContextSpec",
     "ImportSummary",
+    "Item",
     "MaterialsImportError",
     "materials_format_for",
     "materials_import",
+    "materials_write",
 ]

@@ -8,11 +8,14 @@ from .. import Problems, storable_problem
 from .parsing import SOURCE_MAX_LENGTH, ContextSpec, Item, generation_clash, loc, same_generation
 
 
-def materials_check(study: Study, specs: list[ContextSpec], problems: Problems) -> dict[str, int]:
+def materials_check(
+    study: Study, specs: list[ContextSpec], problems: Problems, *, pool: bool = False
+) -> dict[str, int]:
     """Add every problem of ``specs`` to ``problems``; returns the study's stages
-    (name -> id, in order)."""
+    (name -> id, in order). ``pool``: the synthetic reflections are a candidate pool,
+    in no stage (:func:`_check_pool_items`)."""
     stages = dict(study.stages.order_by("position").values_list("name", "id"))
-    if not stages:
+    if not stages and not pool:
         problems.add("study", f'"{study.slug}" has no stages; add them in the admin first')
     if not specs:
         problems.add("file", "contains no contexts")
@@ -61,11 +64,14 @@ def materials_check(study: Study, specs: list[ContextSpec], problems: Problems) 
             problems.add(loc(fmt, human.where, "human"), "empty text", row=human.row)
         elif problem := storable_problem(human.text, MATERIAL_TEXT_MAX_LENGTH):
             problems.add(loc(fmt, human.where, "human"), problem, row=human.row)
-        for where, row, stage in spec.human_stages:
+        for where, row, stage in [] if pool else spec.human_stages:
             unknown_stage(where, row, stage)
-        if not spec.synthetic:
+        if pool:
+            _check_pool_items(spec, problems)
+        elif not spec.synthetic:
             problems.add(spec.where, "has no synthetic reflection in any stage", row=spec.row)
-        _check_items(spec, problems, unknown_stage)
+        else:
+            _check_items(spec, problems, unknown_stage)
         attention_stages = [a.stage for a in spec.attention]
         for stage in sorted(set(attention_stages), key=str):
             if attention_stages.count(stage) > 1:
@@ -125,6 +131,43 @@ def _check_items(spec: ContextSpec, problems: Problems, unknown_stage) -> None:
             first = given.setdefault((item.source, item.text), item)
             if not same_generation(item.generation, first.generation):
                 generation_clash(item, first, fmt, problems)
+
+
+def _check_pool_items(spec: ContextSpec, problems: Problems) -> None:
+    """The candidates of one context's pool: unlike a stage's reflections, equal texts
+    are allowed (two decoding settings may give the same text; the selection removes
+    duplicates and counts them), and none is in a stage."""
+    fmt = spec.fmt
+    if not spec.synthetic:
+        problems.add(spec.where, "has no candidate for the pool", row=spec.row)
+    for item in spec.attention:
+        problems.add(
+            item.where,
+            "a candidate pool takes no attention checks: they are added when the "
+            "selection puts the chosen candidates in a stage",
+            row=item.row,
+        )
+    for item in spec.synthetic:
+
+        def add(name: str, message: str, item=item) -> None:
+            problems.add(loc(fmt, item.where, name), message, row=item.row)
+
+        if not item.text:
+            add("text", "empty text")
+        elif problem := storable_problem(item.text, MATERIAL_TEXT_MAX_LENGTH):
+            add("text", problem)
+        if item.stage:
+            add(
+                "stage",
+                "a pool candidate is in no stage: leave it empty (the selection puts the "
+                "chosen candidates in the stage you pick)",
+            )
+        if not item.source:
+            add("source", "empty source")
+        elif problem := storable_problem(item.source, SOURCE_MAX_LENGTH):
+            add("source", problem)
+        elif item.source == HUMAN_SOURCE:
+            add("source", f'"{HUMAN_SOURCE}" is reserved for the human reflection')
 
 
 def _check_existing(spec: ContextSpec, context: DialogueContext, problems: Problems) -> None:

@@ -7,7 +7,15 @@ from django.db import transaction
 from django.db.models import Count
 
 from ...locks import studies_locked
-from ...models import Batch, BatchItem, DialogueContext, Reflection, Study
+from ...models import (
+    Batch,
+    BatchItem,
+    DialogueContext,
+    PoolCandidate,
+    Reflection,
+    Study,
+    pool_candidate_key,
+)
 from ...protocol import ATTENTION_SOURCE
 from ...services.in_use import batch_is_locked
 from .. import DataFileError, Problems, read_text
@@ -29,6 +37,7 @@ class ImportSummary:
     batches_updated: int = 0
     attention_checks_generated: int = 0
     reflections_updated: int = 0  # generation metadata replaced
+    pool_candidates_created: int = 0
 
     @property
     def changed(self) -> bool:
@@ -39,12 +48,18 @@ class ImportSummary:
                 self.batches_created,
                 self.reflections_updated,
                 self.batches_updated,
+                self.pool_candidates_created,
             )
         )
 
     def __str__(self) -> str:
         if not self.changed:
             return "Nothing to import: the study already holds exactly these materials."
+        if self.pool_candidates_created:
+            return (
+                f"{self.contexts_created} contexts, {self.reflections_created} human "
+                f"reflections and {self.pool_candidates_created} pool candidates created."
+            )
         return (
             f"{self.contexts_created} contexts, {self.reflections_created} reflections and "
             f"{self.batches_created} batches created; "
@@ -60,9 +75,11 @@ def materials_format_for(filename: str) -> str | None:
     return next((fmt for fmt in FORMATS if name.endswith(f".{fmt}")), None)
 
 
-def materials_import(*, study: Study, content, fmt: str) -> ImportSummary:
+def materials_import(*, study: Study, content, fmt: str, pool: bool = False) -> ImportSummary:
     """Import a materials file (bytes, text, a path or an open file) into ``study``;
-    see the package docstring.
+    see the package docstring. ``pool``: the synthetic reflections are candidates of
+    each context's pool (:class:`PoolCandidate`), in no stage and with no attention
+    check, for a candidate selection to choose from.
 
     Raises MaterialsImportError listing every problem; then nothing is written.
     Locks the study row for the write, so two imports into one study run one after
@@ -74,23 +91,38 @@ def materials_import(*, study: Study, content, fmt: str) -> ImportSummary:
         problems.raise_if_any()
     text = read_text(content, problems)
     problems.raise_if_any()
-    specs = (parse_json if fmt == "json" else parse_csv)(text, problems)
+    specs = parse_json(text, problems) if fmt == "json" else parse_csv(text, problems, pool=pool)
     if problems and not specs:
         problems.raise_if_any()
 
     # All or nothing, and never part of a larger transaction (which would hold the
     # study's lock and the written rows beyond the import).
     with transaction.atomic(durable=True):
-        study = studies_locked().get(pk=study.pk)
         # Check everything that parsed too, so one attempt lists every problem.
-        stages = materials_check(study, specs, problems)
-        problems.raise_if_any()
-        summary = ImportSummary()
-        pool = _attention_pool(study, specs)
+        return materials_write(study=study, specs=specs, pool=pool, problems=problems)
+
+
+def materials_write(
+    *, study: Study, specs: list[ContextSpec], pool: bool = False, problems: Problems | None = None
+) -> ImportSummary:
+    """Check parsed materials against the study and write them; inside the caller's
+    transaction, which it leaves to roll back on MaterialsImportError (every problem
+    listed). Locks the study row. A candidate selection writes its chosen candidates
+    through here, as a file would give them."""
+    problems = problems if problems is not None else Problems(MaterialsImportError)
+    study = studies_locked().get(pk=study.pk)
+    stages = materials_check(study, specs, problems, pool=pool)
+    problems.raise_if_any()
+    summary = ImportSummary()
+    if pool:
         for spec in specs:
-            _write_context(study, spec, stages, pool, summary, problems)
-        # Raised inside the transaction: everything written so far is rolled back.
-        problems.raise_if_any()
+            _write_pool(study, spec, summary)
+        return summary
+    donors = _attention_pool(study, specs)
+    for spec in specs:
+        _write_context(study, spec, stages, donors, summary, problems)
+    # Raised inside the transaction: everything written so far is rolled back.
+    problems.raise_if_any()
     return summary
 
 
@@ -124,6 +156,32 @@ def _get_reflection(context: DialogueContext, item: Item, summary: ImportSummary
         reflection.save(update_fields=["generation"])
         summary.reflections_updated += 1
     return reflection
+
+
+def _write_pool(study: Study, spec: ContextSpec, summary: ImportSummary) -> None:
+    context, created = DialogueContext.objects.get_or_create(
+        study=study, external_id=spec.external_id, defaults={"turns": spec.turns}
+    )
+    summary.contexts_created += created
+    _get_reflection(context, spec.human, summary)
+    wanted = {
+        pool_candidate_key(item.source, item.text, item.generation): item for item in spec.synthetic
+    }
+    have = set(
+        PoolCandidate.objects.filter(context=context, key__in=wanted).values_list("key", flat=True)
+    )
+    new = PoolCandidate.objects.bulk_create(
+        PoolCandidate(
+            context=context,
+            source=item.source,
+            text=item.text,
+            generation={k: v for k, v in item.generation.items() if v is not None},
+            key=key,
+        )
+        for key, item in wanted.items()
+        if key not in have
+    )
+    summary.pool_candidates_created += len(new)
 
 
 def _write_context(

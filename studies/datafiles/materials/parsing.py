@@ -183,7 +183,8 @@ def _generation(n: int, row: dict[str, str], problems: Problems) -> dict:
     return generation
 
 
-def parse_csv(raw: str, problems: Problems) -> list[ContextSpec]:
+def parse_csv(raw: str, problems: Problems, *, pool: bool = False) -> list[ContextSpec]:
+    """``pool``: a candidate pool, whose ``stage`` column may be left out."""
     records = CsvRecords(io.StringIO(raw, newline=""), problems)
     rows = iter(records)
     header_row, header_cells = next(rows, (1, []))
@@ -191,8 +192,8 @@ def parse_csv(raw: str, problems: Problems) -> list[ContextSpec]:
         header_row,
         header_cells,
         problems,
-        required=CSV_REQUIRED_COLUMNS,
-        optional=CSV_OPTIONAL_COLUMNS,
+        required=tuple(c for c in CSV_REQUIRED_COLUMNS if not (pool and c == "stage")),
+        optional=(*CSV_OPTIONAL_COLUMNS, "stage") if pool else CSV_OPTIONAL_COLUMNS,
     )
     if header is None:
         return []
@@ -237,7 +238,7 @@ def parse_csv(raw: str, problems: Problems) -> list[ContextSpec]:
         if kind not in KINDS:
             problems.at_cell(n, "kind", f"unknown kind {kind!r} (expected {', '.join(KINDS)})")
             continue
-        stage = row["stage"].strip() or None
+        stage = row.get("stage", "").strip() or None
         if kind == "attention_check":
             source = source or ATTENTION_SOURCE
         elif kind == "human":

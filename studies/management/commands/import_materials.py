@@ -16,13 +16,20 @@ class Command(DataFileImportCommand):
         parser.add_argument(
             "--format", choices=["json", "csv"], help="Default: from the file extension."
         )
+        parser.add_argument(
+            "--pool",
+            action="store_true",
+            help="The synthetic reflections are each context's candidate pool, in no stage "
+            "(select_candidates chooses from it).",
+        )
 
-    def handle(self, *args, study_slug: str, path: str, format: str | None, **options):
+    def handle(self, *args, study_slug: str, path: str, format: str | None, pool: bool, **options):
         study = self.study_or_error(study_slug)
         file = self.file_or_error(path)
         fmt = format or materials_format_for(file.name)
         if fmt is None:
             raise CommandError("Cannot tell the format from the file name: pass --format json|csv.")
         self.run_import(
-            file, lambda: materials_import(study=study, content=file.read_bytes(), fmt=fmt)
+            file,
+            lambda: materials_import(study=study, content=file.read_bytes(), fmt=fmt, pool=pool),
         )

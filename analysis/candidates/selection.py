@@ -1,0 +1,429 @@
+"""The candidate selection: from a study's pools to a stage's synthetic reflections.
+
+Per context, in the pool's order (as imported):
+
+1. duplicates are removed: the same text as an earlier candidate (exact), or the same
+   but for case and punctuation; a candidate with its context's human reflection's
+   text is removed too (a batch cannot hold two equal texts);
+2. the remaining candidates are embedded (:mod:`.embeddings`) and clustered by
+   agglomerative clustering, merging while the linkage distance is below the threshold
+   (default 0.7, cosine distance, average linkage: the papers name neither);
+3. each cluster's representative is its member with the most whitespace tokens (a tie
+   drawn with the seed);
+4. ``per_context`` clusters are drawn with the seed (all of them when there are no
+   more), optionally in turn across the values of one generation setting of their
+   representatives;
+5. the drawn representatives become the synthetic reflections of the chosen stage,
+   written as a materials file would write them (each batch with the human reflection
+   and an attention check), in one transaction with the clusters and their members.
+
+The same pool, parameters and seed give the same selection. The run also records the
+diversity of the pool and of the selection (:mod:`.statistics`)."""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, fields
+
+import numpy as np
+import pandas as pd
+from django.core.exceptions import ValidationError
+from django.db import transaction
+from django.utils import timezone
+
+from studies.datafiles.materials import ContextSpec, Item, MaterialsImportError, materials_write
+from studies.locks import studies_locked
+from studies.models import PoolCandidate, Reflection, Stage, Study
+
+from ..models import CandidateCluster, CandidateSelection, ClusterMember
+from . import clustering
+from .embeddings import DEFAULT_MODEL, EmbeddingModelError, embed
+from .statistics import diversity_of
+
+#: Self-BLEU of a pool is scored on this many pairs per context by default (a pool of
+#: 150 candidates has 22,350); a selection's pairs are all scored.
+DEFAULT_POOL_PAIRS = 200
+MAX_PER_CONTEXT = 100
+
+
+@dataclass(frozen=True)
+class SelectionParameters:
+    model: str = DEFAULT_MODEL
+    threshold: float = 0.7
+    metric: str = "cosine"
+    linkage: str = "average"
+    per_context: int = 9
+    stratify_by: str = ""
+    pool_pairs_per_context: int | None = DEFAULT_POOL_PAIRS
+
+    @classmethod
+    def from_dict(cls, data: dict) -> SelectionParameters:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    def problems(self) -> dict[str, str]:
+        """Field → message for each value the selection cannot take."""
+        found = {}
+        if not self.model.strip():
+            found["model"] = "Name the embedding model (or keep the default)."
+        if not 0 < self.threshold <= 2:
+            found["threshold"] = "The distance threshold is a number above 0, at most 2."
+        if self.metric not in clustering.METRICS:
+            found["metric"] = f"The distance is one of {', '.join(clustering.METRICS)}."
+        if self.linkage not in clustering.LINKAGES:
+            found["linkage"] = f"The linkage is one of {', '.join(clustering.LINKAGES)}."
+        elif self.linkage == "ward" and self.metric != "euclidean":
+            found["linkage"] = "Ward linkage works with the euclidean distance only."
+        if not 1 <= self.per_context <= MAX_PER_CONTEXT:
+            found["per_context"] = f"Draw 1 to {MAX_PER_CONTEXT} clusters per context."
+        if self.pool_pairs_per_context is not None and self.pool_pairs_per_context < 1:
+            found["pool_pairs_per_context"] = "Score at least one pair per context, or all."
+        return found
+
+
+class CandidateSelectionError(Exception):
+    """The selection cannot run or finish; the message says why, nothing was written."""
+
+
+def pool_frame(*, study_id: int) -> pd.DataFrame:
+    """The study's pool candidates in import order: ``id``, ``context_id``,
+    ``dialogue_id``, ``source``, ``text``, ``generation``."""
+    rows = (
+        PoolCandidate.objects.filter(context__study_id=study_id)
+        .order_by("context__external_id", "id")
+        .values_list("id", "context_id", "context__external_id", "source", "text", "generation")
+    )
+    return pd.DataFrame.from_records(
+        rows.iterator(chunk_size=20_000),
+        columns=["id", "context_id", "dialogue_id", "source", "text", "generation"],
+    )
+
+
+def pool_settings(*, study_id: int) -> list[str]:
+    """The generation settings (metadata keys) the study's pool candidates carry."""
+    keys: set[str] = set()
+    for generation in (
+        PoolCandidate.objects.filter(context__study_id=study_id)
+        .order_by()
+        .values_list("generation", flat=True)
+        .distinct()
+    ):
+        keys.update(generation)
+    return sorted(keys)
+
+
+def stage_selection_problem(stage: Stage) -> str | None:
+    """Why the selection cannot fill ``stage``, or None."""
+    if stage.batches.exists():
+        return (
+            f"Stage {stage.name!r} already has batches: a selection fills a stage that has "
+            "none. Choose another stage, or add one."
+        )
+    if Stage.objects.filter(pk=stage.pk, gate__isnull=False).exists():
+        return f"Stage {stage.name!r} is gated: its items come from its gate."
+    return None
+
+
+def candidate_selection_create(
+    *,
+    study: Study,
+    stage: Stage,
+    parameters: SelectionParameters,
+    seed: int | None = None,
+    user=None,
+) -> CandidateSelection:
+    """A queued selection, once its inputs are checked (ValidationError by field
+    otherwise, nothing written)."""
+    found = dict(parameters.problems())
+    if stage.study_id != study.pk:
+        found["stage"] = "Choose a stage of this study."
+    elif problem := stage_selection_problem(stage):
+        found["stage"] = problem
+    elif CandidateSelection.objects.filter(
+        stage=stage,
+        status__in=[CandidateSelection.Status.QUEUED, CandidateSelection.Status.RUNNING],
+    ).exists():
+        found["stage"] = f"A selection for stage {stage.name!r} is already queued or running."
+    if not PoolCandidate.objects.filter(context__study=study).exists():
+        found["__all__"] = (
+            "The study has no candidate pool: import one first (Import materials, "
+            "with “A candidate pool” ticked)."
+        )
+    if parameters.stratify_by and parameters.stratify_by not in pool_settings(study_id=study.pk):
+        found["stratify_by"] = (
+            f"No pool candidate has the generation setting {parameters.stratify_by!r}."
+        )
+    if seed is not None and not 0 <= seed < 2**63:
+        found["seed"] = "The seed is a whole number from 0."
+    if found:
+        raise ValidationError(found)
+    return CandidateSelection.objects.create(
+        study=study,
+        stage=stage,
+        seed=study.seed if seed is None else seed,
+        parameters=parameters.as_dict(),
+        requested_by=user if user is not None and user.is_authenticated else None,
+    )
+
+
+Progress = Callable[[str], None]
+
+
+def candidate_selection_run(*, selection_id: int, progress: Progress | None = None) -> None:
+    """Run a queued selection; a failure is recorded on it with its message (and
+    raised as CandidateSelectionError), and nothing but cached embeddings is written."""
+    selection = CandidateSelection.objects.select_related("study", "stage").get(pk=selection_id)
+    if selection.status != CandidateSelection.Status.QUEUED:
+        return
+
+    def report(message: str) -> None:
+        CandidateSelection.objects.filter(pk=selection.pk).update(progress=message[:200])
+        if progress:
+            progress(message)
+
+    CandidateSelection.objects.filter(pk=selection.pk).update(
+        status=CandidateSelection.Status.RUNNING
+    )
+    try:
+        result = _select(selection, report)
+    except (CandidateSelectionError, EmbeddingModelError, MaterialsImportError) as exc:
+        message = (
+            "; ".join(f"{p.where}: {p.message}" for p in exc.problems)
+            if isinstance(exc, MaterialsImportError)
+            else str(exc)
+        )
+        CandidateSelection.objects.filter(pk=selection.pk).update(
+            status=CandidateSelection.Status.FAILED,
+            error=message,
+            progress="",
+            finished_at=timezone.now(),
+        )
+        raise CandidateSelectionError(message) from exc
+    except BaseException as exc:
+        CandidateSelection.objects.filter(pk=selection.pk).update(
+            status=CandidateSelection.Status.FAILED,
+            error=f"{type(exc).__name__}: {exc}"[:2000],
+            finished_at=timezone.now(),
+        )
+        raise
+    report(f"Done: {result['counts']['selected']} candidates in stage {selection.stage.name!r}.")
+
+
+def _select(selection: CandidateSelection, report: Progress) -> dict:
+    params = SelectionParameters.from_dict(selection.parameters)
+    study = selection.study
+    pool = pool_frame(study_id=study.pk)
+    if pool.empty:
+        raise CandidateSelectionError("The study's candidate pool is empty.")
+    humans = dict(
+        Reflection.objects.filter(context__study=study, kind=Reflection.Kind.HUMAN).values_list(
+            "context_id", "text"
+        )
+    )
+    report(f"Removing duplicates from {len(pool):,} candidates")
+    pool["kept_of"] = -1
+    pool["same_as_human"] = pool["text"] == pool["context_id"].map(humans)
+    exact = near = 0
+    for _, rows in pool.groupby("context_id", sort=False).groups.items():
+        positions = pool.index.get_indexer(rows)
+        kept_of, n_exact, n_near = clustering.duplicates(pool["text"].to_numpy()[positions])
+        pool.loc[rows, "kept_of"] = positions[kept_of]
+        exact += n_exact
+        near += n_near
+
+    def embedding_progress(done: int, total: int) -> None:
+        report(f"Embedding {done:,} of {total:,} new texts ({params.model})")
+
+    report(f"Embedding {pool['text'].nunique():,} texts ({params.model})")
+    vectors = embed(pool["text"].tolist(), model=params.model, progress=embedding_progress)
+
+    report("Clustering")
+    candidates = pool.loc[(pool["kept_of"] == pool.index) & ~pool["same_as_human"]]
+    clusters: list[dict] = []
+    for dialogue_id, part in candidates.groupby("dialogue_id", sort=True):
+        rng = random.Random(f"{selection.seed}/candidates/{dialogue_id}")
+        labels = clustering.clusters(
+            vectors[part.index.to_numpy()],
+            threshold=params.threshold,
+            metric=params.metric,
+            linkage=params.linkage,
+        )
+        tokens = [clustering.token_count(t) for t in part["text"]]
+        chosen = clustering.representatives(labels, tokens, rng)
+        numbers = sorted(chosen)
+        strata = (
+            [_setting(part["generation"].iloc[chosen[n]].get(params.stratify_by)) for n in numbers]
+            if params.stratify_by
+            else None
+        )
+        drawn = set(clustering.sample(numbers, params.per_context, rng, strata))
+        ids = part["id"].to_numpy()
+        for number in numbers:
+            clusters.append(
+                {
+                    "context_id": int(part["context_id"].iloc[0]),
+                    "dialogue_id": dialogue_id,
+                    "number": number,
+                    "representative": int(ids[chosen[number]]),
+                    "members": ids[labels == number].tolist(),
+                    "selected": number in drawn,
+                }
+            )
+    # Each removed duplicate joins its kept copy's cluster.
+    cluster_of = {m: i for i, c in enumerate(clusters) for m in c["members"]}
+    ids = pool["id"].to_numpy()
+    duplicates_of = [
+        (int(ids[i]), cluster_of.get(int(ids[k])))
+        for i, k in enumerate(pool["kept_of"].to_numpy())
+        if i != k
+    ]
+
+    selected = [c for c in clusters if c["selected"]]
+    by_id = pool.set_index("id")
+    counts = {
+        "candidates": len(pool),
+        "contexts": int(pool["context_id"].nunique()),
+        "exact_duplicates": exact,
+        "near_duplicates": near,
+        "same_as_human": int((pool["same_as_human"] & (pool["kept_of"] == pool.index)).sum()),
+        "clusters": len(clusters),
+        "selected": len(selected),
+        # Contexts with fewer clusters than asked for: all of theirs are selected.
+        "contexts_short": int(
+            (
+                pd.Series([c["dialogue_id"] for c in clusters]).value_counts() < params.per_context
+            ).sum()
+        ),
+    }
+    report("Computing the diversity of the pool and of the selection")
+    diversity = _diversity(pool, vectors, selected, params, selection.seed)
+    report("Writing the stage")
+    with transaction.atomic():
+        studies_locked().get(pk=study.pk)
+        stage = Stage.objects.get(pk=selection.stage_id)
+        if problem := stage_selection_problem(stage):
+            raise CandidateSelectionError(problem)
+        specs = _stage_specs(study, stage, selected, by_id)
+        materials_write(study=study, specs=specs)
+        reflections = dict(
+            (((context_id, source, text), pk))
+            for pk, context_id, source, text in Reflection.objects.filter(
+                context__study=study, batch_items__batch__stage=stage, kind="synthetic"
+            ).values_list("pk", "context_id", "source", "text")
+        )
+        stored = CandidateCluster.objects.bulk_create(
+            CandidateCluster(
+                selection=selection,
+                context_id=c["context_id"],
+                number=c["number"],
+                representative_id=c["representative"],
+                selected=c["selected"],
+                reflection_id=reflections.get(
+                    (
+                        c["context_id"],
+                        by_id.at[c["representative"], "source"],
+                        by_id.at[c["representative"], "text"],
+                    )
+                )
+                if c["selected"]
+                else None,
+            )
+            for c in clusters
+        )
+        ClusterMember.objects.bulk_create(
+            [
+                ClusterMember(cluster=stored[i], candidate_id=m)
+                for i, c in enumerate(clusters)
+                for m in c["members"]
+            ]
+            + [
+                ClusterMember(cluster=stored[i], candidate_id=m, duplicate=True)
+                for m, i in duplicates_of
+                if i is not None
+            ]
+        )
+        CandidateSelection.objects.filter(pk=selection.pk).update(
+            status=CandidateSelection.Status.DONE,
+            counts=counts,
+            diversity=diversity,
+            error="",
+            finished_at=timezone.now(),
+        )
+    return {"counts": counts}
+
+
+def _setting(value) -> str:
+    from ..metrics.protocol.generation import setting_value
+
+    return setting_value(value)
+
+
+def _stage_specs(
+    study: Study, stage: Stage, selected: list[dict], by_id: pd.DataFrame
+) -> list[ContextSpec]:
+    """The selected representatives as a materials file would give them."""
+    humans = {
+        r.context_id: r
+        for r in Reflection.objects.filter(context__study=study, kind=Reflection.Kind.HUMAN)
+    }
+    specs: dict[int, ContextSpec] = {}
+    for c in selected:
+        context_id = c["context_id"]
+        where = f'dialogue "{c["dialogue_id"]}"'
+        spec = specs.get(context_id)
+        if spec is None:
+            human = humans.get(context_id)
+            spec = specs[context_id] = ContextSpec(
+                external_id=c["dialogue_id"],
+                where=where,
+                fmt="json",
+                human=Item(None, human.source, human.text, "human", human.generation, where)
+                if human
+                else None,
+            )
+        row = by_id.loc[c["representative"]]
+        spec.synthetic.append(
+            Item(
+                stage.name,
+                row["source"],
+                row["text"],
+                "synthetic",
+                dict(row["generation"]),
+                f"{where}, cluster {c['number']}",
+            )
+        )
+    return list(specs.values())
+
+
+def _diversity(
+    pool: pd.DataFrame,
+    vectors: np.ndarray,
+    selected: list[dict],
+    params: SelectionParameters,
+    seed: int,
+) -> dict:
+    position = pd.Series(pool.index, index=pool["id"])
+    chosen = position.loc[[c["representative"] for c in selected]].to_numpy()
+    return {
+        "pool": diversity_of(
+            texts=pool["text"].tolist(),
+            contexts=pool["dialogue_id"].tolist(),
+            sources=pool["source"].tolist(),
+            vectors=vectors,
+            pairs_per_context=params.pool_pairs_per_context,
+            seed=seed,
+        ),
+        "selection": diversity_of(
+            texts=pool["text"].to_numpy()[chosen].tolist(),
+            contexts=pool["dialogue_id"].to_numpy()[chosen].tolist(),
+            sources=pool["source"].to_numpy()[chosen].tolist(),
+            vectors=vectors[chosen],
+            seed=seed,
+        ),
+        "pool_pairs_per_context": params.pool_pairs_per_context,
+        "model": params.model,
+    }
