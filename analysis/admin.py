@@ -189,3 +189,6 @@ class AutomaticScoreAdmin(PerStudyAdminMixin, admin.ModelAdmin):
             do_import=do_import,
             extra_context={"n_scores": study.automatic_scores.count()},
         )
+
+
+from . import admin_candidates  # noqa: E402,F401  (registers CandidateSelection)

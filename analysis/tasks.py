@@ -63,3 +63,16 @@ def automatic_scores_compute_task(study_id: int, metrics: list[str], replace: bo
         logger.warning("Scores of %s not computed: %s", study.slug, " ".join(exc.messages))
         return
     logger.info("Scores of %s: %s", study.slug, summary)
+
+
+@shared_task(name="analysis.select_candidates", acks_late=True, ignore_result=True)
+def candidate_selection_task(selection_id: int) -> None:
+    """Run a queued candidate selection (``candidates.selection``); a selection already
+    started or finished (a redelivered message) is left as it is. Its failure is
+    recorded on it, with the reason."""
+    from .candidates.selection import CandidateSelectionError, candidate_selection_run
+
+    try:
+        candidate_selection_run(selection_id=selection_id)
+    except CandidateSelectionError as exc:
+        logger.warning("Candidate selection %s failed: %s", selection_id, exc)

@@ -195,3 +195,29 @@ def test_worker_computes_the_scores_a_researcher_asked_for(loaded_study, celery_
         assert time.monotonic() < deadline, "the second computation replaced nothing"
         time.sleep(0.25)
     assert AutomaticScore.objects.filter(study=loaded_study).count() == 24
+
+
+def test_worker_runs_a_candidate_selection(loaded_study, celery_worker_process):
+    from analysis.candidates.selection import (
+        SelectionParameters,
+        candidate_selection_create,
+        candidate_selection_enqueue,
+    )
+    from analysis.models import CandidateSelection
+    from tests.analysis.candidates.test_selection import import_pool, pool_doc
+    from tests.factories import StageFactory
+
+    stage = StageFactory(study=loaded_study, name="Selected", position=99)
+    import_pool(loaded_study, pool_doc(ids=("p1", "p2")))
+    selection = candidate_selection_create(
+        study=loaded_study, stage=stage, parameters=SelectionParameters(per_context=2)
+    )
+    candidate_selection_enqueue(selection)  # no transaction here: sent at once
+    deadline = time.monotonic() + 120
+    while selection.status in (CandidateSelection.Status.QUEUED, CandidateSelection.Status.RUNNING):
+        assert time.monotonic() < deadline, f"selection still {selection.status}"
+        time.sleep(0.5)
+        selection.refresh_from_db()
+    assert selection.status == CandidateSelection.Status.DONE, selection.error
+    assert selection.counts["selected"] == 4
+    assert Batch.objects.filter(stage=stage).count() == 2
