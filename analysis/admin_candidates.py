@@ -24,12 +24,12 @@ from .candidates.selection import (
     MAX_PER_CONTEXT,
     SelectionParameters,
     candidate_selection_create,
-    candidate_selection_enqueue,
     pool_settings,
 )
 from .candidates.views import clusters_rows, diversity_rows, pool_summary
 from .metrics.diversity import SELF_BLEU_ORDERS
 from .models import CandidateSelection
+from .services import candidate_selection_enqueue
 
 DEFAULTS = SelectionParameters()
 

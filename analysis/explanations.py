@@ -97,6 +97,22 @@ EXPLANATIONS: dict[str, str] = {
     "self_bleu": "Self-BLEU-n: BLEU-n of each candidate against another of the same "
     "context (lower-cased words, 1- to n-grams, no smoothing), 0–100, averaged over the "
     "pairs; the higher, the more alike the candidates (the less diverse).",
+    "mean_cosine": "Mean cosine similarity of the candidates' sentence embeddings over "
+    "every pair of the same context, −1 to 1; the higher, the more alike in meaning.",
+    "selection_set": "The pool: every candidate generated for the contexts; the "
+    "selection: the cluster representatives it drew into the stage.",
+    # labels spread to cluster members
+    "spread_members": "Members of the stage's drawn clusters with this generation setting, "
+    "removed duplicates included.",
+    "spread_members_labelled": "Members whose cluster's representative has a majority "
+    "label in this group (at least two raters and no tie).",
+    "spread_coherent_rate": "Coherent rate of the members, each given its cluster "
+    "representative's majority label: an estimate for every generated candidate.",
+    "spread_representatives": "Representatives (the annotated candidates) with this "
+    "generation setting.",
+    "spread_representatives_labelled": "Representatives with a majority label in this group.",
+    "representative_coherent_rate": "Coherent rate of the representatives alone, by "
+    "their majority labels.",
     # over time
     "judgements_so_far": "Judgements of the group and stage submitted up to the end of "
     "this day (UTC).",

@@ -1,5 +1,6 @@
 """Analysis runs: queue them, execute them, record the outcome."""
 
+import contextlib
 import logging
 from datetime import datetime, timedelta
 from uuid import uuid4
@@ -15,9 +16,12 @@ from kombu.exceptions import OperationalError
 from studies.locks import Aggregate, rows_locked, studies_locked
 from studies.models import Assignment, Study
 
-from .models import AnalysisRun
+from .candidates.embeddings import texts_embedded
+from .candidates.selection import CandidateSelectionError, candidate_selection_run
+from .models import AnalysisRun, CandidateSelection
 from .parameters import analysis_parameters_clean
 from .report.build import report_build
+from .selectors.candidates import spread_members, stage_selections
 from .selectors.comparisons import comparison_data
 from .selectors.gates import gate_data
 from .selectors.judgements import (
@@ -321,6 +325,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             include_expired=params.get("include_expired", False),
             exclude_sources=tuple(params.get("excluded_sources", ())),
         )
+        candidate_texts = stage_candidate_texts(study_id=run.study_id)
         result = report_build(
             frame=frame,
             study_slug=run.study.slug,
@@ -332,7 +337,10 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             assignments=assignments_frame(study_id=run.study_id),
             positions=item_positions(study_id=run.study_id),
             pay=pay_rates(study_id=run.study_id),
-            candidate_texts=stage_candidate_texts(study_id=run.study_id),
+            candidate_texts=candidate_texts,
+            candidate_vectors=texts_embedded(candidate_texts["text"].tolist()),
+            selections=stage_selections(study_id=run.study_id),
+            spread_members=spread_members(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
             questionnaires=questionnaire_data(study_id=run.study_id),
             codings=description_codings(study_id=run.study_id),
@@ -367,3 +375,31 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
     run.finished_at = timezone.now()
     run.save(update_fields=["status", "result", "progress", "error", "finished_at"])
     return run
+
+
+SELECT_CANDIDATES_TASK = "analysis.select_candidates"
+
+
+def candidate_selection_enqueue(selection: CandidateSelection) -> None:
+    """Hand a queued selection to the worker once the caller's transaction commits
+    (in Celery's eager mode, run it here). With the task queue unreachable the
+    selection fails at once, saying so."""
+
+    def send() -> None:
+        if tasks_run_in_process():
+            with contextlib.suppress(CandidateSelectionError):  # recorded on the selection
+                candidate_selection_run(selection_id=selection.pk)
+            return
+        try:
+            _task(SELECT_CANDIDATES_TASK).apply_async((selection.pk,))
+        except OperationalError:
+            CandidateSelection.objects.filter(
+                pk=selection.pk, status=CandidateSelection.Status.QUEUED
+            ).update(
+                status=CandidateSelection.Status.FAILED,
+                error="The task queue was unreachable, so the selection did not start: "
+                "start it again in a moment, or run manage.py select_candidates.",
+                finished_at=timezone.now(),
+            )
+
+    transaction.on_commit(send)

@@ -11,12 +11,15 @@ its local cache.
 from __future__ import annotations
 
 import hashlib
+import logging
 from collections.abc import Callable, Sequence
 from functools import cache
 
 import numpy as np
 
 from ..models import TextEmbedding
+
+logger = logging.getLogger(__name__)
 
 #: The packaged model's name, as selections and the cache record it.
 DEFAULT_MODEL = "all-MiniLM-L6-v2"
@@ -104,3 +107,16 @@ def embed(
     if not digests:
         return np.zeros((0, 0), dtype=np.float32)
     return np.vstack([vectors[d] for d in digests])
+
+
+def texts_embedded(texts: Sequence[str]) -> np.ndarray | None:
+    """:func:`embed` with the default model, for the report's cosine; None without
+    texts, or (logged) when the model cannot be loaded: the report then shows no
+    cosine rather than failing."""
+    if not len(texts):
+        return None
+    try:
+        return embed(texts)
+    except EmbeddingModelError:
+        logger.exception("No embeddings for the report's diversity")
+        return None

@@ -22,7 +22,6 @@ diversity of the pool and of the selection (:mod:`.statistics`)."""
 
 from __future__ import annotations
 
-import contextlib
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
@@ -32,7 +31,6 @@ import pandas as pd
 from django.core.exceptions import ValidationError
 from django.db import transaction
 from django.utils import timezone
-from kombu.exceptions import OperationalError
 
 from studies.datafiles.materials import ContextSpec, Item, MaterialsImportError, materials_write
 from studies.locks import studies_locked
@@ -173,33 +171,6 @@ def candidate_selection_create(
 
 
 Progress = Callable[[str], None]
-SELECT_TASK = "analysis.select_candidates"
-
-
-def candidate_selection_enqueue(selection: CandidateSelection) -> None:
-    """Hand a queued selection to the worker once the caller's transaction commits
-    (in Celery's eager mode, run it here). With the task queue unreachable the
-    selection fails at once, saying so."""
-    from ..services import _task, tasks_run_in_process  # the services' one way to tasks
-
-    def send() -> None:
-        if tasks_run_in_process():
-            with contextlib.suppress(CandidateSelectionError):  # recorded on the selection
-                candidate_selection_run(selection_id=selection.pk)
-            return
-        try:
-            _task(SELECT_TASK).apply_async((selection.pk,))
-        except OperationalError:
-            CandidateSelection.objects.filter(
-                pk=selection.pk, status=CandidateSelection.Status.QUEUED
-            ).update(
-                status=CandidateSelection.Status.FAILED,
-                error="The task queue was unreachable, so the selection did not start: "
-                "start it again in a moment, or run manage.py select_candidates.",
-                finished_at=timezone.now(),
-            )
-
-    transaction.on_commit(send)
 
 
 def candidate_selection_run(*, selection_id: int, progress: Progress | None = None) -> None:

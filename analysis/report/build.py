@@ -34,14 +34,14 @@ from .descriptions import (
     generation_categories_null,
     stage_categories_null,
 )
-from .diversity import diversity_build
+from .diversity import diversity_build, spread_build
 from .gates import GateData, gates_build
 from .likert import LikertData, likert_build
 from .quality import quality_block
 from .questionnaires import QuestionnaireData, questionnaires_build
 from .systems import systems_build, systems_empty
 
-REPORT_VERSION = 14
+REPORT_VERSION = 15
 
 
 @dataclass(frozen=True)
@@ -239,6 +239,9 @@ def report_build(
     positions: pd.DataFrame | None = None,
     pay: pd.DataFrame | None = None,
     candidate_texts: pd.DataFrame | None = None,
+    candidate_vectors: np.ndarray | None = None,
+    selections: dict[str, dict] | None = None,
+    spread_members: pd.DataFrame | None = None,
 ) -> dict:
     """The full report. ``frame`` comes from
     :func:`analysis.selectors.judgements.judgements_frame` (already filtered to what
@@ -266,8 +269,11 @@ def report_build(
     ``positions`` (:func:`analysis.selectors.judgements.item_positions`) the
     ``order_effects`` and the trends' position term, ``pay``
     (:func:`analysis.selectors.pay.pay_rates`) the ``pay`` block, ``candidate_texts``
-    (:func:`analysis.selectors.judgements.stage_candidate_texts`) the ``diversity``
-    block (:mod:`.diversity`)."""
+    (:func:`analysis.selectors.judgements.stage_candidate_texts`), with their embeddings
+    ``candidate_vectors`` (rows aligned) and the stages' candidate ``selections``
+    (:func:`analysis.selectors.candidates.stage_selections`), the ``diversity`` block,
+    and ``spread_members`` (:func:`analysis.selectors.candidates.spread_members`) the
+    ``spread`` block (:mod:`.diversity`)."""
     offered_categories = offered_categories or {}
     slugs = [c.slug for c in categories]
     mee_merge = default_mee_merge() if mee_merge is None else mee_merge
@@ -422,7 +428,14 @@ def report_build(
         "likert": likert_build(likert, resamples=resamples, seed=seed, scores=scores),
         **comparisons_build(comparisons, resamples=resamples, seed=seed),
         "gated": gates_build(gates),
-        "diversity": diversity_build(candidate_texts, list(stages) or stage_order, seed=seed),
+        "diversity": diversity_build(
+            candidate_texts,
+            list(stages) or stage_order,
+            seed=seed,
+            vectors=candidate_vectors,
+            selections=selections,
+        ),
+        "spread": spread_build(spread_members, data, list(stages) or stage_order),
     }
 
 

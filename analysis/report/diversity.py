@@ -1,12 +1,21 @@
-"""The report's ``diversity`` block: per stage, how alike the synthetic candidates of
-one context are (Self-BLEU-2 to 5, :mod:`analysis.metrics.diversity`), over all of the
-stage's candidates and per source (a model or system), pairs taken within a context
-(and a source)."""
+"""The report's ``diversity`` and ``spread`` blocks.
+
+``diversity``: per stage, how alike the synthetic candidates of one context are
+(Self-BLEU-2 to 5 and the mean pairwise cosine similarity of their embeddings,
+:mod:`analysis.metrics.diversity`), over all of the stage's candidates and per source (a
+model or system), pairs taken within a context (and a source); and, for a stage filled
+by a candidate selection, that selection's record with the diversity of its pool and
+of what it drew (``selections``).
+
+``spread``: the coherent rate estimated by giving each member of a drawn cluster its
+representative's majority label, per group and generation setting
+(:mod:`analysis.metrics.protocol.spread`)."""
 
 from __future__ import annotations
 
 from collections.abc import Sequence
 
+import numpy as np
 import pandas as pd
 
 from .. import metrics
@@ -16,32 +25,74 @@ from .. import metrics
 DIVERSITY_MAX_PAIRS = 1000
 
 
+def _ordered(present: Sequence[str], stage_order: Sequence[str]) -> list[str]:
+    return [s for s in stage_order if s in present] + [s for s in present if s not in stage_order]
+
+
 def diversity_build(
-    texts: pd.DataFrame | None, stage_order: Sequence[str], *, seed: int = 0
+    texts: pd.DataFrame | None,
+    stage_order: Sequence[str],
+    *,
+    seed: int = 0,
+    vectors: np.ndarray | None = None,
+    selections: dict[str, dict] | None = None,
 ) -> dict:
-    """``{"max_pairs": …, "stages": {stage: {"all": …, "sources": {source: …}}}}`` from
-    :func:`analysis.selectors.judgements.stage_candidate_texts`; each entry as
-    :func:`analysis.metrics.self_bleu` gives it. Stages in ``stage_order`` first."""
-    block: dict = {"max_pairs": DIVERSITY_MAX_PAIRS, "stages": {}}
+    """``{"max_pairs": …, "stages": {stage: {"all": …, "sources": {source: …}}},
+    "selections": {stage: …}}`` from
+    :func:`analysis.selectors.judgements.stage_candidate_texts`, the texts' embeddings
+    (rows aligned with ``texts``; without them the cosine is null) and
+    :func:`analysis.selectors.candidates.stage_selections`; each stage entry as
+    :func:`analysis.metrics.self_bleu` gives it, with ``mean_cosine``. Stages in
+    ``stage_order`` first."""
+    block: dict = {"max_pairs": DIVERSITY_MAX_PAIRS, "stages": {}, "selections": {}}
+    for stage in _ordered(list(selections or {}), stage_order):
+        record = selections[stage]
+        block["selections"][stage] = {
+            **{k: record[k] for k in ("selection_id", "seed", "parameters", "counts")},
+            **{
+                part: {k: v for k, v in record["diversity"][part].items() if k != "contexts"}
+                for part in ("pool", "selection")
+                if part in record["diversity"]
+            },
+        }
     if texts is None or texts.empty:
         return block
-    present = list(dict.fromkeys(texts["stage"]))
-    ordered = [s for s in stage_order if s in present] + [
-        s for s in present if s not in stage_order
-    ]
-    for stage in ordered:
-        rows = texts.loc[texts["stage"] == stage]
+    for stage in _ordered(list(dict.fromkeys(texts["stage"])), stage_order):
+        mask = (texts["stage"] == stage).to_numpy()
+        rows = texts.loc[mask]
+        stage_vectors = vectors[mask] if vectors is not None else None
 
-        def score(part: pd.DataFrame, contexts) -> dict:
-            return metrics.self_bleu(
+        def score(part: pd.DataFrame, where: np.ndarray | None) -> dict:
+            contexts = part["context_id"].tolist()
+            entry = metrics.self_bleu(
                 part["text"].tolist(), contexts, max_pairs=DIVERSITY_MAX_PAIRS, seed=seed
             )
+            entry["mean_cosine"] = (
+                metrics.mean_cosine(where, contexts)["mean_cosine"] if where is not None else None
+            )
+            return entry
 
         block["stages"][stage] = {
-            "all": score(rows, rows["context_id"].tolist()),
+            "all": score(rows, stage_vectors),
             "sources": {
-                str(source): score(part, part["context_id"].tolist())
+                str(source): score(
+                    part,
+                    stage_vectors[(rows["source"] == source).to_numpy()]
+                    if stage_vectors is not None
+                    else None,
+                )
                 for source, part in rows.groupby("source", sort=True)
             },
         }
     return block
+
+
+def spread_build(
+    members: pd.DataFrame | None, judgements: pd.DataFrame | None, stage_order: Sequence[str]
+) -> list[dict]:
+    """The ``spread`` rows, stages in ``stage_order``."""
+    if members is None or judgements is None or members.empty:
+        return []
+    rows = metrics.label_spread(members=members, judgements=judgements)
+    order = {stage: n for n, stage in enumerate(stage_order)}
+    return sorted(rows, key=lambda r: order.get(r["stage"], len(order)))

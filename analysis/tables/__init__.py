@@ -37,7 +37,7 @@ from .descriptions import (
     descriptions_table,
 )
 from .distributions import annotator_table, label_distribution_table, label_segments
-from .diversity import diversity_table
+from .diversity import diversity_table, selection_diversity_table, spread_table
 from .format import DASH, finite, format_ci, format_count, format_number, format_p
 from .gates import gated_tables
 from .generation import (
@@ -115,6 +115,12 @@ def report_tables(report: dict) -> list[Table]:
         + preference_tables(report)
         + gated_tables(report)
         + ([diversity_table(report)] if (report.get("diversity") or {}).get("stages") else [])
+        + (
+            [selection_diversity_table(report)]
+            if (report.get("diversity") or {}).get("selections")
+            else []
+        )
+        + ([spread_table(report)] if report.get("spread") else [])
     )
 
 
@@ -175,6 +181,8 @@ __all__ = [
     "quality_table",
     "questionnaire_table",
     "report_tables",
+    "selection_diversity_table",
+    "spread_table",
     "system_pairs_table",
     "system_tables",
     "systems_table",

@@ -48,6 +48,7 @@ from .pay import pay_summary
 from .quality import annotator_quality, waiting_periods
 from .questionnaires import questionnaire_summary, screened_out_summary
 from .shifts import coherent_rate_test, cross_stage_shift, recurrence_free
+from .spread import label_spread
 from .summary import agreement_summary
 from .systems import (
     cohens_d,
@@ -90,6 +91,7 @@ __all__ = [
     "item_label_sums",
     "item_means",
     "item_table",
+    "label_spread",
     "likert_alpha",
     "likert_cell",
     "likert_groups_compared",

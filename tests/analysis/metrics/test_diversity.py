@@ -8,7 +8,7 @@ from collections import Counter
 import numpy as np
 import pytest
 
-from analysis.metrics.diversity import context_pairs, self_bleu
+from analysis.metrics.diversity import context_pairs, mean_cosine, self_bleu
 
 
 def by_the_definition(hypothesis: str, reference: str, n: int) -> float:
@@ -72,3 +72,44 @@ def test_no_pairs_no_numbers():
     result = self_bleu(["one candidate", "another context"], ["a", "b"])
     assert result["n_pairs"] == 0 and result["n_contexts"] == 0
     assert set(result["self_bleu"].values()) == {None}
+
+
+def test_mean_cosine_by_hand():
+    """One context of three unit vectors a = (1, 0), b = (0, 1), c = (1, 1)/√2: the
+    ordered pairs' similarities are 0, 0 (a, b), and 1/√2 four times (a or b with c),
+    so the mean is 4/√2 ÷ 6 = 0.4714; a second context of one vector adds no pair."""
+    vectors = np.array([[1, 0], [0, 1], [1, 1], [3, 4]], dtype=float)  # c unnormalised
+    result = mean_cosine(vectors, ["x", "x", "x", "y"])
+    assert result == {
+        "n_contexts": 1,
+        "n_pairs": 6,
+        "mean_cosine": pytest.approx(4 / np.sqrt(2) / 6),
+    }
+    assert mean_cosine(vectors[:1], ["x"])["mean_cosine"] is None
+
+
+def test_mean_cosine_equals_the_pairwise_mean_on_random_vectors():
+    rng = np.random.default_rng(5)
+    vectors = rng.normal(size=(40, 8))
+    contexts = rng.integers(0, 6, size=40).tolist()
+    unit = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    pairs = [
+        unit[i] @ unit[j]
+        for i in range(40)
+        for j in range(40)
+        if i != j and contexts[i] == contexts[j]
+    ]
+    result = mean_cosine(vectors, contexts)
+    assert result["n_pairs"] == len(pairs)
+    assert result["mean_cosine"] == pytest.approx(np.mean(pairs))
+
+
+def test_self_bleu_samples_pairs_per_context():
+    texts = [f"word{i} shared tokens here" for i in range(12)]
+    contexts = ["a"] * 8 + ["b"] * 4  # 56 and 12 pairs
+    result = self_bleu(texts, contexts, pairs_per_context=10, seed=3)
+    assert result["n_pairs"] == 68
+    assert result["n_pairs_scored"] == 20
+    again = self_bleu(texts, contexts, pairs_per_context=10, seed=3)
+    assert again == result
+    assert self_bleu(texts, contexts, pairs_per_context=100)["n_pairs_scored"] == 68

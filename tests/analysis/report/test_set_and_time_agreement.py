@@ -5,15 +5,18 @@ the rows, and shown on the dashboard, in its CSV downloads and as a figure."""
 
 import csv
 import io
+import itertools
 from collections import defaultdict
 from datetime import timedelta
 
+import numpy as np
 import pytest
 from django.db.models import F
 from django.urls import reverse
 from nltk.metrics.agreement import AnnotationTask
 from nltk.metrics.distance import jaccard_distance, masi_distance
 
+from analysis.candidates.embeddings import embed
 from analysis.metrics.diversity import self_bleu
 from analysis.report.build import REPORT_VERSION
 from analysis.report.descriptions import stage_categories_null
@@ -185,7 +188,16 @@ def test_the_diversity_of_each_stages_candidates(client, spread_study):
         if expected["n_pairs"] <= DIVERSITY_MAX_PAIRS:
             assert entry["all"]["self_bleu"] == pytest.approx(expected["self_bleu"])
         assert set(entry["sources"]) == set(sources)
+        # The cosine, pair by pair from the cached embeddings (the report's is in closed form).
+        vectors = embed(list(texts))
+        similarities = [
+            float(vectors[i] @ vectors[j])
+            for i, j in itertools.permutations(range(len(texts)), 2)
+            if contexts[i] == contexts[j]
+        ]
+        assert entry["all"]["mean_cosine"] == pytest.approx(np.mean(similarities), abs=1e-6)
     client.force_login(StaffUserFactory(is_superuser=True))
     html = client.get(reverse("analysis:dashboard", args=[spread_study.slug])).content.decode()
-    assert "Diversity of the synthetic candidates (Self-BLEU)" in html
+    assert "Diversity of the synthetic candidates (Self-BLEU, cosine)" in html
+    assert "Mean cosine" in html
     assert "Self-BLEU-4" in html and "All sources" in html
