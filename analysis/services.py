@@ -21,6 +21,7 @@ from .candidates.selection import CandidateSelectionError, candidate_selection_r
 from .models import AnalysisRun, CandidateSelection
 from .parameters import analysis_parameters_clean
 from .report.build import report_build
+from .report.diversity import diversity_sample
 from .selectors.candidates import spread_members, stage_selections
 from .selectors.comparisons import comparison_data
 from .selectors.gates import gate_data
@@ -326,6 +327,9 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             exclude_sources=tuple(params.get("excluded_sources", ())),
         )
         candidate_texts = stage_candidate_texts(study_id=run.study_id)
+        sampled = candidate_texts.loc[
+            diversity_sample(candidate_texts, seed=int(params.get("seed", 0)))
+        ]
         result = report_build(
             frame=frame,
             study_slug=run.study.slug,
@@ -338,7 +342,7 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             positions=item_positions(study_id=run.study_id),
             pay=pay_rates(study_id=run.study_id),
             candidate_texts=candidate_texts,
-            candidate_vectors=texts_embedded(candidate_texts["text"].tolist()),
+            candidate_vectors=texts_embedded(sampled["text"].tolist()),
             selections=stage_selections(study_id=run.study_id),
             spread_members=spread_members(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),

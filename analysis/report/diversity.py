@@ -23,6 +23,25 @@ from .. import metrics
 #: At most this many pairs are scored per stage and source (a seeded sample of its
 #: pairs; the block says how many there were): BLEU is one Python call per pair.
 DIVERSITY_MAX_PAIRS = 1000
+#: At most this many contexts of a stage (a seeded sample) stand for it: their
+#: candidates are embedded (the first time, about 2–3 ms per text on 2 cores).
+DIVERSITY_MAX_CONTEXTS = 50
+
+
+def diversity_sample(texts: pd.DataFrame, *, seed: int = 0) -> np.ndarray:
+    """Which rows of :func:`analysis.selectors.judgements.stage_candidate_texts` the
+    stage diversity reads: every row of a stage with at most
+    :data:`DIVERSITY_MAX_CONTEXTS` contexts, else those of a seeded sample of that many
+    of its contexts. A boolean mask; the run embeds the rows it keeps."""
+    keep = np.ones(len(texts), dtype=bool)
+    rng = np.random.default_rng(seed)
+    for _, rows in texts.groupby("stage", sort=True, observed=True).indices.items():
+        contexts = texts["context_id"].to_numpy()[rows]
+        distinct = np.unique(contexts)
+        if len(distinct) > DIVERSITY_MAX_CONTEXTS:
+            chosen = rng.choice(distinct, size=DIVERSITY_MAX_CONTEXTS, replace=False)
+            keep[rows] = np.isin(contexts, chosen)
+    return keep
 
 
 def _ordered(present: Sequence[str], stage_order: Sequence[str]) -> list[str]:
@@ -37,14 +56,19 @@ def diversity_build(
     vectors: np.ndarray | None = None,
     selections: dict[str, dict] | None = None,
 ) -> dict:
-    """``{"max_pairs": …, "stages": {stage: {"all": …, "sources": {source: …}}},
-    "selections": {stage: …}}`` from
-    :func:`analysis.selectors.judgements.stage_candidate_texts`, the texts' embeddings
-    (rows aligned with ``texts``; without them the cosine is null) and
+    """``{"max_pairs": …, "max_contexts": …, "stages": {stage: {"n_contexts_total": …,
+    "all": …, "sources": {source: …}}}, "selections": {stage: …}}`` from
+    :func:`analysis.selectors.judgements.stage_candidate_texts`, the embeddings of its
+    rows :func:`diversity_sample` keeps (without them the cosine is null) and
     :func:`analysis.selectors.candidates.stage_selections`; each stage entry as
     :func:`analysis.metrics.self_bleu` gives it, with ``mean_cosine``. Stages in
     ``stage_order`` first."""
-    block: dict = {"max_pairs": DIVERSITY_MAX_PAIRS, "stages": {}, "selections": {}}
+    block: dict = {
+        "max_pairs": DIVERSITY_MAX_PAIRS,
+        "max_contexts": DIVERSITY_MAX_CONTEXTS,
+        "stages": {},
+        "selections": {},
+    }
     for stage in _ordered(list(selections or {}), stage_order):
         record = selections[stage]
         block["selections"][stage] = {
@@ -57,6 +81,8 @@ def diversity_build(
         }
     if texts is None or texts.empty:
         return block
+    totals = texts.groupby("stage", observed=True)["context_id"].nunique()
+    texts = texts.loc[diversity_sample(texts, seed=seed)]
     for stage in _ordered(list(dict.fromkeys(texts["stage"])), stage_order):
         mask = (texts["stage"] == stage).to_numpy()
         rows = texts.loc[mask]
@@ -73,6 +99,7 @@ def diversity_build(
             return entry
 
         block["stages"][stage] = {
+            "n_contexts_total": int(totals[stage]),
             "all": score(rows, stage_vectors),
             "sources": {
                 str(source): score(

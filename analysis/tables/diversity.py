@@ -60,7 +60,8 @@ def diversity_table(report: dict) -> Table:
         "BLEU-n of one against the other, 0–100, averaged over the pairs; higher means the "
         f"candidates are more alike. At most {block.get('max_pairs', '…')} pairs are scored "
         "per row, a seeded sample. The mean cosine similarity of the candidates' embeddings "
-        "is over all the pairs.",
+        f"is over all the pairs. A stage with more than {block.get('max_contexts', '…')} "
+        "contexts is read on a seeded sample of that many.",
         empty="No synthetic candidates in the stages' batches.",
     )
 

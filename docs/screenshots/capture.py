@@ -109,6 +109,7 @@ def main() -> None:
         if args.prepared:
             capture_roles(page, study_url)
             links = json.loads(Path(args.prepared).read_text(encoding="utf-8"))
+            capture_candidates(page, urljoin(base, links["candidates"]))
             capture_crowd_done(browser, urljoin(base, links["crowd_done"]))
             capture_free_text(browser, urljoin(base, links["free_text"]))
             capture_likert(browser, urljoin(base, links["likert"]))
@@ -116,6 +117,16 @@ def main() -> None:
             capture_ranking(browser, urljoin(base, links["ranking"]))
         browser.close()
     print(f"Screenshots written to {OUT}")
+
+
+def capture_candidates(page, url: str) -> None:
+    """The Candidate selection page: the pool, the form and the finished selection with
+    its diversity."""
+    page.set_viewport_size({"width": 1280, "height": 1600})
+    page.goto(url)
+    page.wait_for_selector("text=Diversity of selection")
+    page.screenshot(path=OUT / "candidate-selection.png", full_page=True)
+    page.set_viewport_size({"width": 1280, "height": 900})
 
 
 def capture_roles(page, study_url: str) -> None:

@@ -13,7 +13,10 @@ their links as JSON for ``capture.py --prepared``:
 * ``ranking``: a new annotator of a small study whose first stage ranks (the
   comparison demo's ranking materials), past consent and tutorial;
 * the demo study's roles: two staff accounts, a collaborator and a coder, granted by
-  the demo researcher (its owner), for the Roles page's screenshot.
+  the demo researcher (its owner), for the Roles page's screenshot;
+* ``candidates``: the Candidate selection page of a study whose pool (the demo's
+  reflections, each also under a second decoding setting and in a variant differing only
+  in case and punctuation, and extended) a selection has drawn into its stage.
 
     DATABASE_URL=... python docs/screenshots/prepare.py /tmp/screenshots-links.json
 """
@@ -145,7 +148,10 @@ def main(out: Path) -> None:
         annotator_consent(annotator=ranker, version=consent_version_current(study=ranked))
         annotator_complete_tutorial(annotator=ranker, now=timezone.now())
 
+    candidates = candidates_prepare(config=config)
+
     links = {
+        "candidates": reverse("admin:analysis_candidateselection_study", args=[candidates.pk]),
         "crowd_done": reverse("studies:invitation", args=[worker.access_token]),
         "free_text": reverse("studies:invitation", args=[writer.access_token]),
         "likert": reverse("studies:invitation", args=[rater.access_token]),
@@ -154,6 +160,54 @@ def main(out: Path) -> None:
     }
     out.write_text(json.dumps(links), encoding="utf-8")
     print(f"Prepared: {', '.join(links)} -> {out}")
+
+
+def candidates_prepare(*, config: dict):
+    """The candidates study: a pool from the demo's materials, and a finished selection
+    of 4 clusters per context into its stage (made once)."""
+    from analysis.candidates.selection import (
+        SelectionParameters,
+        candidate_selection_create,
+        candidate_selection_run,
+    )
+    from analysis.management.commands.load_demo import DEMO_DIR
+    from studies.datafiles.materials import materials_import
+    from studies.models import Study
+    from studies.services import study_create
+
+    study = Study.objects.filter(slug="candidates").first()
+    if study is not None:
+        return study
+    study = study_create(
+        slug="candidates",
+        title="Candidates chosen from a pool",
+        information_sheet=config["information_sheet"],
+        consent_text=config["consent_text"],
+        stages=[("Selected stage", timedelta(0))],
+        groups=["Layperson"],
+    )
+    document = json.loads((DEMO_DIR / "materials.json").read_text(encoding="utf-8"))
+    for context in document["contexts"]:
+        pool = []
+        for item in context["synthetic"]:
+            generation = {k: v for k, v in item["generation"].items() if v is not None}
+            base = {"source": item["source"], "generation": generation}
+            pool.append({**base, "text": item["text"]})
+            # The same text under another decoding, and again but for case and punctuation.
+            pool.append(
+                {**base, "text": item["text"], "generation": {**generation, "decoding": "beam"}}
+            )
+            pool.append({**base, "text": item["text"].lower().rstrip(".!?")})
+            pool.append({**base, "text": item["text"] + " That sounds hard for you."})
+        context["synthetic"] = pool
+    materials_import(study=study, content=json.dumps(document), fmt="json", pool=True)
+    selection = candidate_selection_create(
+        study=study,
+        stage=study.stages.get(),
+        parameters=SelectionParameters(per_context=4, stratify_by="decoding"),
+    )
+    candidate_selection_run(selection_id=selection.pk)
+    return study
 
 
 #: The demo's colleagues: (username, first name, last name, e-mail address, role, note).
