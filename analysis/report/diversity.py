@@ -74,7 +74,7 @@ def diversity_build(
         block["selections"][stage] = {
             **{k: record[k] for k in ("selection_id", "seed", "parameters", "counts")},
             **{
-                part: {k: v for k, v in record["diversity"][part].items() if k != "contexts"}
+                part: record["diversity"][part]
                 for part in ("pool", "selection")
                 if part in record["diversity"]
             },

@@ -120,3 +120,23 @@ def test_export_benchmark_files_agree(tmp_path):
     assert result["floor_rows_differing"] == 0
     assert result["consistent"]
     assert "GET endpoint (gunicorn)" in export_table(result)
+
+
+def test_the_candidate_selection_benchmark_runs_and_reports(tmp_path):
+    from bench.candidates.run import bench_candidates, pool_document
+    from bench.candidates.run import results_table as candidates_table
+
+    document = pool_document(contexts=3, candidates=30)
+    texts = [c["text"] for c in document["contexts"][0]["synthetic"]]
+    assert len(texts) == 30 and len(set(texts)) < 30  # duplicates, as decodings give them
+    result = bench_candidates(
+        database_url=database_url_of(connection.settings_dict),
+        contexts=3,
+        candidates=30,
+        workdir=tmp_path,
+    )
+    assert result["counts"]["candidates"] == 90
+    assert result["counts"]["exact_duplicates"] > 0
+    assert result["same_selection_twice"] is True
+    assert result["targets"]["first_selection_under_600_s"] is True
+    assert "3 × 30" in candidates_table(result)

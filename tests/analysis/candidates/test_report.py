@@ -106,7 +106,8 @@ def test_the_spread_and_the_selection_in_the_report(client, annotated):
     record = report["diversity"]["selections"]["Selected"]
     assert record["selection_id"] == selection.pk and record["seed"] == selection.seed
     assert record["counts"] == selection.counts
-    assert record["pool"]["all"] == selection.diversity["pool"]["all"]
+    assert record["pool"] == selection.diversity["pool"]
+    assert set(record["selection"]["contexts"]) == {"d1", "d2", "d3", "d4"}
     assert set(record["pool"]["sources"]) == {"GPT-4", "Llama"}
     # The stage's own diversity is the selection's (the same candidates).
     stage_entry = report["diversity"]["stages"]["Selected"]["all"]
