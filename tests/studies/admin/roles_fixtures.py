@@ -10,7 +10,7 @@ import pytest
 from django.contrib import admin
 from django.utils import timezone
 
-from analysis.models import AnalysisRun, AutomaticScore
+from analysis.models import AnalysisRun, AutomaticScore, CandidateSelection
 from studies.admin.per_study import PerStudyAdminMixin
 from studies.datafiles.materials import materials_import
 from studies.models import Annotator, PersonalDataPurge, Reflection, Role, Study
@@ -46,7 +46,7 @@ def full_study(*, slug: str, title: str, reflection: str, email: str, platform_i
     synthetic candidate reading ``reflection``), annotators (the first with ``email``
     and a Prolific ``platform_id``), submitted descriptions (stage 1 asks for them),
     a code, a coder and a coding, a questionnaire, a wait exemption, a purge log line,
-    an analysis run and an automatic score."""
+    an analysis run, an automatic score and a candidate selection."""
     study = study_create(
         slug=slug,
         title=title,
@@ -81,6 +81,9 @@ def full_study(*, slug: str, title: str, reflection: str, email: str, platform_i
         evaluator="BLEU",
         score=0.5,
         imported_at=timezone.now(),
+    )
+    CandidateSelection.objects.create(
+        study=study, stage=stage, seed=1, status=CandidateSelection.Status.FAILED, error=title
     )
     return study
 

@@ -28,6 +28,7 @@ def _extra_url(pattern, name: str, study, rows) -> str:
     """An admin's own page (``pattern``) asked for study B's rows: each argument by its
     name."""
     values = {"study_id": study.pk, "object_id": rows.first().pk, "position": 2}
+    values["selection_id"] = rows.first().pk  # a candidate selection's own pages
     values["platform"] = "prolific"
     kwargs = {}
     for argument in pattern.pattern.converters:

@@ -9,7 +9,7 @@ from django.contrib.auth.models import Permission
 from django.test import RequestFactory
 from django.urls import reverse
 
-from analysis.models import AnalysisRun, AutomaticScore
+from analysis.models import AnalysisRun, AutomaticScore, CandidateSelection
 from studies.admin.per_study import study_id_of
 from studies.models import (
     Annotator,
@@ -66,6 +66,7 @@ ADMIN_CAPABILITIES = {
     DescriptionCoding: (C.READ_ROWS, None, None, None),
     AnalysisRun: (C.ANALYSE, None, None, C.ANALYSE),
     AutomaticScore: (C.ANALYSE, None, None, C.ANALYSE),
+    CandidateSelection: (C.SEE, None, None, C.CONFIGURE),
 }
 
 

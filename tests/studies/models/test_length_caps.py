@@ -20,6 +20,7 @@ from studies.models import (
     ErrorCategory,
     Judgement,
     LikertDimension,
+    PoolCandidate,
     Question,
     QuestionAnswer,
     Questionnaire,
@@ -35,10 +36,11 @@ from tests.api.conftest import annotate, token_client
 from tests.conftest import form_data
 from tests.studies.admin.test_protection import judged, researcher, staff_client  # noqa: F401
 
-# Texts that are not written by staff: an analysis run's error is the worker's
-# traceback line, and a session's data is Django's.
+# Texts that are not written by staff: an analysis run's or candidate selection's error
+# is the worker's message, and a session's data is Django's.
 UNCAPPED = {
     "analysis.AnalysisRun.error",
+    "analysis.CandidateSelection.error",
     "studies.AnnotatorSession.session_data",
 }
 
@@ -101,6 +103,12 @@ def test_the_database_refuses_a_text_over_its_cap(annotated_study):
             assignment__stage__study=annotated_study, coherent=False
         ).first(),
         Reflection: Reflection.objects.filter(context__study=annotated_study).first(),
+        PoolCandidate: PoolCandidate.objects.create(
+            context=Reflection.objects.filter(context__study=annotated_study).first().context,
+            source="GPT-4",
+            text="A pool candidate.",
+            key="k",
+        ),
         Code: Code.objects.create(study=annotated_study, slug="vague", label="Vague"),
         Questionnaire: questionnaire,
         QuestionAnswer: QuestionAnswer.objects.create(
