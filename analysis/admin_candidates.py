@@ -5,6 +5,7 @@ with its counts and diversity, and its clusters as CSV."""
 import json
 
 from django import forms
+from django.conf import settings
 from django.contrib import admin, messages
 from django.core.exceptions import ValidationError
 from django.http import HttpRequest, HttpResponseRedirect, StreamingHttpResponse
@@ -24,6 +25,7 @@ from .candidates.selection import (
     MAX_PER_CONTEXT,
     SelectionParameters,
     candidate_selection_create,
+    candidate_selections_expire,
     pool_settings,
 )
 from .candidates.views import clusters_rows, diversity_rows, pool_summary
@@ -59,11 +61,11 @@ class CandidateSelectionForm(forms.Form):
         help_text="Draw the clusters in turn across the values of this generation setting "
         "of their representatives.",
     )
-    model = forms.CharField(
+    model = forms.ChoiceField(
         initial=DEFAULTS.model,
         label="Embedding model",
-        help_text="The packaged default, or a sentence-transformers model's folder or hub "
-        "name (e.g. sentence-transformers/all-mpnet-base-v2, if this server has it).",
+        help_text="The packaged default, or a model the server's operator offers "
+        "(CANDIDATE_EMBEDDING_MODELS).",
     )
     pool_pairs = forms.IntegerField(
         required=False,
@@ -86,11 +88,13 @@ class CandidateSelectionForm(forms.Form):
             (key, key) for key in pool_settings(study_id=study.pk)
         ]
         self.fields["seed"].help_text = f"Leave it empty for the study's seed ({study.seed})."
+        models = dict.fromkeys([DEFAULTS.model, *settings.CANDIDATE_EMBEDDING_MODELS])
+        self.fields["model"].choices = [(m, m) for m in models]
 
     def parameters(self) -> SelectionParameters:
         data = self.cleaned_data
         return SelectionParameters(
-            model=data["model"].strip(),
+            model=data["model"],
             threshold=data["threshold"],
             metric=data["metric"],
             linkage=data["linkage"],
@@ -194,6 +198,7 @@ class CandidateSelectionAdmin(PerStudyAdminMixin, admin.ModelAdmin):
                         f"{selection.stage.name!r}; this page shows its progress.",
                     )
                     return HttpResponseRedirect(request.path)
+        candidate_selections_expire()  # a lost one stops the page's refreshing
         selections = list(
             CandidateSelection.objects.filter(study=study).select_related("stage")[:50]
         )

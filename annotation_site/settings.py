@@ -303,6 +303,10 @@ CELERY_BROKER_TRANSPORT_OPTIONS = {
 # submission it is for is ANALYSIS_AUTO_DELAY seconds old, and covers those made
 # meanwhile.
 ANALYSIS_AUTO_RUN = env.bool("ANALYSIS_AUTO_RUN", default=True)
+# Sentence-embedding models the admin's candidate selection offers besides the packaged
+# default (folders or hub names this server can load; comma-separated). The command
+# select_candidates takes any.
+CANDIDATE_EMBEDDING_MODELS = env.list("CANDIDATE_EMBEDDING_MODELS", default=[])
 ANALYSIS_AUTO_DELAY = env.int("ANALYSIS_AUTO_DELAY", default=300)
 ANALYSIS_AUTO_INTERVAL = env.int("ANALYSIS_AUTO_INTERVAL", default=60)
 # A run sent to the queue that no worker started this many seconds later was lost (a

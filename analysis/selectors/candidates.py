@@ -11,11 +11,16 @@ from ..models import CandidateSelection, ClusterMember
 
 
 def _latest_selection_ids(study_id: int) -> list[int]:
-    """Per stage, its latest finished selection (a stage emptied and filled again has
-    the newer one)."""
+    """Per stage, its latest finished selection whose candidates the stage still holds
+    (a stage emptied and filled again, by a selection or an import, is not the first
+    selection's any more)."""
     return list(
         CandidateSelection.objects.filter(
-            study_id=study_id, status=CandidateSelection.Status.DONE, stage__isnull=False
+            study_id=study_id,
+            status=CandidateSelection.Status.DONE,
+            stage__isnull=False,
+            clusters__selected=True,
+            clusters__reflection__batch_items__batch__stage=F("stage"),
         )
         .order_by("stage_id", "-created_at", "-id")
         .distinct("stage_id")
@@ -50,7 +55,7 @@ def spread_members(*, study_id: int) -> pd.DataFrame:
         ClusterMember.objects.filter(
             cluster__selection_id__in=_latest_selection_ids(study_id),
             cluster__selected=True,
-            cluster__reflection__isnull=False,
+            cluster__reflection__batch_items__batch__stage=F("cluster__selection__stage"),
         )
         .annotate(
             is_representative=ExpressionWrapper(

@@ -62,6 +62,13 @@ TAILS = [
     ", and that frustrates you", ", especially after what happened last year",
     ", and you want things to be different",
 ]  # fmt: skip
+DETAILS = [
+    "since the spring", "at the weekend", "when the kids are asleep", "after the last visit",
+    "with your sister", "on the way home", "most evenings", "since the new manager came",
+    "every payday", "in the mornings", "around the holidays", "when you are alone",
+    "at the clinic", "with the neighbours", "over the phone", "since the accident",
+    "this month", "at your mother's", "when it rains", "before big meetings",
+]  # fmt: skip
 SETTINGS = [
     {"decoding": "greedy"},
     {"decoding": "beam"},
@@ -74,7 +81,8 @@ MODELS = ["GPT-2", "GPT-3", "BART"]
 
 def pool_document(*, contexts: int, candidates: int, seed: int = 0) -> dict:
     """A materials file of ``contexts`` contexts with ``candidates`` pool candidates
-    each: every model and decoding setting in turn; greedy and beam agree on one text
+    each (nearly every text distinct, so nearly every one is embedded): every model and
+    decoding setting in turn; greedy and beam agree on one text
     in three (an exact duplicate), and one candidate in ten repeats an earlier one in
     other case and punctuation."""
     rng = random.Random(seed)
@@ -92,7 +100,7 @@ def pool_document(*, contexts: int, candidates: int, seed: int = 0) -> dict:
             else:
                 text = (
                     f"{rng.choice(OPENINGS)} {rng.choice([subject, *rng.sample(SUBJECTS, 2)])} "
-                    f"{rng.choice(PREDICATES)}{rng.choice(TAILS)}."
+                    f"{rng.choice(PREDICATES)} {rng.choice(DETAILS)}{rng.choice(TAILS)}."
                 )
             items.append({"source": model, "text": text, "generation": {"model": model, **setting}})
         document["contexts"].append(

@@ -6,7 +6,8 @@ from coding, whose scheme a researcher marked final, with its own question and a
 tutorial of its own read before its first batch; the third rating each candidate on
 Likert dimensions, points and a slider, with the keyboard; the fourth comparing pairs
 of candidates and the fifth ranking them, each after its tutorial, with the keyboard;
-the laypeople's own wait of nothing before the fifth), a sixth stage for experts only,
+the laypeople's own wait of nothing before the fifth, whose candidates a candidate
+selection drew from each context's pool), a sixth stage for experts only,
 which the layperson skips, a questionnaire after the
 first stage, and every code of each stage set (completion, partial completion,
 screened out). Each new option of the platform joins this walk.
@@ -26,6 +27,11 @@ from django.db.models import DateTimeField, F, Q
 from django.utils import timezone
 from playwright.sync_api import expect
 
+from analysis.candidates.selection import (
+    SelectionParameters,
+    candidate_selection_create,
+    candidate_selection_run,
+)
 from studies.datafiles.materials import materials_import
 from studies.models import (
     Annotator,
@@ -81,6 +87,19 @@ CODES = {
 DESCRIPTION = "The reflection invents a job loss the client never mentioned."
 
 
+# A context's pool: two paraphrases of one thing, and another thing three times (the
+# same text under two decodings, and but for case and punctuation): two clusters.
+POOL = [
+    {"source": "GPT-4", "text": text, "generation": {"decoding": decoding}}
+    for text, decoding in (
+        ("You have not been sleeping since you lost your job.", "greedy"),
+        ("Losing your job has left you unable to sleep at night.", "nucleus"),
+        ("You are worried about paying the rent.", "greedy"),
+        ("You are worried about paying the rent.", "beam"),
+        ("you are worried about paying the rent", "nucleus"),
+    )
+]
+
 STAGE_2_QUESTION = "Does the response fit what the client said?"
 STAGE_2_TUTORIAL = "In this stage, tick every kind of problem you see in a response."
 STAGE_3_TUTORIAL = "In this stage, rate each response on two statements."
@@ -119,8 +138,19 @@ def every_option(open_study):
     layperson, expert = (open_study.groups.get(name=n) for n in ("Layperson", "Expert"))
     StageGroupWait.objects.create(stage=ranks, group=layperson, min_wait=timedelta(0))
     Stage.objects.create(study=open_study, position=6, name="Experts stage").groups.set([expert])
-    stages = ("Ratings stage", "Pairs stage", "Ranks stage", "Experts stage")
+    stages = ("Ratings stage", "Pairs stage", "Experts stage")
     materials_import(study=open_study, content=json.dumps(materials_doc(stages=stages)), fmt="json")
+    # The ranks stage's candidates come from each context's pool, by a candidate selection.
+    pool = materials_doc(stages=())
+    for context in pool["contexts"]:
+        context["synthetic"] = POOL
+    materials_import(study=open_study, content=json.dumps(pool), fmt="json", pool=True)
+    selection = candidate_selection_create(
+        study=open_study, stage=ranks, parameters=SelectionParameters(per_context=2)
+    )
+    candidate_selection_run(selection_id=selection.pk)
+    selection.refresh_from_db()
+    assert selection.counts["selected"] == 2 * len(pool["contexts"]), selection.error
     for position, codes in CODES.items():
         Stage.objects.filter(study=open_study, position=position).update(**codes)
     Stage.objects.filter(study=open_study, position=1).update(no_answer=NO_ANSWER_FREE_TEXT)

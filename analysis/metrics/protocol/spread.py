@@ -7,7 +7,8 @@ alone (the non-expert error-scheme paper's estimate per decoding setting).
 Per stage, group and generation setting (each key of the members' metadata and each of
 its values, as :mod:`.generation` names them, and ``all``):
 
-* ``n_members``: the members of the stage's drawn clusters with that setting;
+* ``n_members``: the members of the stage's drawn clusters with that setting (the
+  same for every group that judged in the stage);
 * ``n_members_labelled``: those whose representative has a majority label in the group
   (:func:`.items.majority_label`: at least 2 raters, no tie);
 * ``spread_coherent_rate``: the share of the labelled members whose label is coherent;
@@ -55,17 +56,30 @@ def label_spread(*, members: pd.DataFrame, judgements: pd.DataFrame) -> list[dic
     ``coherent`` (the judgements that count)."""
     if members.empty or judgements.empty:
         return []
-    labels = item_majorities(judgements.loc[judgements["stage"].isin(members["stage"].unique())])
-    settings = generation_values(generation=members.set_index("member")["generation"])
+    labels = item_majorities(
+        judgements.loc[judgements["stage"].isin(members["stage"].unique())]
+    ).astype({"stage": object, "group": object})
+    # A candidate may be a member in two stages' selections: its settings once.
+    once = members.drop_duplicates("member")
+    settings = generation_values(generation=once.set_index("member")["generation"])
     settings = pd.concat(
         [
-            pd.DataFrame({"item": members["member"], "key": ALL_SETTINGS, "value": ALL_SETTINGS}),
+            pd.DataFrame({"item": once["member"], "key": ALL_SETTINGS, "value": ALL_SETTINGS}),
             settings.astype({"key": object, "value": object}),
         ],
         ignore_index=True,
     ).rename(columns={"item": "member"})
-    rows = members[["stage", "item", "member", "representative"]].merge(settings, on="member")
-    rows = rows.merge(labels, on=["stage", "item"], how="inner")
+    # Every member counts for every group that judged in its stage; a member whose
+    # representative the group has no majority on is unlabelled.
+    groups = labels[["stage", "group"]].drop_duplicates()
+    rows = (
+        members[["stage", "item", "member", "representative"]]
+        .astype({"stage": object})
+        .merge(groups, on="stage")
+        .merge(settings, on="member")
+        .merge(labels, on=["stage", "item", "group"], how="left")
+    )
+    rows["label"] = rows["label"].fillna(NO_MAJORITY)
     rows["labelled"] = rows["label"] != NO_MAJORITY
     rows["coherent"] = rows["label"] == MAJORITY_COHERENT
     rows["rep_labelled"] = rows["labelled"] & rows["representative"]

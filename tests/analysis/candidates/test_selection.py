@@ -326,3 +326,75 @@ def test_the_command_selects_and_reports(study, capsys):
         call_command("select_candidates", study.slug, "--stage", "Selected")
     with pytest.raises(CommandError, match='No stage "Nope"'):
         call_command("select_candidates", study.slug, "--stage", "Nope")
+
+
+def test_the_stratified_remainder_falls_on_values_drawn_with_the_seed():
+    import random
+    from collections import Counter
+
+    numbers = list(range(1, 41))
+    strata = [v for v in "abcd" for _ in range(10)]
+    extra = Counter()
+    for seed in range(200):
+        chosen = clustering.sample(numbers, 9, random.Random(seed), strata)
+        per_value = Counter(strata[n - 1] for n in chosen)
+        assert sorted(per_value.values()) == [2, 2, 2, 3]
+        extra[per_value.most_common(1)[0][0]] += 1
+    assert set(extra) == set("abcd")
+    assert min(extra.values()) > 20  # about 50 each
+
+
+def test_a_near_copy_of_the_human_reflection_is_left_out(study):
+    copy = {"source": "GPT-4", "text": "it sounds like D1 weighs on you"}
+    import_pool(study, pool_doc(ids=("d1", "d2", "d3"), extra=[copy]))
+    selection = run(study)
+    assert selection.counts["same_as_human"] == 1
+    assert not ClusterMember.objects.filter(
+        candidate__text=copy["text"], candidate__context__external_id="d1"
+    ).exists()
+
+
+def test_a_lost_selection_is_marked_failed_and_the_stage_freed(study, settings):
+    from datetime import timedelta
+
+    from django.utils import timezone
+
+    import_pool(study, pool_doc())
+    stage = study.stages.get(name="Selected")
+    lost = candidate_selection_create(study=study, stage=stage, parameters=SelectionParameters())
+    with pytest.raises(ValidationError, match="already queued or running"):
+        candidate_selection_create(study=study, stage=stage, parameters=SelectionParameters())
+    long_ago = timezone.now() - timedelta(seconds=settings.CELERY_TASK_TIME_LIMIT + 120)
+    CandidateSelection.objects.filter(pk=lost.pk).update(created_at=long_ago)
+    again = candidate_selection_create(study=study, stage=stage, parameters=SelectionParameters())
+    lost.refresh_from_db()
+    assert lost.status == CandidateSelection.Status.FAILED and "lost" in lost.error
+    # A late message for the lost one starts nothing; the new one runs once.
+    candidate_selection_run(selection_id=lost.pk)
+    candidate_selection_run(selection_id=again.pk)
+    candidate_selection_run(selection_id=again.pk)
+    again.refresh_from_db()
+    assert again.status == CandidateSelection.Status.DONE
+    assert CandidateCluster.objects.filter(selection=lost).count() == 0
+    assert Batch.objects.filter(stage=stage).count() == 2
+
+
+def test_a_stage_deleted_before_the_run_fails_it_with_a_message(study):
+    import_pool(study, pool_doc())
+    selection = candidate_selection_create(
+        study=study, stage=study.stages.get(name="Selected"), parameters=SelectionParameters()
+    )
+    study.stages.get(name="Selected").delete()
+    with pytest.raises(CandidateSelectionError, match="stage was deleted"):
+        candidate_selection_run(selection_id=selection.pk)
+    selection.refresh_from_db()
+    assert selection.status == CandidateSelection.Status.FAILED
+    assert not CandidateCluster.objects.exists()
+
+
+def test_a_pool_context_without_its_human_reflection_is_named(study):
+    import_pool(study, pool_doc())
+    Reflection.objects.filter(context__external_id="d2", kind="human").delete()
+    with pytest.raises(ValidationError, match="no human reflection.*d2"):
+        run(study)
+    assert not CandidateSelection.objects.exists()

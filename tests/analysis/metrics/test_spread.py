@@ -78,3 +78,28 @@ def test_the_spread_by_hand():
 def test_no_members_or_no_judgements_give_no_rows():
     assert label_spread(members=members().iloc[:0], judgements=judgements()) == []
     assert label_spread(members=members(), judgements=judgements().iloc[:0]) == []
+
+
+def test_a_member_of_two_stages_counts_once_in_each_and_unjudged_items_stay_counted():
+    both = pd.concat([members(), members().assign(stage="T")], ignore_index=True)
+    # In stage T the group G judged item 101 only: 102's members are counted, unlabelled.
+    judged = pd.concat(
+        [judgements(), judgements().query("group == 'G' and item == 101").assign(stage="T")],
+        ignore_index=True,
+    )
+    rows = {
+        (r["stage"], r["group"], r["key"], r["value"]): r
+        for r in label_spread(members=both, judgements=judged)
+    }
+    assert rows[("S", "G", "all", "all")]["n_members"] == 5
+    t = rows[("T", "G", "all", "all")]
+    assert (t["n_members"], t["n_members_labelled"], t["n_representatives"]) == (5, 3, 2)
+    assert ("T", "H", "all", "all") not in rows  # H judged nothing in T
+
+
+def test_a_zero_vector_is_dissimilar_to_every_other():
+    from analysis.metrics import mean_cosine
+
+    result = mean_cosine([[1.0, 0.0], [0.0, 0.0], [1.0, 0.0]], ["x", "x", "x"])
+    # Pairs: (a, c) similar twice = 2; the four pairs with the zero vector 0.
+    assert result["mean_cosine"] == pytest.approx(2 / 6)
