@@ -13,3 +13,13 @@ class AnalysisConfig(AppConfig):
         from .export_columns import QUALITY_COLUMNS
 
         annotator_columns_register(QUALITY_COLUMNS)
+
+        # After an import, the candidates' embeddings are computed on the worker, ahead
+        # of the reports that read them.
+        from studies.signals import materials_written
+
+        from .services import candidate_embeddings_request
+
+        materials_written.connect(
+            candidate_embeddings_request, dispatch_uid="analysis.candidate_embeddings"
+        )

@@ -19,7 +19,7 @@ from studies.models import Assignment, Study
 from .candidates.embeddings import texts_embedded
 from .candidates.selection import CandidateSelectionError, candidate_selection_run
 from .models import AnalysisRun, CandidateSelection
-from .parameters import analysis_parameters_clean
+from .parameters import DEFAULT_PARAMETERS, analysis_parameters_clean
 from .report.build import report_build
 from .report.diversity import diversity_sample
 from .selectors.candidates import spread_members, stage_selections
@@ -327,9 +327,8 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             exclude_sources=tuple(params.get("excluded_sources", ())),
         )
         candidate_texts = stage_candidate_texts(study_id=run.study_id)
-        sampled = candidate_texts.loc[
-            diversity_sample(candidate_texts, seed=int(params.get("seed", 0)))
-        ]
+        seed = int(params.get("seed", 0))  # as report_build reads it
+        sampled = candidate_texts.loc[diversity_sample(candidate_texts, seed=seed)]
         result = report_build(
             frame=frame,
             study_slug=run.study.slug,
@@ -407,3 +406,30 @@ def candidate_selection_enqueue(selection: CandidateSelection) -> None:
             )
 
     transaction.on_commit(send)
+
+
+EMBED_CANDIDATES_TASK = "analysis.embed_candidates"
+
+
+def candidate_texts_embed(*, study_id: int) -> int:
+    """Compute and keep the embeddings the report's stage diversity reads (the rows
+    :func:`~analysis.report.diversity.diversity_sample` keeps with the default seed), so
+    that a report finds them ready instead of loading the model. Returns how many texts
+    it read."""
+    texts = stage_candidate_texts(study_id=study_id)
+    sampled = texts.loc[diversity_sample(texts, seed=DEFAULT_PARAMETERS["seed"])]
+    texts_embedded(sampled["text"].tolist())
+    return len(sampled)
+
+
+def candidate_embeddings_request(*, study_id: int, **kwargs) -> None:
+    """Ask the worker to compute a study's candidate embeddings ahead of its reports
+    (``studies.signals.materials_written`` calls this after an import). Never in
+    Celery's eager mode, and never failing the import: with the queue down, the next
+    report computes them."""
+    if tasks_run_in_process():
+        return
+    try:
+        _task(EMBED_CANDIDATES_TASK).apply_async((study_id,))
+    except OperationalError as exc:
+        logger.warning("Task queue unreachable; embeddings of study %s left (%s).", study_id, exc)

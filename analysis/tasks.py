@@ -76,3 +76,15 @@ def candidate_selection_task(selection_id: int) -> None:
         candidate_selection_run(selection_id=selection_id)
     except CandidateSelectionError as exc:
         logger.warning("Candidate selection %s failed: %s", selection_id, exc)
+
+
+@shared_task(name="analysis.embed_candidates", ignore_result=True)
+def candidate_embeddings_task(study_id: int) -> None:
+    """Compute a study's candidate embeddings ahead of its reports (after an import);
+    a study deleted meanwhile is skipped."""
+    from studies.models import Study
+
+    from .services import candidate_texts_embed
+
+    if Study.objects.filter(pk=study_id).exists():
+        candidate_texts_embed(study_id=study_id)

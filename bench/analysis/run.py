@@ -16,6 +16,7 @@ import argparse
 import json
 import sys
 import tempfile
+import time
 from pathlib import Path
 
 from bench.common import (
@@ -48,6 +49,14 @@ def bench_analysis_size(
     Likert study's size counts its ratings)."""
     env = child_env(database_url)
     flags = [*(["--likert"] if likert else []), *(["--pairwise"] if pairwise else [])]
+    # What the worker does after an import, before any report: the embeddings the
+    # stage diversity reads (analysis.services.candidate_texts_embed).
+    from analysis.services import candidate_texts_embed
+    from studies.models import Study
+
+    started = time.perf_counter()
+    candidate_texts_embed(study_id=Study.objects.get(slug=slug).pk)
+    embeddings_s = time.perf_counter() - started
     floor = run_measured([PYTHON, "-m", "bench.analysis.floor", slug, *flags], env=env)
     runs = {}
     with tempfile.TemporaryDirectory() as tmp:
@@ -81,6 +90,7 @@ def bench_analysis_size(
     floor_cells = len(floor.stdout.strip().splitlines())
     result = {
         "size": n_judgements,
+        "embeddings_after_import_s": round(embeddings_s, 1),
         "judgements_in_report": runs["no_bootstrap_judgements"],
         "floor_cells": floor_cells,
         "floor_s": round(floor.seconds, 2),

@@ -18,6 +18,7 @@ from ...models import (
 )
 from ...protocol import ATTENTION_SOURCE
 from ...services.in_use import batch_is_locked
+from ...signals import materials_written
 from .. import DataFileError, Problems, read_text
 from .checking import materials_check
 from .parsing import ContextSpec, Item, parse_csv, parse_json, same_generation
@@ -99,7 +100,10 @@ def materials_import(*, study: Study, content, fmt: str, pool: bool = False) -> 
     # study's lock and the written rows beyond the import).
     with transaction.atomic(durable=True):
         # Check everything that parsed too, so one attempt lists every problem.
-        return materials_write(study=study, specs=specs, pool=pool, problems=problems)
+        summary = materials_write(study=study, specs=specs, pool=pool, problems=problems)
+    if summary.changed:
+        materials_written.send(sender=Study, study_id=study.pk)
+    return summary
 
 
 def materials_write(

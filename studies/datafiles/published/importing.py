@@ -40,6 +40,7 @@ from ...services import (
     study_category_bits,
     study_create,
 )
+from ...signals import materials_written
 from .. import DataFileError, Problem, Problems
 from .parsed import Parsed, Row
 from .parsing import published_parse
@@ -452,6 +453,7 @@ def annotations_import(
             reasoned = {row.stage for row in parsed.rows if getattr(row, "reason", "")}
             Stage.objects.filter(study=study, name__in=reasoned).update(asks_reason=True)
         counts = _write(study, parsed, plan)
+    materials_written.send(sender=Study, study_id=study.pk)
     return AnnotationsImportSummary(
         study_slug=study.slug,
         stages=len(parsed.stages),

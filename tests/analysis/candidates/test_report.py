@@ -123,3 +123,33 @@ def test_the_spread_and_the_selection_in_the_report(client, annotated):
     assert "Coherent rate spread from cluster representatives to their members" in html
     assert "Diversity of the candidate pool and of the selection drawn from it" in html
     assert "decoding = nucleus" in html
+
+
+def test_an_import_asks_for_the_embeddings_and_the_report_then_needs_no_model(db, monkeypatch):
+    from unittest import mock
+
+    from analysis.candidates import embeddings
+    from analysis.models import TextEmbedding
+    from analysis.services import candidate_texts_embed
+    from studies.datafiles.materials import materials_import
+    from tests.conftest import materials_doc
+
+    study = study_create(
+        slug="embedded", title="Embedded", stages=[("GPT-2 stage", timedelta(0))], groups=["L"]
+    )
+    with mock.patch("analysis.services._task") as task:
+        materials_import(
+            study=study, content=json.dumps(materials_doc(stages=["GPT-2 stage"])), fmt="json"
+        )
+    task.assert_called_once_with("analysis.embed_candidates")
+    task.return_value.apply_async.assert_called_once_with((study.pk,))
+    # What the worker then does: the stage's 3 × 2 candidates, embedded and kept.
+    assert candidate_texts_embed(study_id=study.pk) == 6
+    assert TextEmbedding.objects.count() == 6
+
+    def no_model(name):
+        raise AssertionError("the report loaded the model")
+
+    monkeypatch.setattr(embeddings, "_model", no_model)
+    report = analysis_run_compute(study=study, parameters={"bootstrap_resamples": 20}).result
+    assert report["diversity"]["stages"]["GPT-2 stage"]["all"]["mean_cosine"] is not None

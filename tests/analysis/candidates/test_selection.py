@@ -395,6 +395,6 @@ def test_a_stage_deleted_before_the_run_fails_it_with_a_message(study):
 def test_a_pool_context_without_its_human_reflection_is_named(study):
     import_pool(study, pool_doc())
     Reflection.objects.filter(context__external_id="d2", kind="human").delete()
-    with pytest.raises(ValidationError, match="no human reflection.*d2"):
+    with pytest.raises(ValidationError, match=r"no human reflection.*d2"):
         run(study)
     assert not CandidateSelection.objects.exists()
