@@ -1,6 +1,6 @@
 """Materials: contexts with their reflections, batches, and the materials import."""
 
-from drf_spectacular.utils import OpenApiResponse, extend_schema
+from drf_spectacular.utils import OpenApiParameter, OpenApiResponse, extend_schema
 from rest_framework import exceptions, serializers
 from rest_framework.response import Response
 
@@ -179,6 +179,9 @@ class MaterialsImportApi(ResearcherApi):
         batches_created = serializers.IntegerField()
         batches_updated = serializers.IntegerField()
         attention_checks_generated = serializers.IntegerField()
+        pool_candidates_created = serializers.IntegerField(
+            help_text="With pool=true: the candidates added to the contexts' pools."
+        )
 
         class Meta:
             ref_name = "MaterialsImportSummary"
@@ -205,7 +208,17 @@ class MaterialsImportApi(ResearcherApi):
         tags=TAG_DATA,
         summary="Import materials (the JSON of the materials import)",
         description="All or nothing: every problem is listed in one 400 and nothing is "
-        "written. Importing the same document again changes nothing (200).",
+        "written. Importing the same document again changes nothing (200). With "
+        "pool=true the synthetic reflections are each context's candidate pool, in no "
+        "stage, for a candidate selection to choose from.",
+        parameters=[
+            OpenApiParameter(
+                "pool",
+                bool,
+                description="The synthetic reflections are candidate pools (their stage "
+                "left out). Default: false.",
+            )
+        ],
         request=DocumentSerializer,
         responses={
             201: OpenApiResponse(OutputSerializer, "Imported."),
@@ -221,8 +234,16 @@ class MaterialsImportApi(ResearcherApi):
         media_type = request.content_type.split(";")[0].strip().lower()
         if request.body and media_type != "application/json":
             raise exceptions.UnsupportedMediaType(request.content_type)
+        pool = request.query_params.get("pool", "false").lower()
+        if pool not in ("true", "false"):
+            return validation_error_response(
+                message="Nothing was imported: pool is true or false.",
+                errors={"pool": [f"pool is true or false, not {pool[:20]!r}."]},
+            )
         try:
-            summary = materials_import(study=study, content=request.body, fmt="json")
+            summary = materials_import(
+                study=study, content=request.body, fmt="json", pool=pool == "true"
+            )
         except MaterialsImportError as exc:
             return validation_error_response(
                 message=f"Nothing was imported: the document has {exc.total} problem(s).",
@@ -238,5 +259,6 @@ class MaterialsImportApi(ResearcherApi):
             "batches_created": summary.batches_created,
             "batches_updated": summary.batches_updated,
             "attention_checks_generated": summary.attention_checks_generated,
+            "pool_candidates_created": summary.pool_candidates_created,
         }
         return Response(self.OutputSerializer(data).data, status=201 if summary.changed else 200)

@@ -61,6 +61,30 @@ def test_posting_the_same_materials_again_changes_nothing(api, loaded_study):
     assert materials_snapshot() == before
 
 
+def test_posting_a_pool_adds_candidates_in_no_stage(api, loaded_study):
+    from studies.models import PoolCandidate
+
+    doc = materials_doc(n_contexts=4, stages=())
+    for context in doc["contexts"]:
+        context["synthetic"] = [
+            {"source": "GPT-4", "text": text, "generation": {"decoding": decoding}}
+            for text, decoding in (("A.", "greedy"), ("A.", "beam"), ("B.", "greedy"))
+        ]
+    before = materials_snapshot()[2:]
+    response = post(api, "/api/studies/pilot/materials/?pool=true", doc)
+    assert response.status_code == 201, response.content
+    assert response.json()["pool_candidates_created"] == 12
+    assert PoolCandidate.objects.filter(context__study=loaded_study).count() == 12
+    assert materials_snapshot()[2:] == before  # no batch, no batch item
+
+
+def test_a_bad_pool_flag_is_refused_and_nothing_written(api, loaded_study):
+    before = materials_snapshot()
+    body = assert_400(post(api, "/api/studies/pilot/materials/?pool=yes", materials_doc(4)))
+    assert body["errors"] == {"pool": ["pool is true or false, not 'yes'."]}
+    assert materials_snapshot() == before
+
+
 def test_materials_with_problems_list_every_issue_and_write_nothing(api, loaded_study):
     doc = materials_doc(n_contexts=5)
     doc["contexts"][3]["synthetic"][0]["stage"] = "GPT-9 stage"
