@@ -21,13 +21,9 @@ from studies.models import Stage, Study
 from studies.permissions import Capability, user_may
 
 from .candidates.clustering import LINKAGES, METRICS
-from .candidates.selection import (
-    MAX_PER_CONTEXT,
-    SelectionParameters,
-    candidate_selection_create,
-    candidate_selections_expire,
-    pool_settings,
-)
+from .candidates.parameters import MAX_PER_CONTEXT, SelectionParameters
+from .candidates.pool import pool_settings
+from .candidates.selection import candidate_selection_create, candidate_selections_expire
 from .candidates.views import clusters_rows, diversity_rows, pool_summary
 from .metrics.diversity import SELF_BLEU_ORDERS
 from .models import CandidateSelection

@@ -165,11 +165,8 @@ def main(out: Path) -> None:
 def candidates_prepare(*, config: dict):
     """The candidates study: a pool from the demo's materials, and a finished selection
     of 4 clusters per context into its stage (made once)."""
-    from analysis.candidates.selection import (
-        SelectionParameters,
-        candidate_selection_create,
-        candidate_selection_run,
-    )
+    from analysis.candidates.parameters import SelectionParameters
+    from analysis.candidates.selection import candidate_selection_create, candidate_selection_run
     from analysis.management.commands.load_demo import DEMO_DIR
     from studies.datafiles.materials import materials_import
     from studies.models import Study

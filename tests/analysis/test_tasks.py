@@ -198,7 +198,8 @@ def test_worker_computes_the_scores_a_researcher_asked_for(loaded_study, celery_
 
 
 def test_worker_runs_a_candidate_selection(loaded_study, celery_worker_process):
-    from analysis.candidates.selection import SelectionParameters, candidate_selection_create
+    from analysis.candidates.parameters import SelectionParameters
+    from analysis.candidates.selection import candidate_selection_create
     from analysis.models import CandidateSelection
     from analysis.services import candidate_selection_enqueue
     from tests.analysis.candidates.test_selection import import_pool, pool_doc

@@ -27,11 +27,8 @@ from django.db.models import DateTimeField, F, Q
 from django.utils import timezone
 from playwright.sync_api import expect
 
-from analysis.candidates.selection import (
-    SelectionParameters,
-    candidate_selection_create,
-    candidate_selection_run,
-)
+from analysis.candidates.parameters import SelectionParameters
+from analysis.candidates.selection import candidate_selection_create, candidate_selection_run
 from studies.datafiles.materials import materials_import
 from studies.models import (
     Annotator,

@@ -3,9 +3,9 @@ from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
 from analysis.candidates.clustering import LINKAGES, METRICS
+from analysis.candidates.parameters import SelectionParameters
 from analysis.candidates.selection import (
     CandidateSelectionError,
-    SelectionParameters,
     candidate_selection_create,
     candidate_selection_run,
 )

@@ -9,9 +9,9 @@ from django.core.management import CommandError, call_command
 
 from analysis.candidates import clustering
 from analysis.candidates.embeddings import DEFAULT_MODEL, embed
+from analysis.candidates.parameters import SelectionParameters
 from analysis.candidates.selection import (
     CandidateSelectionError,
-    SelectionParameters,
     candidate_selection_create,
     candidate_selection_run,
 )
