@@ -215,6 +215,12 @@ class CandidateSelectionAdmin(PerStudyAdminMixin, admin.ModelAdmin):
                 (s for s in selections if s.status == CandidateSelection.Status.DONE), None
             ),
         }
+        if request.GET.get("part") == "selections":  # the list's own refresh
+            return TemplateResponse(
+                request,
+                "admin/analysis/candidateselection/selections.html",
+                {**context, "part": True},
+            )
         if context["latest"] is not None:
             context["latest_rows"] = diversity_rows(context["latest"].diversity)
             context["orders"] = SELF_BLEU_ORDERS

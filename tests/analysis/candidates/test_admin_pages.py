@@ -133,3 +133,22 @@ def test_a_stage_with_batches_is_not_offered_and_refused(client, study):
     response = client.post(page_url(study), form_data(filled))
     assert "Select a valid choice" in response.content.decode()
     assert not CandidateSelection.objects.exists()
+
+
+def test_the_list_refreshes_itself_while_a_selection_runs(client, study):
+    from analysis.candidates.parameters import SelectionParameters
+    from analysis.candidates.selection import candidate_selection_create, candidate_selection_run
+
+    client.force_login(user_with_role(study, Role.OWNER))
+    selection = candidate_selection_create(
+        study=study, stage=study.stages.get(name="Selected"), parameters=SelectionParameters()
+    )
+    page = client.get(page_url(study)).content.decode()
+    assert f'hx-get="{page_url(study)}?part=selections"' in page
+    assert 'id="selection-form"' in page  # the form is not part of what refreshes
+    part = client.get(page_url(study) + "?part=selections").content.decode()
+    assert part.lstrip().startswith("{#") is False and 'id="selections-list"' in part
+    assert "<form" not in part and "Queued" in part
+    candidate_selection_run(selection_id=selection.pk)
+    part = client.get(page_url(study) + "?part=selections").content.decode()
+    assert "hx-get" not in part and "Done" in part and "Reload the page" in part
