@@ -16,7 +16,7 @@ from kombu.exceptions import OperationalError
 from studies.locks import Aggregate, rows_locked, studies_locked
 from studies.models import Assignment, Study
 
-from .candidates.embeddings import texts_embedded
+from .candidates.embeddings import embeddings_ready, texts_embedded
 from .candidates.selection import CandidateSelectionError, candidate_selection_run
 from .models import AnalysisRun, CandidateSelection
 from .parameters import DEFAULT_PARAMETERS, analysis_parameters_clean
@@ -329,6 +329,11 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
         candidate_texts = stage_candidate_texts(study_id=run.study_id)
         seed = int(params.get("seed", 0))  # as report_build reads it
         sampled = candidate_texts.loc[diversity_sample(candidate_texts, seed=seed)]
+        vectors, pending = embeddings_ready(sampled["text"].tolist())
+        if pending:  # computed on the worker, for the next run
+            transaction.on_commit(
+                lambda: candidate_embeddings_request(study_id=run.study_id, seed=seed)
+            )
         result = report_build(
             frame=frame,
             study_slug=run.study.slug,
@@ -341,7 +346,8 @@ def analysis_run_execute(*, run_id: int, task_id: str | None = None) -> Analysis
             positions=item_positions(study_id=run.study_id),
             pay=pay_rates(study_id=run.study_id),
             candidate_texts=candidate_texts,
-            candidate_vectors=texts_embedded(sampled["text"].tolist()),
+            candidate_vectors=vectors,
+            embeddings_pending=pending,
             selections=stage_selections(study_id=run.study_id),
             spread_members=spread_members(study_id=run.study_id),
             stages=stage_names(study_id=run.study_id),
@@ -411,25 +417,27 @@ def candidate_selection_enqueue(selection: CandidateSelection) -> None:
 EMBED_CANDIDATES_TASK = "analysis.embed_candidates"
 
 
-def candidate_texts_embed(*, study_id: int) -> int:
+def candidate_texts_embed(*, study_id: int, seed: int = DEFAULT_PARAMETERS["seed"]) -> int:
     """Compute and keep the embeddings the report's stage diversity reads (the rows
-    :func:`~analysis.report.diversity.diversity_sample` keeps with the default seed), so
-    that a report finds them ready instead of loading the model. Returns how many texts
-    it read."""
+    :func:`~analysis.report.diversity.diversity_sample` keeps with ``seed``, the runs'
+    default unless a run asked for another), so that a report finds them ready: a
+    report never loads the model. Returns how many texts it read."""
     texts = stage_candidate_texts(study_id=study_id)
-    sampled = texts.loc[diversity_sample(texts, seed=DEFAULT_PARAMETERS["seed"])]
+    sampled = texts.loc[diversity_sample(texts, seed=seed)]
     texts_embedded(sampled["text"].tolist())
     return len(sampled)
 
 
-def candidate_embeddings_request(*, study_id: int, **kwargs) -> None:
+def candidate_embeddings_request(
+    *, study_id: int, seed: int = DEFAULT_PARAMETERS["seed"], **kwargs
+) -> None:
     """Ask the worker to compute a study's candidate embeddings ahead of its reports
-    (``studies.signals.materials_written`` calls this after an import). Never in
-    Celery's eager mode, and never failing the import: with the queue down, the next
-    report computes them."""
+    (``studies.signals.materials_written`` calls this after an import; a report that
+    found some missing, for its seed). Never in Celery's eager mode, and never failing
+    the caller: with the queue down, the next import or report asks again."""
     if tasks_run_in_process():
         return
     try:
-        _task(EMBED_CANDIDATES_TASK).apply_async((study_id,))
+        _task(EMBED_CANDIDATES_TASK).apply_async((study_id, seed))
     except OperationalError as exc:
         logger.warning("Task queue unreachable; embeddings of study %s left (%s).", study_id, exc)

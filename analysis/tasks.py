@@ -79,12 +79,13 @@ def candidate_selection_task(selection_id: int) -> None:
 
 
 @shared_task(name="analysis.embed_candidates", ignore_result=True)
-def candidate_embeddings_task(study_id: int) -> None:
-    """Compute a study's candidate embeddings ahead of its reports (after an import);
-    a study deleted meanwhile is skipped."""
+def candidate_embeddings_task(study_id: int, seed: int = 0) -> None:
+    """Compute a study's candidate embeddings ahead of its reports (after an import, or
+    for a report with ``seed`` that found some missing); a study deleted meanwhile is
+    skipped."""
     from studies.models import Study
 
     from .services import candidate_texts_embed
 
     if Study.objects.filter(pk=study_id).exists():
-        candidate_texts_embed(study_id=study_id)
+        candidate_texts_embed(study_id=study_id, seed=seed)

@@ -64,6 +64,17 @@ def model_check(name: str) -> None:
     _model(name)
 
 
+def _cached(digests: Sequence[str], model: str) -> dict[str, np.ndarray]:
+    """The kept embeddings of ``digests`` under ``model``, by digest."""
+    vectors: dict[str, np.ndarray] = {}
+    for start in range(0, len(digests), _READ_CHUNK):
+        for digest, raw in TextEmbedding.objects.filter(
+            model=model, digest__in=digests[start : start + _READ_CHUNK]
+        ).values_list("digest", "vector"):
+            vectors[digest] = np.frombuffer(bytes(raw), dtype=np.float32)
+    return vectors
+
+
 def embed(
     texts: Sequence[str],
     *,
@@ -75,13 +86,8 @@ def embed(
     (texts encoded, texts to encode) after each batch."""
     digests = [text_digest(t) for t in texts]
     unique = dict(zip(digests, texts, strict=True))
-    vectors: dict[str, np.ndarray] = {}
     keys = list(unique)
-    for start in range(0, len(keys), _READ_CHUNK):
-        for digest, raw in TextEmbedding.objects.filter(
-            model=model, digest__in=keys[start : start + _READ_CHUNK]
-        ).values_list("digest", "vector"):
-            vectors[digest] = np.frombuffer(bytes(raw), dtype=np.float32)
+    vectors = _cached(keys, model)
     missing = [d for d in keys if d not in vectors]
     if missing:
         encoder = _model(model)
@@ -109,14 +115,26 @@ def embed(
     return np.vstack([vectors[d] for d in digests])
 
 
-def texts_embedded(texts: Sequence[str]) -> np.ndarray | None:
-    """:func:`embed` with the default model, for the report's cosine; None without
-    texts, or (logged) when the model cannot be loaded: the report then shows no
-    cosine rather than failing."""
+def embeddings_ready(texts: Sequence[str], *, model: str = DEFAULT_MODEL) -> tuple:
+    """``(vectors, missing)``: the kept embeddings of ``texts`` (rows, in order) when
+    every one is kept, else None, and how many distinct texts have none yet. Never
+    loads the model: the report reads what the worker computed after the import."""
+    digests = [text_digest(t) for t in texts]
+    keys = list(dict.fromkeys(digests))
+    vectors = _cached(keys, model)
+    missing = len(keys) - len(vectors)
+    if missing or not digests:
+        return None, missing
+    return np.vstack([vectors[d] for d in digests]), 0
+
+
+def texts_embedded(texts: Sequence[str]) -> None:
+    """Compute and keep the default model's embeddings of ``texts`` (the worker's job
+    after an import); a model that cannot be loaded is logged, and the report then
+    shows no cosine."""
     if not len(texts):
-        return None
+        return
     try:
-        return embed(texts)
+        embed(texts)
     except (EmbeddingModelError, ImportError, OSError, RuntimeError):
         logger.exception("No embeddings for the report's diversity")
-        return None

@@ -240,6 +240,7 @@ def report_build(
     pay: pd.DataFrame | None = None,
     candidate_texts: pd.DataFrame | None = None,
     candidate_vectors: np.ndarray | None = None,
+    embeddings_pending: int = 0,
     selections: dict[str, dict] | None = None,
     spread_members: pd.DataFrame | None = None,
 ) -> dict:
@@ -270,7 +271,8 @@ def report_build(
     ``order_effects`` and the trends' position term, ``pay``
     (:func:`analysis.selectors.pay.pay_rates`) the ``pay`` block, ``candidate_texts``
     (:func:`analysis.selectors.judgements.stage_candidate_texts`), with their embeddings
-    ``candidate_vectors`` (rows aligned) and the stages' candidate ``selections``
+    ``candidate_vectors`` (rows aligned; None with ``embeddings_pending`` texts not
+    embedded yet) and the stages' candidate ``selections``
     (:func:`analysis.selectors.candidates.stage_selections`), the ``diversity`` block,
     and ``spread_members`` (:func:`analysis.selectors.candidates.spread_members`) the
     ``spread`` block (:mod:`.diversity`)."""
@@ -433,6 +435,7 @@ def report_build(
             list(stages) or stage_order,
             seed=seed,
             vectors=candidate_vectors,
+            embeddings_pending=embeddings_pending,
             selections=selections,
         ),
         "spread": spread_build(spread_members, data, list(stages) or stage_order),

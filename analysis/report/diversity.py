@@ -54,18 +54,21 @@ def diversity_build(
     *,
     seed: int = 0,
     vectors: np.ndarray | None = None,
+    embeddings_pending: int = 0,
     selections: dict[str, dict] | None = None,
 ) -> dict:
     """``{"max_pairs": …, "max_contexts": …, "stages": {stage: {"n_contexts_total": …,
     "all": …, "sources": {source: …}}}, "selections": {stage: …}}`` from
     :func:`analysis.selectors.judgements.stage_candidate_texts`, the embeddings of its
-    rows :func:`diversity_sample` keeps (without them the cosine is null) and
+    rows :func:`diversity_sample` keeps (without them the cosine is null;
+    ``embeddings_pending`` says how many texts the worker has yet to embed) and
     :func:`analysis.selectors.candidates.stage_selections`; each stage entry as
     :func:`analysis.metrics.self_bleu` gives it, with ``mean_cosine``. Stages in
     ``stage_order`` first."""
     block: dict = {
         "max_pairs": DIVERSITY_MAX_PAIRS,
         "max_contexts": DIVERSITY_MAX_CONTEXTS,
+        "embeddings_pending": embeddings_pending,
         "stages": {},
         "selections": {},
     }

@@ -61,7 +61,13 @@ def diversity_table(report: dict) -> Table:
         f"candidates are more alike. At most {block.get('max_pairs', '…')} pairs are scored "
         "per row, a seeded sample. The mean cosine similarity of the candidates' embeddings "
         f"is over all the pairs. A stage with more than {block.get('max_contexts', '…')} "
-        "contexts is read on a seeded sample of that many.",
+        "contexts is read on a seeded sample of that many."
+        + (
+            f" The mean cosine is shown once the worker has embedded the candidates "
+            f"({block['embeddings_pending']} texts still to do): run the analysis again then."
+            if block.get("embeddings_pending")
+            else ""
+        ),
         empty="No synthetic candidates in the stages' batches.",
     )
 

@@ -20,7 +20,7 @@ from django.db import transaction
 from django.urls import reverse
 
 from analysis.models import AnalysisRun
-from analysis.services import analysis_run_compute
+from analysis.services import analysis_run_compute, candidate_texts_embed
 from studies.datafiles.materials import materials_import
 from studies.links import absolute_url
 from studies.models import LikertDimension, Stage, StageGate, StagePay, Study
@@ -232,6 +232,9 @@ class Command(BaseCommand):
                 f"{done.batches} batches ({done.judgements} answers)."
             )
         if not AnalysisRun.objects.filter(study=study, status=AnalysisRun.Status.DONE).exists():
+            # What the worker does after an import, here before the first run: the
+            # candidates' embeddings its diversity reads.
+            candidate_texts_embed(study_id=study.pk)
             run = analysis_run_compute(
                 study=study,
                 parameters={

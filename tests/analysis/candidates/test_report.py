@@ -142,7 +142,7 @@ def test_an_import_asks_for_the_embeddings_and_the_report_then_needs_no_model(db
             study=study, content=json.dumps(materials_doc(stages=["GPT-2 stage"])), fmt="json"
         )
     task.assert_called_once_with("analysis.embed_candidates")
-    task.return_value.apply_async.assert_called_once_with((study.pk,))
+    task.return_value.apply_async.assert_called_once_with((study.pk, 0))
     # What the worker then does: the stage's 3 × 2 candidates, embedded and kept.
     assert candidate_texts_embed(study_id=study.pk) == 6
     assert TextEmbedding.objects.count() == 6
@@ -153,3 +153,33 @@ def test_an_import_asks_for_the_embeddings_and_the_report_then_needs_no_model(db
     monkeypatch.setattr(embeddings, "_model", no_model)
     report = analysis_run_compute(study=study, parameters={"bootstrap_resamples": 20}).result
     assert report["diversity"]["stages"]["GPT-2 stage"]["all"]["mean_cosine"] is not None
+
+
+def test_a_report_without_the_embeddings_shows_no_cosine_and_asks_for_them(
+    db, client, django_capture_on_commit_callbacks
+):
+    from unittest import mock
+
+    from studies.datafiles.materials import materials_import
+    from tests.conftest import materials_doc
+
+    study = study_create(
+        slug="pending", title="Pending", stages=[("GPT-2 stage", timedelta(0))], groups=["L"]
+    )
+    with mock.patch("analysis.services._task"):  # the import's request, not run here
+        materials_import(
+            study=study, content=json.dumps(materials_doc(stages=["GPT-2 stage"])), fmt="json"
+        )
+    with (
+        mock.patch("analysis.services._task") as task,
+        django_capture_on_commit_callbacks(execute=True),
+    ):
+        run = analysis_run_compute(study=study, parameters={"bootstrap_resamples": 20, "seed": 3})
+    block = run.result["diversity"]
+    assert block["embeddings_pending"] == 6
+    assert block["stages"]["GPT-2 stage"]["all"]["mean_cosine"] is None
+    assert block["stages"]["GPT-2 stage"]["all"]["self_bleu"]["2"] is not None
+    task.return_value.apply_async.assert_called_once_with((study.pk, 3))
+    client.force_login(StaffUserFactory(is_superuser=True))
+    html = client.get(reverse("analysis:dashboard", args=[study.slug])).content.decode()
+    assert "once the worker has embedded the candidates (6 texts still to do)" in html

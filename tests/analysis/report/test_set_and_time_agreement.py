@@ -21,7 +21,7 @@ from analysis.metrics.diversity import self_bleu
 from analysis.report.build import REPORT_VERSION
 from analysis.report.descriptions import stage_categories_null
 from analysis.report.diversity import DIVERSITY_MAX_PAIRS
-from analysis.services import analysis_run_compute
+from analysis.services import analysis_run_compute, candidate_texts_embed
 from studies.models import (
     Assignment,
     BatchItem,
@@ -173,7 +173,9 @@ def test_a_stage_offering_no_categories_has_no_set_agreement():
 
 def test_the_diversity_of_each_stages_candidates(client, spread_study):
     """Self-BLEU per stage over the batches' synthetic candidates, all sources and each,
-    as the metric gives it on the texts read from the database."""
+    as the metric gives it on the texts read from the database; the mean cosine once the
+    worker's step after the import has embedded them."""
+    candidate_texts_embed(study_id=spread_study.pk)
     run = analysis_run_compute(study=spread_study, parameters=PARAMETERS)
     block = run.result["diversity"]
     assert block["max_pairs"] == DIVERSITY_MAX_PAIRS
