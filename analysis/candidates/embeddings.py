@@ -59,11 +59,6 @@ def _model(name: str):
         ) from exc
 
 
-def model_check(name: str) -> None:
-    """Load ``name`` (EmbeddingModelError when it cannot be)."""
-    _model(name)
-
-
 def _cached(digests: Sequence[str], model: str) -> dict[str, np.ndarray]:
     """The kept embeddings of ``digests`` under ``model``, by digest."""
     vectors: dict[str, np.ndarray] = {}
