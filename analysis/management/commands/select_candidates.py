@@ -1,4 +1,3 @@
-from django.contrib.auth import get_user_model
 from django.core.exceptions import ValidationError
 from django.core.management.base import BaseCommand, CommandError
 
@@ -9,8 +8,9 @@ from analysis.candidates.selection import (
     candidate_selection_create,
     candidate_selection_run,
 )
+from studies.management.acting import acting_account
 from studies.models import Study
-from studies.permissions import Capability, refusal_for, user_may
+from studies.permissions import Capability
 
 DEFAULTS = SelectionParameters()
 
@@ -72,13 +72,7 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=study_slug).first()
         if study is None:
             raise CommandError(f'No study with slug "{study_slug}".')
-        user = None
-        if by:
-            user = get_user_model().objects.filter(username=by).first()
-            if user is None:
-                raise CommandError(f'No account "{by}".')
-            if not user_may(user, study, Capability.CONFIGURE):
-                raise CommandError(refusal_for(user, study, Capability.CONFIGURE))
+        user = acting_account(by, study, Capability.CONFIGURE)
         target = study.stages.filter(name=stage).first()
         if target is None:
             names = ", ".join(study.stages.order_by("position").values_list("name", flat=True))

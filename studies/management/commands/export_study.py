@@ -1,11 +1,11 @@
 from pathlib import Path
 
-from django.contrib.auth import get_user_model
 from django.core.management.base import BaseCommand, CommandError
 
 from studies.definition import KINDS, definition_text, study_definition
+from studies.management.acting import acting_account
 from studies.models import Study
-from studies.permissions import Capability, refusal_for, user_may
+from studies.permissions import Capability
 
 #: What writing the crowd completion codes takes, besides seeing the study.
 CODES_CAPABILITY = Capability.MANAGE_ANNOTATORS
@@ -40,14 +40,7 @@ class Command(BaseCommand):
         study = Study.objects.filter(slug=study_slug).first()
         if study is None:
             raise CommandError(f'No study with slug "{study_slug}".')
-        if by:
-            user = get_user_model().objects.filter(username=by).first()
-            if user is None:
-                raise CommandError(f'No account "{by}".')
-            needed = [Capability.SEE] + ([CODES_CAPABILITY] if with_codes else [])
-            for capability in needed:
-                if not user_may(user, study, capability):
-                    raise CommandError(refusal_for(user, study, capability))
+        acting_account(by, study, Capability.SEE, *([CODES_CAPABILITY] if with_codes else []))
         kind = format or ("json" if out and out.endswith(".json") else "yaml")
         text = definition_text(study_definition(study, with_codes=with_codes), kind)
         if out:

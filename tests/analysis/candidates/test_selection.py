@@ -398,3 +398,20 @@ def test_a_pool_context_without_its_human_reflection_is_named(study):
     with pytest.raises(ValidationError, match=r"no human reflection.*d2"):
         run(study)
     assert not CandidateSelection.objects.exists()
+
+
+def test_the_command_takes_the_role_of_the_account_it_acts_for(study, capsys):
+    from studies.models import Role
+    from tests.factories import user_with_role
+
+    import_pool(study, pool_doc())
+    viewer = user_with_role(study, Role.VIEWER)
+    owner = user_with_role(study, Role.OWNER)
+    args = ["select_candidates", study.slug, "--stage", "Selected", "--by"]
+    with pytest.raises(CommandError, match='No account "nobody"'):
+        call_command(*args, "nobody")
+    with pytest.raises(CommandError, match="change the study's configuration"):
+        call_command(*args, viewer.username)
+    assert not CandidateSelection.objects.exists() and not Batch.objects.exists()
+    call_command(*args, owner.username)
+    assert CandidateSelection.objects.get().requested_by == owner
